@@ -1,0 +1,37 @@
+"""sediment: long-term memory for AI agents, made of plain markdown files.
+
+>>> import tempfile, sediment
+>>> repo = sediment.Repository(tempfile.mkdtemp())
+>>> note = repo.add("用户喜欢简短的回答", tags=["偏好"], kind="fact")
+>>> repo.search("回答")[0].entry.title
+'用户喜欢简短的回答'
+"""
+
+from .entry import LAYERS, Entry, parse, render
+from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
+                     PolicyFileError, SedimentError, StorageError, TooLarge, UnsafePath)
+from .repository import Problem, Repository, SearchHit
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Repository",
+    "Entry",
+    "SearchHit",
+    "Problem",
+    "parse",
+    "render",
+    "LAYERS",
+    "SedimentError",
+    "NotFound",
+    "Conflict",
+    "InvalidInput",
+    "UnsafePath",
+    "TooLarge",
+    "PolicyError",
+    "PolicyFileError",
+    "ParseError",
+    "LockTimeout",
+    "StorageError",
+    "__version__",
+]

@@ -1,0 +1,192 @@
+"""The ``sediment`` command: one subcommand per ``Repository`` verb.
+
+Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
+1 an error from the library (printed as ``error: <code>: <message>``), 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable, Sequence
+
+from .errors import SedimentError
+
+COMMANDS: dict[str, Callable[..., Any]] = {}
+
+
+def command(name: str, help: str, *args: tuple[Sequence[str], dict[str, Any]]):
+    def deco(fn):
+        fn.cli_name, fn.cli_help, fn.cli_args = name, help, args
+        COMMANDS[name] = fn
+        return fn
+    return deco
+
+
+def arg(*names: str, **kw: Any) -> tuple[Sequence[str], dict[str, Any]]:
+    return names, kw
+
+
+def _repo(ns):
+    from .repository import Repository
+    return Repository(ns.root, create=ns.command == "init" or os.path.isdir(ns.root))
+
+
+def _split(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def _entry_text(e) -> str:
+    head = f"{e.id}  {e.path}\n{e.title}  [{e.kind}, {e.status}, value {e.value:g}]"
+    if e.tags:
+        head += "  #" + " #".join(e.tags)
+    return head + "\n\n" + e.body.rstrip("\n")
+
+
+@command("init", "create a memory root (folders, policy.yaml, .gitignore)",
+         arg("--git", action="store_true", help="also make the root a git repository"))
+def cmd_init(ns):
+    repo = _repo(ns)
+    out = {"root": str(repo.root), "git": False}
+    if ns.git:
+        from .gitutil import git_init
+        out["git"] = git_init(repo.root)
+    return out, f"initialised {repo.root}" + (" (git)" if out["git"] else "")
+
+
+@command("add", "write a new memory; the text comes from the argument or stdin",
+         arg("text", nargs="?", help="markdown body; '-' or nothing reads stdin"),
+         arg("--title"), arg("--room"), arg("--tag", "--tags", dest="tags", action="append",
+                                            help="a tag (repeatable, or comma-separated)"),
+         arg("--kind"), arg("--value", type=float), arg("--source"),
+         arg("--link", dest="links", action="append", help="name of a linked memory (repeatable)"),
+         arg("--layer", default="shallow"), arg("--event"))
+def cmd_add(ns):
+    text = ns.text
+    if text is None or text == "-":
+        text = sys.stdin.read()
+    extra = {"event": ns.event} if ns.event else {}
+    e = _repo(ns).add(text, title=ns.title, room=ns.room, tags=_split(ns.tags), kind=ns.kind,
+                      value=ns.value, source=ns.source, links=_split(ns.links), layer=ns.layer,
+                      **extra)
+    return e.to_dict(), f"added {e.id}  {e.path}"
+
+
+@command("get", "show one memory by id or name", arg("id"))
+def cmd_get(ns):
+    e = _repo(ns).get(ns.id)
+    return e.to_dict(), _entry_text(e)
+
+
+def _filters(p_args=()):
+    return (arg("--layer", action="append"), arg("--room"), arg("--tag", action="append"),
+            arg("--kind", action="append"), *p_args)
+
+
+@command("list", "list memories, filtered by layer, room, tag, kind, status",
+         *_filters(), arg("--status"))
+def cmd_list(ns):
+    tags = _split(ns.tag)
+    entries = _repo(ns).list(layer=ns.layer, room=ns.room, kind=ns.kind, status=ns.status)
+    entries = [e for e in entries if set(tags).issubset(e.tags)]
+    text = "\n".join(f"{e.id}  {e.path}  {e.title}" for e in entries) or "(no memories)"
+    return [e.to_dict() for e in entries], text
+
+
+@command("search", "ranked search (jieba words + CJK bigrams)",
+         arg("query"), arg("--limit", type=int, default=10), *_filters(),
+         arg("--since"), arg("--until"), arg("--archive", action="store_true",
+                                             help="also search archive/"))
+def cmd_search(ns):
+    hits = _repo(ns).search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
+                            tags=_split(ns.tag) or None, kind=ns.kind, since=ns.since,
+                            until=ns.until, include_archive=ns.archive)
+    lines = [f"{h.score:.4f}  {h.entry.path}\n        {h.entry.title}\n        {h.snippet}" for h in hits]
+    return [h.to_dict() for h in hits], "\n".join(lines) or "(no match)"
+
+
+@command("move", "move a memory to another layer (and/or room)",
+         arg("id"), arg("layer"), arg("--room"), arg("--reason"))
+def cmd_move(ns):
+    e = _repo(ns).move(ns.id, ns.layer, room=ns.room, reason=ns.reason)
+    return e.to_dict(), f"moved to {e.path}"
+
+
+@command("archive", "move a memory to archive/ with a reason", arg("id"), arg("--reason", required=True))
+def cmd_archive(ns):
+    e = _repo(ns).archive(ns.id, reason=ns.reason)
+    return e.to_dict(), f"archived to {e.path}"
+
+
+@command("purge", "retire a memory for good (kept in archive/, marked purged); needs --confirm",
+         arg("id"), arg("--confirm", action="store_true"), arg("--reason", default="purged"))
+def cmd_purge(ns):
+    e = _repo(ns).purge(ns.id, confirm=ns.confirm, reason=ns.reason)
+    return e.to_dict(), f"purged; kept at {e.path}"
+
+
+@command("check", "report malformed files, duplicates, unfinished operations; exit 1 on errors",
+         arg("--fix", action="store_true", help="run recover first (never touches bad files)"))
+def cmd_check(ns):
+    problems = _repo(ns).check(fix=ns.fix)
+    text = "\n".join(str(p) for p in problems) or "no problems"
+    ns.exit_code = 1 if any(p.severity == "error" for p in problems) else 0
+    return [p.to_dict() for p in problems], text
+
+
+@command("recover", "finish or undo interrupted operations, remove temp files")
+def cmd_recover(ns):
+    rep = _repo(ns).recover()
+    return rep, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in rep.items())
+
+
+@command("stats", "counts by layer, kind and room")
+def cmd_stats(ns):
+    s = _repo(ns).stats()
+    return s, "\n".join(f"{k}: {v}" for k, v in s.items())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sediment", description="Long-term memory in markdown files.")
+    p.add_argument("--root", default=os.environ.get("SEDIMENT_ROOT") or "./memory_root",
+                   help="memory root (default: $SEDIMENT_ROOT, else ./memory_root)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, fn in COMMANDS.items():
+        sp = sub.add_parser(name, help=fn.cli_help, description=fn.cli_help)
+        # --json/--root are accepted after the subcommand too
+        sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+        sp.add_argument("--root", default=argparse.SUPPRESS, help="memory root")
+        for names, kw in fn.cli_args:
+            sp.add_argument(*names, **kw)
+        sp.set_defaults(func=fn)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)  # exits 2 on usage errors
+    ns.exit_code = 0
+    try:
+        data, text = ns.func(ns)
+    except SedimentError as exc:
+        if ns.json:
+            print(json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False))
+        print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    if ns.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(text)
+    return ns.exit_code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,471 @@
+"""The memory value type and its file format: ``parse(text, path)`` ⇄ ``render(entry)``.
+
+A memory is markdown with YAML frontmatter. Keys are written in a fixed order
+(``FIELD_ORDER``, then any other keys in the order they were found), times are
+quoted ISO 8601 strings with a UTC offset, Unicode is written as-is, and lists
+are written in block style, which is what Obsidian writes itself. Because the
+order and style are fixed, render → parse → render is byte-identical.
+
+Where the file lives says what the frontmatter does not: ``<layer>/<room>/<name>.md``.
+The layer is the folder, so a note a person moved by hand is where it is.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import math
+import os
+import re
+import secrets
+import time
+import unicodedata
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from .errors import InvalidInput, ParseError, UnsafePath
+
+try:  # the C loader/dumper are ~10x faster; output is identical for our types
+    from yaml import CSafeDumper as _Dumper, CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeDumper as _Dumper, SafeLoader as _Loader
+
+LAYERS = ("shallow", "sediment", "bedrock", "archive")
+STATUSES = ("active", "superseded", "archived", "purged")
+
+# The frontmatter fields we know, in the order they are written. Anything else a
+# caller or a person adds is kept and written after these, in its own order.
+FIELD_ORDER = (
+    "id", "title", "created", "updated", "kind", "tags", "value", "weights",
+    "status", "source", "source_links", "event", "links", "supersedes",
+    "superseded_by", "reason", "unclassified",
+)
+LIST_FIELDS = ("tags", "source_links", "links", "supersedes", "superseded_by")
+WEIGHT_KEYS = ("importance", "emotional", "recurrence", "unresolved")
+# Tideline's weights → one value; the shares add up to 1.
+WEIGHT_SHARES = {"importance": 0.35, "emotional": 0.25, "recurrence": 0.25, "unresolved": 0.15}
+
+# Structured reasoning (dsh-chain) and narrative (Tideline) are written as
+# markdown sections after the main text, so a person reads them as prose.
+SECTIONS = {
+    "evidence": "Evidence",
+    "hesitation": "Hesitation",
+    "conclusion": "Conclusion",
+    "context": "Context",
+    "gesture": "Gesture",
+    "direction": "Cognition direction",
+}
+_HEADING_TO_SECTION = {v.lower(): k for k, v in SECTIONS.items()}
+
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {
+    f"lpt{i}" for i in range(1, 10)}
+MAX_NAME_BYTES = 120  # well under the 255-byte limit of most file systems, with room for "-x1y2.md"
+
+
+# ---------------------------------------------------------------------------
+# time and ids
+
+def now_iso(now: _dt.datetime | None = None) -> str:
+    """A timezone-aware ISO 8601 string, to the second, in local time."""
+    now = now or _dt.datetime.now().astimezone()
+    if now.tzinfo is None:
+        raise InvalidInput("times must be timezone-aware")
+    return now.replace(microsecond=0).isoformat()
+
+
+def parse_time(value: Any, *, key: str = "time") -> _dt.datetime:
+    if isinstance(value, _dt.datetime):
+        dt = value
+    elif isinstance(value, _dt.date):
+        dt = _dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            dt = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ParseError(f"{key}: not an ISO 8601 time: {value!r}", key=key) from exc
+    else:
+        raise ParseError(f"{key}: not a time: {value!r}", key=key)
+    if dt.tzinfo is None:  # hand-written without an offset: read as UTC, say so nowhere
+        dt = dt.replace(tzinfo=_dt.timezone.utc)
+    return dt
+
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_id(now_ms: int | None = None) -> str:
+    """A ULID: 48 bits of milliseconds + 80 random bits, Crockford base32.
+
+    Sorts by creation time, and two machines writing at once do not collide,
+    which matters when several clones of one memory merge through git.
+    """
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    n = (ms << 80) | secrets.randbits(80)
+    return "".join(_CROCKFORD[(n >> (5 * i)) & 31] for i in range(25, -1, -1))
+
+
+# ---------------------------------------------------------------------------
+# names and paths
+
+_SLUG_DROP = re.compile(r"[^\w\u4e00-\u9fff\u3400-\u4dbf]+", re.UNICODE)
+
+
+def slugify(title: str, *, max_bytes: int = 80) -> str:
+    """A readable file name from a title: letters (any script) and digits, runs of
+    anything else become one '-'. Chinese stays Chinese. Never empty, never a
+    Windows-reserved name, never longer than ``max_bytes`` in UTF-8."""
+    s = unicodedata.normalize("NFC", title).strip().lower()
+    s = _SLUG_DROP.sub("-", s).strip("-_")
+    out = []
+    size = 0
+    for ch in s:  # cut on a character boundary, not a byte boundary
+        size += len(ch.encode("utf-8"))
+        if size > max_bytes:
+            break
+        out.append(ch)
+    s = "".join(out).strip("-_") or "note"
+    if s in _WINDOWS_RESERVED:
+        s += "-note"
+    return s
+
+
+def check_segment(segment: str, *, what: str) -> str:
+    """Refuse a single path segment (room part or name) that could escape the root
+    or that some file system cannot hold. Returns it unchanged when fine."""
+    if not isinstance(segment, str) or not segment:
+        raise UnsafePath(f"{what}: empty", what=what)
+    if "\x00" in segment:
+        raise UnsafePath(f"{what}: contains a NUL byte", what=what)
+    if "/" in segment or "\\" in segment:
+        raise UnsafePath(f"{what}: {segment!r} contains a path separator", what=what)
+    if segment in (".", "..") or segment.startswith("."):
+        raise UnsafePath(f"{what}: {segment!r} is a relative or hidden name", what=what)
+    if any(ord(c) < 32 for c in segment) or any(c in '<>:"|?*' for c in segment):
+        raise UnsafePath(f"{what}: {segment!r} has characters file systems refuse", what=what)
+    if segment.split(".")[0].lower() in _WINDOWS_RESERVED:
+        raise UnsafePath(f"{what}: {segment!r} is a reserved name on Windows", what=what)
+    if segment.endswith((" ", ".")):
+        raise UnsafePath(f"{what}: {segment!r} ends with a space or dot", what=what)
+    if len(segment.encode("utf-8")) > MAX_NAME_BYTES:
+        raise UnsafePath(f"{what}: longer than {MAX_NAME_BYTES} bytes", what=what)
+    return segment
+
+
+def check_room(room: str | None) -> str:
+    """'' for no room; else a relative folder path of safe segments ('a/b')."""
+    if room is None or room == "":
+        return ""
+    if not isinstance(room, str):
+        raise UnsafePath("room: must be a string", what="room")
+    if room.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", room):
+        raise UnsafePath(f"room: {room!r} is an absolute path", what="room")
+    parts = room.replace("\\", "/").split("/")
+    for p in parts:
+        check_segment(p, what="room")
+    return "/".join(parts)
+
+
+def check_layer(layer: str) -> str:
+    if layer not in LAYERS:
+        raise InvalidInput(f"layer: {layer!r} is not one of {', '.join(LAYERS)}", what="layer")
+    return layer
+
+
+def split_path(rel: str) -> tuple[str, str, str]:
+    """'sediment/auth/x.md' → ('sediment', 'auth', 'x')."""
+    parts = rel.split("/")
+    if len(parts) < 2 or parts[0] not in LAYERS or not parts[-1].endswith(".md"):
+        raise ParseError(f"{rel}: not inside a layer folder", path=rel)
+    return parts[0], "/".join(parts[1:-1]), parts[-1][:-3]
+
+
+def join_path(layer: str, room: str, name: str) -> str:
+    return "/".join(p for p in (layer, room, name + ".md") if p)
+
+
+# ---------------------------------------------------------------------------
+# the value type
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One memory as it is on disk. Immutable: the repository makes new ones.
+
+    ``meta`` is the frontmatter (plain YAML types), ``body`` the markdown after it,
+    ``path`` the location relative to the root (posix), ``version`` a hash of the
+    file's bytes — pass it back as ``update(..., expected=entry.version)``.
+    """
+
+    meta: Mapping[str, Any]
+    body: str
+    path: str = ""
+    version: str = ""
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    # --- identity and place
+    @property
+    def id(self) -> str: return self.meta["id"]
+    @property
+    def title(self) -> str: return self.meta.get("title") or ""
+    @property
+    def layer(self) -> str: return split_path(self.path)[0] if self.path else ""
+    @property
+    def room(self) -> str: return split_path(self.path)[1] if self.path else ""
+    @property
+    def name(self) -> str: return split_path(self.path)[2] if self.path else ""
+
+    # --- typed fields
+    @property
+    def text(self) -> str:
+        """The main text: the body without the structured sections."""
+        return split_sections(self.body)[0]
+    @property
+    def created(self) -> _dt.datetime: return parse_time(self.meta["created"], key="created")
+    @property
+    def updated(self) -> _dt.datetime:
+        return parse_time(self.meta.get("updated") or self.meta["created"], key="updated")
+    @property
+    def kind(self) -> str: return self.meta.get("kind") or "inbox"
+    @property
+    def tags(self) -> tuple[str, ...]: return tuple(self.meta.get("tags") or ())
+    @property
+    def value(self) -> float:
+        v = self.meta.get("value")
+        if v is None and self.meta.get("weights"):
+            return value_from_weights(self.meta["weights"])
+        return 0.5 if v is None else float(v)
+    @property
+    def status(self) -> str: return self.meta.get("status") or "active"
+    @property
+    def source(self) -> str | None: return self.meta.get("source")
+    @property
+    def source_links(self) -> tuple[str, ...]: return tuple(self.meta.get("source_links") or ())
+    @property
+    def event(self) -> str | None: return self.meta.get("event")
+    @property
+    def links(self) -> tuple[str, ...]:
+        """Names this memory links to, from the frontmatter and [[wikilinks]] in the body."""
+        names = [unwrap_link(x) for x in self.meta.get("links") or ()]
+        names += WIKILINK.findall(self.body)
+        return tuple(dict.fromkeys(n.split("|")[0].split("#")[0].strip() for n in names if n))
+    @property
+    def sections(self) -> dict[str, str]:
+        return split_sections(self.body)[1]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.meta.get(key, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (CLI --json, MCP)."""
+        return {"id": self.id, "path": self.path, "layer": self.layer, "room": self.room,
+                "name": self.name, "version": self.version, **{k: v for k, v in self.meta.items()
+                                                               if k != "id"}, "body": self.body}
+
+    def with_(self, *, meta: Mapping[str, Any] | None = None, body: str | None = None,
+              path: str | None = None) -> "Entry":
+        return replace(self, meta=dict(self.meta if meta is None else meta),
+                       body=self.body if body is None else body,
+                       path=self.path if path is None else path, version="", _cache={})
+
+
+WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
+
+
+def wikilink(name: str) -> str:
+    return f"[[{name}]]"
+
+
+def unwrap_link(x: Any) -> str:
+    x = str(x).strip()
+    m = WIKILINK.fullmatch(x)
+    return m.group(1) if m else x
+
+
+def value_from_weights(weights: Mapping[str, Any]) -> float:
+    """Four 1–5 weights → 0–1: the weighted mean, rescaled so 1 → 0 and 5 → 1."""
+    total = 0.0
+    for k, share in WEIGHT_SHARES.items():
+        w = float(weights.get(k, 3))
+        total += share * (min(5.0, max(1.0, w)) - 1) / 4
+    return round(total, 4)
+
+
+# ---------------------------------------------------------------------------
+# sections
+
+_SECTION_RE = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+
+
+def split_sections(body: str) -> tuple[str, dict[str, str]]:
+    """Split the known '## Evidence'-style sections off the end of the body."""
+    sections: dict[str, str] = {}
+    matches = [m for m in _SECTION_RE.finditer(body) if m.group(1).lower() in _HEADING_TO_SECTION]
+    if not matches:
+        return body.strip("\n"), sections
+    main = body[: matches[0].start()]
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
+        sections[_HEADING_TO_SECTION[m.group(1).lower()]] = body[m.end():end].strip("\n")
+    return main.strip("\n"), sections
+
+
+def compose_body(text: str, sections: Mapping[str, Any] | None = None) -> str:
+    """Main text, then each given section as '## Heading' with a list or a paragraph."""
+    parts = [text.strip("\n")]
+    for key, heading in SECTIONS.items():
+        val = (sections or {}).get(key)
+        if not val:
+            continue
+        if isinstance(val, str):
+            content = val.strip("\n")
+        else:
+            content = "\n".join(f"- {str(v).strip()}" for v in val)
+        parts.append(f"## {heading}\n{content}")
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# parse and render
+
+def content_version(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _order(meta: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: meta[k] for k in FIELD_ORDER if k in meta and meta[k] is not None}
+    out.update((k, v) for k, v in meta.items() if k not in out and v is not None)
+    return out
+
+
+def render(entry: Entry) -> str:
+    """The file text of an entry. Deterministic: the same entry gives the same bytes."""
+    meta = _order(entry.meta)
+    fm = yaml.dump(meta, Dumper=_Dumper, allow_unicode=True, sort_keys=False,
+                   default_flow_style=False, width=10_000)
+    body = entry.body
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f"---\n{fm}---\n{body}"
+
+
+def _line_of(exc: yaml.YAMLError) -> int | None:
+    mark = getattr(exc, "problem_mark", None)
+    return None if mark is None else mark.line + 2  # +1 for 0-based, +1 for the opening '---'
+
+
+def parse(text: str | bytes, path: str = "") -> Entry:
+    """Read a memory file. Raises ``ParseError`` (with ``path``, ``line`` where known
+    and a reason) for anything that is not a valid memory; never guesses a fix.
+
+    Tolerated without complaint: a UTF-8 BOM and CRLF line ends (editors on
+    Windows write them); ``density`` as the old name of ``value``.
+    """
+    raw = text if isinstance(text, bytes) else text.encode("utf-8")
+    version = content_version(raw)
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"{path}: not UTF-8 text", path=path, line=None) from exc
+    s = s.lstrip("\ufeff").replace("\r\n", "\n")
+    if not s.startswith("---\n"):
+        raise ParseError(f"{path}: no frontmatter (the file must start with '---')", path=path, line=1)
+    end = s.find("\n---\n", 3)
+    if end < 0:
+        if s.endswith("\n---"):
+            end = len(s) - 4
+        else:
+            raise ParseError(f"{path}: frontmatter is not closed by a '---' line", path=path, line=1)
+    fm_text, body = s[4:end + 1], s[end + 5:]
+    try:
+        meta = yaml.load(fm_text, Loader=_Loader) if fm_text.strip() else {}
+    except yaml.YAMLError as exc:
+        line = _line_of(exc)
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseError(f"{path}:{line or '?'}: malformed YAML: {reason}", path=path, line=line) from exc
+    if not isinstance(meta, dict):
+        raise ParseError(f"{path}:2: frontmatter is not a mapping", path=path, line=2)
+    meta = validate_meta(meta, path=path, fm_text=fm_text)
+    return Entry(meta=meta, body=body, path=path, version=version)
+
+
+def _line_of_key(fm_text: str, key: str) -> int | None:
+    for i, line in enumerate(fm_text.split("\n")):
+        if line.startswith(f"{key}:"):
+            return i + 2
+    return None
+
+
+def validate_meta(meta: dict, *, path: str = "", fm_text: str = "") -> dict:
+    """Check types of the known fields; normalise what YAML loaded in another type
+    (unquoted timestamps → strings). Raises ParseError naming the key and line."""
+
+    def bad(key: str, why: str) -> ParseError:
+        line = _line_of_key(fm_text, key)
+        return ParseError(f"{path}:{line or '?'}: {key}: {why}", path=path, line=line, key=key)
+
+    meta = {str(k): v for k, v in meta.items()}
+    if "value" not in meta and "density" in meta:
+        meta["value"] = meta.pop("density")  # Sediment Palace's name for it
+        key_for_value = "density"
+    else:
+        key_for_value = "value"
+    mid = meta.get("id")
+    if not isinstance(mid, (str, int)) or isinstance(mid, bool) or str(mid).strip() == "":
+        raise bad("id", "missing or not a string")
+    meta["id"] = str(mid)
+    if not isinstance(meta.get("title", ""), (str, int, float)):
+        raise bad("title", "not text")
+    if "title" in meta:
+        meta["title"] = str(meta["title"])
+    for key in ("created", "updated"):
+        if key in meta:
+            dt = parse_time(meta[key], key=key) if not isinstance(meta[key], str) else None
+            if dt is not None:
+                meta[key] = dt.isoformat()
+            else:
+                try:
+                    parse_time(meta[key], key=key)
+                except ParseError:
+                    raise bad(key, f"not an ISO 8601 time: {meta[key]!r}") from None
+    if "created" not in meta:
+        raise bad("created", "missing")
+    for key in LIST_FIELDS:
+        v = meta.get(key)
+        if v is None:
+            continue
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            v = [v]
+        if not isinstance(v, list) or any(isinstance(x, (dict, list)) for x in v):
+            raise bad(key, "must be a list of strings")
+        meta[key] = [str(x) for x in v]
+    v = meta.get("value")
+    if v is not None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
+            raise bad(key_for_value, f"must be a number from 0 to 1, not {v!r}")
+    w = meta.get("weights")
+    if w is not None:
+        if not isinstance(w, dict) or any(
+                k not in WEIGHT_KEYS or isinstance(x, bool) or not isinstance(x, (int, float))
+                or not 1 <= x <= 5 for k, x in w.items()):
+            raise bad("weights", f"must map {', '.join(WEIGHT_KEYS)} to numbers 1–5")
+    for key in ("kind", "status", "source", "event", "reason"):
+        if key in meta and meta[key] is not None and not isinstance(meta[key], str):
+            if isinstance(meta[key], (int, float)) and not isinstance(meta[key], bool):
+                meta[key] = str(meta[key])
+            else:
+                raise bad(key, "must be text")
+    if meta.get("status") is not None and meta["status"] not in STATUSES:
+        raise bad("status", f"{meta['status']!r} is not one of {', '.join(STATUSES)}")
+    return meta
+
+
+def build_meta(*, id: str, title: str, created: str, kind: str | None, tags: Iterable[str],
+               value: float | None, source: str | None, links: Iterable[str],
+               extra: Mapping[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"id": id, "title": title, "created": created, "updated": created,
+                            "kind": kind, "tags": list(dict.fromkeys(tags)) or None,
+                            "value": value, "status": "active", "source": source,
+                            "links": [wikilink(unwrap_link(x)) for x in links] or None}
+    meta.update(extra)
+    return {k: v for k, v in meta.items() if v is not None}

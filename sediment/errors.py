@@ -1,0 +1,97 @@
+"""The exception tree. Every error carries a stable ``code`` that the CLI prints
+and that callers may match on; the message is for people and may change.
+
+    SedimentError                      base, code "error"
+    ├── NotFound(KeyError)             "not_found"     no memory with that id/name
+    ├── Conflict                       "conflict"      update based on a stale read
+    ├── InvalidInput(ValueError)       "invalid"       bad argument from the caller
+    │   ├── UnsafePath                 "unsafe_path"   would leave the root
+    │   └── TooLarge                   "too_large"     body over the policy limit
+    ├── PolicyError                    "policy"        refused by policy (confirm, rate, core cap)
+    │   └── PolicyFileError(ValueError) "policy_file"  policy.yaml is invalid (names the key)
+    ├── ParseError(ValueError)         "parse"         a memory file cannot be read
+    ├── LockTimeout(TimeoutError)      "lock_timeout"  another writer held the lock too long
+    └── StorageError(OSError)          "storage"       the file system refused
+
+Each mixes in the builtin that means the same, so ``except KeyError`` keeps
+working for callers who know nothing of sediment. All survive pickling (they
+travel between processes in tests and in multiprocessing users).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SedimentError",
+    "NotFound",
+    "Conflict",
+    "InvalidInput",
+    "UnsafePath",
+    "TooLarge",
+    "PolicyError",
+    "PolicyFileError",
+    "ParseError",
+    "LockTimeout",
+    "StorageError",
+]
+
+
+class SedimentError(Exception):
+    code = "error"
+
+    def __init__(self, message: str = "", **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def __reduce__(self):  # keep details across pickling
+        return (_rebuild, (type(self), self.message, self.details))
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _rebuild(cls, message, details):
+    return cls(message, **details)
+
+
+class NotFound(SedimentError, KeyError):
+    code = "not_found"
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.message
+
+
+class Conflict(SedimentError):
+    code = "conflict"
+
+
+class InvalidInput(SedimentError, ValueError):
+    code = "invalid"
+
+
+class UnsafePath(InvalidInput):
+    code = "unsafe_path"
+
+
+class TooLarge(InvalidInput):
+    code = "too_large"
+
+
+class PolicyError(SedimentError):
+    code = "policy"
+
+
+class PolicyFileError(PolicyError, ValueError):
+    code = "policy_file"
+
+
+class ParseError(SedimentError, ValueError):
+    code = "parse"
+
+
+class LockTimeout(SedimentError, TimeoutError):
+    code = "lock_timeout"
+
+
+class StorageError(SedimentError, OSError):
+    code = "storage"

@@ -1,0 +1,180 @@
+"""Durable file operations and the writer lock.
+
+Writes publish through a temp file in the same folder (so ``os.replace`` is an
+atomic rename on one file system): write, flush, fsync the file, replace, fsync
+the folder. After a crash a reader sees the old bytes or the new, never half.
+Temp files are named ``.<name>.<random>.tmp`` so that globbing ``*.md`` and
+Obsidian both ignore them, and ``recover()`` can sweep them.
+
+The lock is one dedicated file, ``_system/lock``, never deleted: deleting a lock
+file lets two writers each hold a lock on a different inode. portalocker locks
+belong to an open file handle, so a process keeps one handle per root and puts
+a threading lock in front of it for its own threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import portalocker
+
+from .errors import LockTimeout, StorageError, UnsafePath
+
+log = logging.getLogger("sediment")
+
+TEMP_SUFFIX = ".tmp"
+
+
+def fsync_dir(path: Path) -> None:
+    # A rename is durable only once the folder entry is; not every OS allows
+    # opening a folder (Windows), and there the rename is journaled anyway.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def temp_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+
+
+def is_temp(name: str) -> bool:
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+def atomic_write(target: Path, data: bytes, *, durable: bool = True, exclusive: bool = False) -> None:
+    """Publish ``data`` at ``target`` atomically. With ``exclusive``, refuse to
+    replace an existing file (the check and the rename are both under our lock)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_name(target)
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+        if exclusive and target.exists():
+            raise FileExistsError(str(target))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    if durable:
+        fsync_dir(target.parent)
+
+
+def append_line(path: Path, line: str, *, durable: bool = True) -> None:
+    """Append one line with a single write on an O_APPEND descriptor: lines from
+    several processes interleave whole (they are far below the pipe-buffer size
+    for which POSIX promises atomic appends on local file systems)."""
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """``root / rel``, refusing anything that would land outside the root:
+    absolute paths, '..', and symlinks (of the file or any folder) pointing out."""
+    if "\x00" in rel:
+        raise UnsafePath("path contains a NUL byte")
+    p = Path(rel)
+    if p.is_absolute() or rel.startswith(("/", "\\")) or ".." in p.parts:
+        raise UnsafePath(f"{rel!r} is not a path inside the root")
+    full = root / p
+    real_root = root.resolve()
+    real = full.resolve()
+    if real != real_root and real_root not in real.parents:
+        raise UnsafePath(f"{rel!r} resolves outside the root (a symlink?)")
+    return full
+
+
+class WriterLock:
+    """Cross-process + cross-thread exclusive lock on one never-deleted file.
+
+    Re-entrant within a thread, so a verb may call another verb while holding it.
+    """
+
+    _handles: dict[str, "WriterLock"] = {}
+    _registry_lock = threading.Lock()
+
+    @classmethod
+    def for_path(cls, path: Path) -> "WriterLock":
+        key = str(path.resolve())
+        with cls._registry_lock:
+            lk = cls._handles.get(key)
+            if lk is None or lk._pid != os.getpid():  # a forked child needs its own handle
+                lk = cls._handles[key] = cls(path)
+            return lk
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._pid = os.getpid()
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._fh = None
+
+    @contextlib.contextmanager
+    def hold(self, timeout: float) -> Iterator[None]:
+        deadline = time.monotonic() + timeout
+        if not self._thread_lock.acquire(timeout=max(timeout, 0)):
+            raise LockTimeout(f"another thread held the sediment lock for over {timeout}s",
+                              path=str(self.path))
+        try:
+            if self._depth == 0:
+                self._acquire_file(deadline, timeout)
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release_file()
+        finally:
+            self._thread_lock.release()
+
+    def _acquire_file(self, deadline: float, timeout: float) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+b")
+        delay = 0.001
+        while True:
+            try:
+                portalocker.lock(fh, portalocker.LOCK_EX | portalocker.LOCK_NB)
+                self._fh = fh
+                return
+            except portalocker.exceptions.LockException as exc:
+                if time.monotonic() >= deadline:
+                    fh.close()
+                    raise LockTimeout(f"another process held the sediment lock for over {timeout}s "
+                                      f"({self.path})", path=str(self.path)) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+            except OSError as exc:
+                fh.close()
+                raise StorageError(f"cannot lock {self.path}: {exc}") from exc
+
+    def _release_file(self) -> None:
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                portalocker.unlock(fh)
+            finally:
+                fh.close()  # closing drops the lock even if unlock failed

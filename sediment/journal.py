@@ -1,0 +1,153 @@
+"""The operations journal: fsync'd intent records for changes of more than one step.
+
+Every write appends ``{"op": …, "seq": n, "phase": "begin", …}`` before it touches
+a memory file and ``{"seq": n, "phase": "done"}`` after. On open, a ``begin``
+without ``done`` is finished or undone by the repository (see
+``Repository.recover``), so that every memory exists exactly once.
+
+The journal doubles as a change feed between processes: a writer that takes the
+lock reads the records other processes appended since it last looked and
+re-reads only the files they name, instead of rescanning the root.
+
+A crash can tear the last line; that line is ignored (and the next append starts
+on a fresh line). Damage anywhere else is reported by ``check``. When the file
+grows past ``COMPACT_BYTES`` and nothing is pending, it is replaced by an empty
+one with a new ``epoch``; readers that notice the new epoch rescan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .files import append_line, atomic_write
+
+COMPACT_BYTES = 1 << 20
+
+
+@dataclass
+class JournalRead:
+    records: list[dict[str, Any]]
+    offset: int  # where the next read should start
+    epoch: str
+    damaged: list[tuple[int, str]]  # (line number, reason) of lines that are not the torn tail
+
+
+class Journal:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seq = 0
+
+    def ensure(self) -> None:
+        if not self.path.exists():
+            self._start_epoch()
+
+    def _start_epoch(self) -> str:
+        epoch = secrets.token_hex(6)
+        atomic_write(self.path, (json.dumps({"epoch": epoch}) + "\n").encode())
+        return epoch
+
+    def read(self, offset: int = 0, epoch: str | None = None) -> JournalRead:
+        """Records from ``offset`` on. If the file's epoch is not ``epoch`` the
+        journal was compacted in between: everything is returned from the start
+        and the caller must treat its view as stale."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return JournalRead([], 0, "", [])
+        first_nl = data.find(b"\n")
+        head = data[:first_nl] if first_nl >= 0 else data
+        try:
+            file_epoch = json.loads(head).get("epoch", "")
+        except (ValueError, AttributeError):
+            file_epoch = ""
+        if epoch is not None and file_epoch != epoch:
+            offset = 0
+        records: list[dict[str, Any]] = []
+        damaged: list[tuple[int, str]] = []
+        start = offset
+        line_no = data.count(b"\n", 0, offset) + 1
+        while start < len(data):
+            nl = data.find(b"\n", start)
+            if nl < 0:  # torn tail: an append that a crash cut short
+                break
+            line = data[start:nl]
+            start = nl + 1
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                    if not isinstance(rec, dict):
+                        raise ValueError("not an object")
+                    if "epoch" not in rec:
+                        records.append(rec)
+                except ValueError as exc:
+                    damaged.append((line_no, f"unreadable journal line: {exc}"))
+            line_no += 1
+        return JournalRead(records, start, file_epoch, damaged)
+
+    def _append(self, rec: dict[str, Any]) -> None:
+        # A torn tail from a crash must not glue itself to our record.
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                if fh.tell():
+                    fh.seek(-1, os.SEEK_END)
+                    if fh.read(1) != b"\n":
+                        append_line(self.path, "", durable=False)
+        except FileNotFoundError:
+            self._start_epoch()
+        append_line(self.path, json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
+
+    def begin(self, op: str, **fields: Any) -> int:
+        """Record an intent; the caller holds the writer lock. Returns its seq."""
+        self.seq = max(self.seq, self._last_seq()) + 1
+        self._append({"seq": self.seq, "phase": "begin", "op": op, "pid": os.getpid(), **fields})
+        return self.seq
+
+    def done(self, seq: int) -> None:
+        self._append({"seq": seq, "phase": "done"})
+
+    def _last_seq(self) -> int:
+        # Cheap: seq only has to be unique among pending records, and the
+        # last lines hold the largest numbers.
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(0, size - 65536))
+                tail = fh.read()
+        except FileNotFoundError:
+            return 0
+        for line in reversed(tail.split(b"\n")):
+            try:
+                return int(json.loads(line)["seq"])
+            except (ValueError, KeyError, TypeError):
+                continue
+        return 0
+
+    @staticmethod
+    def pending(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        begun: dict[int, dict[str, Any]] = {}
+        for rec in records:
+            if rec.get("phase") == "begin":
+                begun[rec["seq"]] = rec
+            elif rec.get("phase") == "done":
+                begun.pop(rec.get("seq"), None)
+        return list(begun.values())
+
+    def maybe_compact(self) -> bool:
+        """Start a new epoch when the file is large and nothing is pending.
+        The caller holds the writer lock."""
+        try:
+            if self.path.stat().st_size < COMPACT_BYTES:
+                return False
+        except FileNotFoundError:
+            return False
+        if self.pending(self.read().records):
+            return False
+        self._start_epoch()
+        return True

@@ -1,0 +1,993 @@
+"""``Repository``: the one front door. Open → recover → load → index; the verbs.
+
+Files are the truth. The repository holds a view of them in memory (entries by
+id, by path and by name, and the search index) and keeps it current:
+
+* its own writes update the view directly;
+* other processes' writes arrive through the journal (``_sync``: one ``stat``
+  per call, and a read of the new journal lines when the file grew);
+* edits a person makes behind the library's back arrive through ``refresh()``
+  (a stat scan) or ``watch()``.
+
+Writers take the lock; readers never do. Reading never writes a memory file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from . import entry as E
+from . import policy as P
+from .cache import SegmentCache
+from .entry import Entry
+from .errors import (Conflict, InvalidInput, NotFound, ParseError, PolicyError, SedimentError,
+                     StorageError, TooLarge, UnsafePath)
+from .files import WriterLock, atomic_write, fsync_dir, is_temp, resolve_inside
+from .index import DocTerms, Index
+from .journal import Journal
+from .tokenize import Tokenizer
+
+log = logging.getLogger("sediment")
+
+SYSTEM = "_system"
+GITIGNORE = """\
+# sediment: derived and machine-local files. Notes and policy.yaml are versioned.
+_system/lock
+_system/journal.log
+_system/cache/
+_system/usage/
+.*.tmp
+.obsidian/workspace*.json
+"""
+_RESERVED_FIELDS = {"id", "created", "updated", "status", "path", "layer", "room", "name", "version",
+                    "body", "superseded_by", "supersedes"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something ``check`` found. ``severity`` is 'error' (the file is left out of
+    the index) or 'warning' (it is indexed; a person may want to look)."""
+    path: str
+    reason: str
+    line: int | None = None
+    severity: str = "error"
+    code: str = "parse"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{self.severity}: {where}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason,
+                "severity": self.severity, "code": self.code}
+
+
+@dataclass
+class SearchHit:
+    entry: Entry
+    score: float
+    terms: tuple[str, ...]
+    snippet: str
+    lanes: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
+                "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
+                "lanes": self.lanes}
+
+
+class Repository:
+    """A memory root on disk.
+
+    >>> import tempfile
+    >>> with Repository(tempfile.mkdtemp()) as repo:
+    ...     e = repo.add("移动端登录用 PKCE，不再下发 client secret", tags=["auth", "移动端"])
+    ...     [h.entry.id == e.id for h in repo.search("移动")]
+    [True]
+
+    Parameters (keyword-only after ``root``): ``create`` (default True) makes the
+    folders and policy file of a new root; ``policy`` overrides keys of
+    ``policy.yaml`` for this process (tests shrink timeouts this way).
+
+    Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
+    another writer holds the lock during recovery for too long.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
+                 policy: Mapping[str, Any] | None = None) -> None:
+        self.root = Path(root).absolute()
+        if not self.root.exists():
+            if not create:
+                raise NotFound(f"no memory root at {self.root}", path=str(self.root))
+            self.root.mkdir(parents=True)
+        self.system = self.root / SYSTEM
+        if create:
+            self._init_layout()
+        self.policy = P.load(self.system / "policy.yaml", policy)
+        self._lock = WriterLock.for_path(self.system / "lock")
+        self._journal = Journal(self.system / "journal.log")
+        self._cache = SegmentCache(self.system / "cache" / "segments.json")
+        self._tokenizer = Tokenizer(self.system / "cache")
+        self._closed = False
+        self._reset_view()
+        self.recover()
+        self._load_all()
+
+    # ------------------------------------------------------------------ setup
+
+    def _init_layout(self) -> None:
+        for d in (*E.LAYERS, SYSTEM):
+            (self.root / d).mkdir(exist_ok=True)
+        gi = self.root / ".gitignore"
+        if not gi.exists():
+            atomic_write(gi, GITIGNORE.encode())
+
+    def _reset_view(self) -> None:
+        self._entries: dict[str, Entry] = {}
+        self._by_path: dict[str, str] = {}
+        self._by_name: dict[str, str] = {}
+        self._problems: dict[str, Problem] = {}
+        self._stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
+        self._segments: dict[str, list[str]] = {}  # id → cached segmentation (for index compaction)
+        self._index = Index(self._terms_for_id)
+        self._journal_pos = (0, "", -1.0)  # offset, epoch, size at last look
+
+    def __enter__(self) -> "Repository":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Save the derived cache. The repository stays readable."""
+        if not self._closed:
+            self._cache.save()
+            self._closed = True
+
+    def __repr__(self) -> str:
+        return f"Repository({str(self.root)!r}, memories={len(self._entries)})"
+
+    # ------------------------------------------------------------------ loading
+
+    def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Every ``.md`` under the layer folders: (relative posix path, stat).
+        Symlinks are not followed: a link pointing out of the root is not ours."""
+        stack = [(self.root / layer, layer) for layer in E.LAYERS]
+        while stack:
+            folder, rel = stack.pop()
+            try:
+                it = os.scandir(folder)
+            except FileNotFoundError:
+                continue
+            with it:
+                for d in it:
+                    if d.name.startswith("."):
+                        continue
+                    r = f"{rel}/{d.name}"
+                    if d.is_dir(follow_symlinks=False):
+                        stack.append((Path(d.path), r))
+                    elif d.name.endswith(".md") and d.is_file(follow_symlinks=False):
+                        yield r, d.stat(follow_symlinks=False)
+
+    def _load_all(self) -> None:
+        self._cache.load()
+        self._journal_pos = self._journal_head()
+        for rel, st in sorted(self._walk()):
+            self._load_file(rel, st)
+        if len(self._cache.data) > 2 * max(len(self._entries), 1000) or self._cache.dirty:
+            self._cache.save()
+
+    def _journal_head(self) -> tuple[int, str, float]:
+        jr = self._journal.read()
+        try:
+            st = self._journal.path.stat()
+            size = float(st.st_size) + st.st_mtime_ns * 1e-18
+        except FileNotFoundError:
+            size = -1.0
+        return jr.offset, jr.epoch, size
+
+    def _load_file(self, rel: str, st: os.stat_result | None = None) -> None:
+        """(Re)read one file into the view, or drop it from the view if gone/bad."""
+        self._forget_path(rel)
+        path = self.root / rel
+        try:
+            if st is None:
+                st = path.stat(follow_symlinks=False)
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self._problems[rel] = Problem(rel, f"cannot read: {exc}", code="storage")
+            return
+        self._stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        try:
+            entry = E.parse(data, rel)
+        except ParseError as exc:
+            self._problems[rel] = Problem(rel, exc.message.split(": ", 1)[-1] if exc.message.startswith(rel)
+                                          else exc.message, line=exc.details.get("line"))
+            return
+        other = self._entries.get(entry.id)
+        if other is not None:
+            self._problems[rel] = Problem(rel, f"id {entry.id} is also used by {other.path}; "
+                                               f"this copy is left out", code="duplicate_id")
+            return
+        self._add_to_view(entry)
+
+    def _forget_path(self, rel: str) -> None:
+        self._problems.pop(rel, None)
+        self._stats.pop(rel, None)
+        eid = self._by_path.pop(rel, None)
+        if eid is None:
+            return
+        old = self._entries.pop(eid, None)
+        if old is not None and self._by_name.get(old.name) == eid:
+            del self._by_name[old.name]
+            # another file with the same name (made by hand) may take the name over
+            for e in self._entries.values():
+                if e.name == old.name:
+                    self._by_name[e.name] = e.id
+                    break
+        self._index.remove(eid)
+        self._segments.pop(eid, None)
+
+    def _add_to_view(self, entry: Entry) -> None:
+        self._entries[entry.id] = entry
+        self._by_path[entry.path] = entry.id
+        self._by_name.setdefault(entry.name, entry.id)
+        seg = self._segmentation(entry)
+        self._index.put(entry.id, self._doc_terms(entry, seg))
+
+    # ------------------------------------------------------------------ tokens
+
+    def _fields(self, entry: Entry) -> tuple[str, str, str]:
+        rest = "\n".join([entry.body, entry.room.replace("/", " "), " ".join(entry.links)])
+        return entry.title, "\n".join(entry.tags), rest
+
+    def _segmentation(self, entry: Entry) -> list[str]:
+        key = entry.version
+        seg = self._cache.get(key)
+        if seg is None or len(seg) != 3:
+            seg = [self._tokenizer.segment(f) for f in self._fields(entry)]
+            self._cache.put(key, seg)
+        self._segments[entry.id] = seg
+        return seg
+
+    def _doc_terms(self, entry: Entry, seg: list[str]) -> DocTerms:
+        from .index import TAG_WEIGHT, TITLE_WEIGHT
+        title, tags, rest = self._fields(entry)
+        tw, tb = self._tokenizer.terms(title, seg[0])
+        gw, gb = self._tokenizer.terms(tags, seg[1])
+        # a tag also matches as a whole, so '移动端' finds the tag even though
+        # jieba cuts the query into '移动' + '端'
+        gw = gw + [_whole(t) for t in entry.tags]
+        rw, rb = self._tokenizer.terms(rest, seg[2])
+        return DocTerms.build([(tw, tb, TITLE_WEIGHT), (gw, gb, TAG_WEIGHT), (rw, rb, 1)])
+
+    def _terms_for_id(self, eid: str) -> DocTerms:
+        e = self._entries[eid]
+        return self._doc_terms(e, self._segments.get(eid) or self._segmentation(e))
+
+    # ------------------------------------------------------------------ sync with other writers
+
+    def _sync(self) -> None:
+        """Apply what other processes wrote since we last looked (via the journal).
+        One stat when nothing changed."""
+        offset, epoch, seen = self._journal_pos
+        try:
+            st = self._journal.path.stat()
+        except FileNotFoundError:
+            return
+        now_seen = float(st.st_size) + st.st_mtime_ns * 1e-18
+        if now_seen == seen:
+            return
+        jr = self._journal.read(offset, epoch)
+        if jr.epoch != epoch:  # compacted by someone: we may have missed records
+            self._journal_pos = (jr.offset, jr.epoch, now_seen)
+            self.refresh()
+            return
+        for rec in jr.records:
+            if rec.get("phase") == "done" and rec.get("pid") != os.getpid():
+                for p in rec.get("paths", ()):
+                    self._load_file(p)
+        self._journal_pos = (jr.offset, jr.epoch, now_seen)
+
+    def refresh(self) -> dict[str, int]:
+        """Rescan the root for changes made behind the library's back (an editor,
+        git, a file manager): stat every file, re-read only what changed.
+        Returns counts of added, changed and removed files."""
+        seen: set[str] = set()
+        added = changed = 0
+        for rel, st in self._walk():
+            seen.add(rel)
+            old = self._stats.get(rel)
+            if old == (st.st_mtime_ns, st.st_size, st.st_ino):
+                continue
+            if old is None:
+                added += 1
+            else:
+                changed += 1
+            self._load_file(rel, st)
+        gone = [p for p in self._stats if p not in seen]
+        for rel in gone:
+            self._forget_path(rel)
+        # a file that stopped being a duplicate (its twin was fixed or removed) comes back
+        for rel, prob in list(self._problems.items()):
+            if prob.code == "duplicate_id":
+                self._load_file(rel)
+        return {"added": added, "changed": changed, "removed": len(gone)}
+
+    # ------------------------------------------------------------------ writing
+
+    def _write_lock(self):
+        return self._lock.hold(self.policy["lock_timeout_seconds"])
+
+    def _publish(self, rel: str, entry: Entry, *, exclusive: bool = False) -> Entry:
+        text = E.render(entry).encode("utf-8")
+        target = resolve_inside(self.root, rel)
+        try:
+            atomic_write(target, text, exclusive=exclusive)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+        fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=E.content_version(text))
+        return fresh
+
+    def _note_done(self, *paths: str, seq: int | None = None, op: str = "write") -> None:
+        rec = {"phase": "done", "op": op, "pid": os.getpid(), "paths": list(paths)}
+        if seq is not None:
+            rec["seq"] = seq
+        self._journal._append(rec)
+        # our own record: skip past it so _sync does not re-read our files
+        self._journal_pos = self._journal_head()
+
+    def _check_body(self, body: str) -> None:
+        if not isinstance(body, str):
+            raise InvalidInput("text must be a string")
+        if "\x00" in body:
+            raise InvalidInput("text contains a NUL byte")
+        n = len(body.encode("utf-8"))
+        if n > self.policy["max_body_bytes"]:
+            raise TooLarge(f"body is {n} bytes; policy max_body_bytes is {self.policy['max_body_bytes']}",
+                           size=n)
+
+    def _unique_name(self, base: str, eid: str) -> str:
+        name = base
+        if name in self._by_name or self._name_on_disk(name):
+            name = f"{base}-{eid[-6:].lower()}"
+        return name
+
+    def _name_on_disk(self, name: str) -> bool:
+        # the view may miss a file another process wrote without journaling (a person);
+        # a cheap check of the usual places
+        return any((self.root / layer / f"{name}.md").exists() for layer in E.LAYERS)
+
+    def add(self, text: str, *, title: str | None = None, room: str | None = None,
+            tags: Iterable[str] = (), kind: str | None = None, value: float | None = None,
+            source: str | None = None, links: Iterable[str] = (), layer: str = "shallow",
+            now: _dt.datetime | None = None, **fields: Any) -> Entry:
+        """Write a new memory and return it.
+
+        ``text`` is the markdown body. ``title`` defaults to the first line of the
+        text. ``kind`` is one of the policy's kinds; missing or unknown → ``inbox``,
+        marked ``unclassified``. ``value`` 0–1, or ``weights={'importance': 1–5, …}``.
+        ``links`` are names (or ``[[name]]``) of other memories. Structured
+        reasoning goes in ``evidence``, ``hesitation``, ``conclusion``; narrative in
+        ``context``, ``gesture``, ``direction`` (strings or lists): they are written
+        as markdown sections. Other keyword fields (``event``, ``source_links``, …)
+        are stored in the frontmatter as given. ``now`` sets the creation time
+        (timezone-aware; for importing older memories).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("Use PKCE on mobile.", title="PKCE", kind="rule", tags=["auth"],
+        ...              evidence=["mobile apps cannot keep a secret"])
+        >>> e.path, e.kind, e.sections["evidence"]
+        ('shallow/pkce.md', 'rule', '- mobile apps cannot keep a secret')
+
+        Raises ``InvalidInput``/``UnsafePath`` for bad arguments, ``TooLarge`` over
+        the body limit, ``PolicyError`` beyond the core cap; nothing is written then.
+        """
+        self._check_body(text)
+        layer = E.check_layer(layer)
+        room = E.check_room(room)
+        sections = {k: fields.pop(k) for k in list(fields) if k in E.SECTIONS}
+        extra = self._check_fields(fields)
+        tags = self._check_tags(tags)
+        if title is None:
+            first = next((ln.strip(" #\t") for ln in text.splitlines() if ln.strip()), "")
+            title = first[:80] or "note"
+        if not isinstance(title, str) or "\x00" in title or "\n" in title:
+            raise InvalidInput("title must be one line of text")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not 0 <= value <= 1):
+            raise InvalidInput(f"value must be a number from 0 to 1, not {value!r}")
+        if kind is None or kind not in self.policy["kinds"]:
+            if kind is not None and not isinstance(kind, str):
+                raise InvalidInput("kind must be a string")
+            extra["unclassified"] = True if kind is None else str(kind)
+            kind = "inbox"
+        if "weights" in extra:
+            E.validate_meta({"id": "x", "created": E.now_iso(), "weights": extra["weights"]})
+        links = [self._check_link(x) for x in links]
+        body = E.compose_body(text, sections)
+        self._check_body(body)
+        created = E.now_iso(now)
+        with self._write_lock():
+            self._sync()
+            if kind == "core":
+                self._check_core_cap()
+            eid = E.new_id()
+            meta = E.build_meta(id=eid, title=title, created=created, kind=kind, tags=tags,
+                                value=value, source=source, links=links, extra=extra)
+            name = self._unique_name(E.slugify(title), eid)
+            rel = E.join_path(layer, room, name)
+            draft = Entry(meta=meta, body=body)
+            try:
+                fresh = self._publish(rel, draft, exclusive=True)
+            except FileExistsError:  # someone took the name between our check and the rename
+                rel = E.join_path(layer, room, f"{name}-{eid[-6:].lower()}")
+                fresh = self._publish(rel, draft, exclusive=True)
+            self._load_known(fresh)
+            self._note_done(rel)
+        return fresh
+
+    def _load_known(self, entry: Entry) -> None:
+        """Put an entry we just wrote into the view without reading it back."""
+        self._forget_path(entry.path)
+        try:
+            st = (self.root / entry.path).stat()
+            self._stats[entry.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            pass
+        self._add_to_view(entry)
+
+    def _check_core_cap(self) -> None:
+        n = sum(1 for e in self._entries.values() if e.kind == "core" and e.layer != "archive")
+        if n >= self.policy["core_max"]:
+            raise PolicyError(f"there are already {n} core memories (policy core_max is "
+                              f"{self.policy['core_max']}); archive one or use another kind",
+                              rule="core_max")
+
+    def _check_tags(self, tags: Iterable[str]) -> list[str]:
+        if isinstance(tags, str):
+            tags = [tags]
+        out = []
+        for t in tags:
+            if not isinstance(t, str) or not t.strip() or any(c in t for c in "\n\r\x00"):
+                raise InvalidInput(f"tag {t!r}: tags are non-empty one-line strings")
+            out.append(t.strip().lstrip("#"))
+        return out
+
+    def _check_link(self, x: Any) -> str:
+        name = E.unwrap_link(x)
+        if not name or any(c in name for c in "\n\x00[]"):
+            raise InvalidInput(f"link {x!r} is not a memory name")
+        return name
+
+    def _check_fields(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        out = {}
+        for k, v in fields.items():
+            if k in _RESERVED_FIELDS:
+                raise InvalidInput(f"{k} is set by the library, not by the caller")
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", k):
+                raise InvalidInput(f"field name {k!r} is not a plain identifier")
+            if not _plain_yaml(v):
+                raise InvalidInput(f"field {k}: only strings, numbers, booleans, lists and "
+                                   f"mappings of those can be stored")
+            out[k] = v
+        return out
+
+    def update(self, id: str, *, expected: str | None = None, **changes: Any) -> Entry:
+        """Change a memory in place (its file name and folder stay).
+
+        ``changes`` may set ``text`` (the main text; sections are kept unless
+        given), ``title``, ``tags``, ``kind``, ``value``, ``links``, ``source``,
+        section names, and other frontmatter fields (``None`` removes one).
+        ``expected`` is the ``version`` the caller read: if the file changed since
+        (another process, or a person in an editor), ``Conflict`` is raised and
+        nothing is written.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("draft", title="t")
+        >>> e2 = repo.update(e.id, expected=e.version, text="final")
+        >>> repo.update(e.id, expected=e.version, text="lost update")
+        Traceback (most recent call last):
+        ...
+        sediment.errors.Conflict: ...
+        """
+        with self._write_lock():
+            self._sync()
+            current = self._reread(self._resolve(id))
+            if expected is not None and expected != current.version:
+                raise Conflict(f"{current.path} changed since version {expected} was read "
+                               f"(now {current.version}); read it again and retry",
+                               id=current.id, expected=expected, actual=current.version)
+            meta = dict(current.meta)
+            main, sections = E.split_sections(current.body)
+            text = changes.pop("text", None)
+            if text is not None:
+                self._check_body(text)
+                main = text
+            for k in list(changes):
+                if k in E.SECTIONS:
+                    sections[k] = changes.pop(k)
+            if "title" in changes:
+                t = changes.pop("title")
+                if not isinstance(t, str) or not t.strip() or "\n" in t:
+                    raise InvalidInput("title must be one line of text")
+                meta["title"] = t
+            if "tags" in changes:
+                meta["tags"] = self._check_tags(changes.pop("tags")) or None
+            if "links" in changes:
+                meta["links"] = [E.wikilink(self._check_link(x)) for x in changes.pop("links")] or None
+            if "kind" in changes:
+                k = changes.pop("kind")
+                if k not in self.policy["kinds"]:
+                    raise InvalidInput(f"kind {k!r} is not one of {', '.join(self.policy['kinds'])}")
+                if k == "core" and current.kind != "core":
+                    self._check_core_cap()
+                meta["kind"] = k
+                meta.pop("unclassified", None)
+            if "value" in changes:
+                v = changes.pop("value")
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                      or not 0 <= v <= 1):
+                    raise InvalidInput(f"value must be a number from 0 to 1, not {v!r}")
+                meta["value"] = v
+            for k in ("layer", "room"):
+                if k in changes:
+                    raise InvalidInput(f"use move() to change {k}")
+            if "source" in changes:
+                meta["source"] = changes.pop("source")
+            meta.update(self._check_fields({k: v for k, v in changes.items() if v is not None}))
+            for k, v in changes.items():
+                if v is None:
+                    meta.pop(k, None)
+            body = E.compose_body(main, sections)
+            self._check_body(body)
+            meta["updated"] = E.now_iso()
+            meta = E.validate_meta({k: v for k, v in meta.items() if v is not None}, path=current.path)
+            fresh = self._publish(current.path, current.with_(meta=meta, body=body))
+            self._load_known(fresh)
+            self._note_done(fresh.path)
+            return fresh
+
+    def _reread(self, entry: Entry) -> Entry:
+        """The entry as it is on disk now (a person may have edited it)."""
+        try:
+            data = (self.root / entry.path).read_bytes()
+        except FileNotFoundError:
+            self._forget_path(entry.path)
+            raise NotFound(f"{entry.path} was removed", id=entry.id) from None
+        if E.content_version(data) == entry.version:
+            return entry
+        try:
+            fresh = E.parse(data, entry.path)
+        except ParseError as exc:
+            self._load_file(entry.path)
+            raise Conflict(f"{entry.path} was edited and is no longer valid: {exc.message}",
+                           id=entry.id, actual=E.content_version(data)) from exc
+        self._load_file(entry.path)
+        return fresh
+
+    # ------------------------------------------------------------------ moves
+
+    def _move(self, entry: Entry, layer: str, room: str, *, meta_changes: Mapping[str, Any],
+              op: str) -> Entry:
+        """Move (and possibly restamp) one memory; journaled. Caller holds the lock.
+
+        Order matters: the intent is durable before any file changes; the new
+        file is complete (atomic write) before the old one is removed. A crash
+        in between leaves both; recovery sees the intent and removes the old one.
+        """
+        rel = E.join_path(layer, room, entry.name)
+        meta = {**entry.meta, **meta_changes}
+        meta = {k: v for k, v in meta.items() if v is not None}
+        same_bytes = meta == dict(entry.meta)
+        if rel == entry.path:
+            if same_bytes:
+                return entry
+            fresh = self._publish(rel, entry.with_(meta=meta))
+            self._load_known(fresh)
+            self._note_done(rel)
+            return fresh
+        target = resolve_inside(self.root, rel)
+        if target.exists():
+            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
+        seq = self._journal.begin(op, id=entry.id, src=entry.path, dst=rel)
+        if same_bytes:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(self.root / entry.path, target)  # git sees a pure rename
+            fsync_dir(target.parent)
+            fsync_dir((self.root / entry.path).parent)
+            fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
+        else:
+            fresh = self._publish(rel, entry.with_(meta=meta))
+            os.unlink(self.root / entry.path)
+            fsync_dir((self.root / entry.path).parent)
+        self._forget_path(entry.path)
+        self._load_known(fresh)
+        self._journal._append({"seq": seq, "phase": "done", "op": op, "pid": os.getpid(),
+                               "paths": [entry.path, rel]})
+        self._journal_pos = self._journal_head()
+        return fresh
+
+    def move(self, id: str, layer: str, *, room: str | None = None, reason: str | None = None) -> Entry:
+        """Move a memory to another layer (and/or room; the room is kept unless
+        given). The file name stays, so ``[[name]]`` links keep working.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("x", title="note", room="auth")
+        >>> repo.move(e.id, "sediment").path
+        'sediment/auth/note.md'
+        """
+        layer = E.check_layer(layer)
+        with self._write_lock():
+            self._sync()
+            entry = self._reread(self._resolve(id))
+            new_room = entry.room if room is None else E.check_room(room)
+            changes: dict[str, Any] = {}
+            if reason is not None:
+                changes["reason"] = _one_line(reason)
+            if layer != "archive" and entry.status == "archived":
+                changes["status"] = "active"
+            if layer != entry.layer or changes:
+                changes["updated"] = E.now_iso()
+            return self._move(entry, layer, new_room, meta_changes=changes, op="move")
+
+    def archive(self, id: str, *, reason: str) -> Entry:
+        """Move a memory to ``archive/`` with status ``archived`` and the reason.
+        Archived memories are searched only when asked (``include_archive``)."""
+        if not reason or not isinstance(reason, str):
+            raise InvalidInput("archive needs a reason")
+        with self._write_lock():
+            self._sync()
+            entry = self._reread(self._resolve(id))
+            return self._move(entry, "archive", entry.room,
+                              meta_changes={"status": "archived", "reason": _one_line(reason),
+                                            "updated": E.now_iso()}, op="archive")
+
+    def purge(self, id: str, *, confirm: bool = False, reason: str = "purged") -> Entry:
+        """Retire a memory for good: it moves to ``archive/`` marked ``purged`` and
+        is no longer found by any search. Nothing is deleted (a person can still
+        read, restore or delete the file).
+
+        Needs ``confirm=True`` (policy ``confirm_destructive``) and counts against
+        ``destructive_per_hour``; a refused or failed call changes nothing and
+        uses up nothing. Raises ``PolicyError``.
+        """
+        if self.policy["confirm_destructive"] and not confirm:
+            raise PolicyError("purge needs confirm=True (policy confirm_destructive)", rule="confirm")
+        with self._write_lock():
+            self._sync()
+            entry = self._reread(self._resolve(id))
+            self._check_rate()
+            fresh = self._move(entry, "archive", entry.room,
+                               meta_changes={"status": "purged", "reason": _one_line(reason),
+                                             "updated": E.now_iso()}, op="purge")
+            self._record_destructive()
+            return fresh
+
+    def _rate_path(self) -> Path:
+        return self.system / "usage" / "destructive.log"
+
+    def _check_rate(self) -> None:
+        limit = self.policy["destructive_per_hour"]
+        cutoff = time.time() - 3600
+        try:
+            times = [float(x) for x in self._rate_path().read_text().split() if x]
+        except (FileNotFoundError, ValueError):
+            times = []
+        recent = sum(1 for t in times if t > cutoff)
+        if recent >= limit:
+            raise PolicyError(f"{recent} destructive operations in the last hour; policy "
+                              f"destructive_per_hour is {limit}", rule="rate_limit")
+
+    def _record_destructive(self) -> None:
+        from .files import append_line
+        p = self._rate_path()
+        p.parent.mkdir(parents=True, exist_ok=True)
+        cutoff = time.time() - 3600
+        try:
+            kept = [x for x in p.read_text().split() if float(x) > cutoff]
+        except (FileNotFoundError, ValueError):
+            kept = []
+        if len(kept) > 1000:
+            atomic_write(p, ("\n".join(kept) + "\n").encode())
+        append_line(p, f"{time.time():.3f}")
+
+    # ------------------------------------------------------------------ recovery
+
+    def recover(self) -> dict[str, int]:
+        """Finish or undo operations a crash interrupted, and sweep temp files.
+
+        For an interrupted move: if the new file is there, the old one is removed
+        (roll forward: the new file was complete before the old was touched);
+        otherwise the old one stays where it was (roll back). Either way every
+        memory exists exactly once. Returns counts.
+        """
+        report = {"rolled_forward": 0, "rolled_back": 0, "temp_removed": 0}
+        with self._write_lock():
+            self._journal.ensure()
+            jr = self._journal.read()
+            for rec in self._journal.pending(jr.records):
+                src, dst = rec.get("src"), rec.get("dst")
+                paths: list[str] = []
+                if src and dst:
+                    try:
+                        s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
+                    except UnsafePath:
+                        continue  # a damaged record: check() reports it
+                    if d.exists() and s.exists() and _same_id(d, rec.get("id")):
+                        s.unlink()
+                        fsync_dir(s.parent)
+                        report["rolled_forward"] += 1
+                    elif d.exists():
+                        report["rolled_forward"] += 1
+                    else:
+                        report["rolled_back"] += 1
+                    paths = [src, dst]
+                self._journal._append({"seq": rec["seq"], "phase": "done", "op": "recover",
+                                       "pid": -1, "paths": paths})
+            report["temp_removed"] = self._sweep_temps()
+            self._journal.maybe_compact()
+        if not self._closed and self._entries and (report["rolled_forward"] or report["rolled_back"]):
+            self.refresh()
+        return report
+
+    def _sweep_temps(self) -> int:
+        n = 0
+        for top in (*E.LAYERS, SYSTEM):
+            for dirpath, dirnames, filenames in os.walk(self.root / top):
+                if os.path.basename(dirpath) == "cache":
+                    dirnames[:] = []
+                    continue
+                for f in filenames:
+                    if is_temp(f):
+                        try:
+                            os.unlink(os.path.join(dirpath, f))
+                            n += 1
+                        except FileNotFoundError:
+                            pass
+        if n:
+            log.info("removed %d temp file(s) left by an interrupted write", n)
+        return n
+
+    # ------------------------------------------------------------------ reading
+
+    def _resolve(self, key: str) -> Entry:
+        if not isinstance(key, str) or not key:
+            raise NotFound(f"no memory {key!r}", id=key)
+        e = self._entries.get(key)
+        if e is None:
+            eid = self._by_name.get(E.unwrap_link(key))
+            e = self._entries.get(eid) if eid else None
+        if e is None:
+            raise NotFound(f"no memory with id or name {key!r}", id=key)
+        return e
+
+    def get(self, id: str) -> Entry:
+        """The memory with this id (or name). Raises ``NotFound`` (a ``KeyError``)."""
+        self._sync()
+        return self._resolve(id)
+
+    def __contains__(self, id: object) -> bool:
+        self._sync()
+        return isinstance(id, str) and (id in self._entries or E.unwrap_link(id) in self._by_name)
+
+    def __len__(self) -> int:
+        self._sync()
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.list())
+
+    def list(self, *, layer: str | Iterable[str] | None = None, room: str | None = None,
+             tag: str | None = None, kind: str | Iterable[str] | None = None,
+             status: str | None = None) -> list[Entry]:
+        """Memories that match every filter given, ordered by path."""
+        self._sync()
+        pred = self._filter(layer=layer, room=room, tags=[tag] if tag else None, kind=kind,
+                            status=status)
+        return sorted((e for e in self._entries.values() if pred(e)), key=lambda e: e.path)
+
+    def _filter(self, *, layer=None, room=None, tags=None, kind=None, status=None,
+                since=None, until=None, include_archive=True):
+        layers = {layer} if isinstance(layer, str) else set(layer) if layer else None
+        kinds = {kind} if isinstance(kind, str) else set(kind) if kind else None
+        tagset = set(tags) if tags else None
+        since_dt = E.parse_time(since, key="since") if since else None
+        until_dt = E.parse_time(until, key="until") if until else None
+        room = room.strip("/") if room else None
+
+        def pred(e: Entry) -> bool:
+            if layers is not None and e.layer not in layers:
+                return False
+            if layers is None and not include_archive and e.layer == "archive":
+                return False
+            if room is not None and e.room != room and not e.room.startswith(room + "/"):
+                return False
+            if kinds is not None and e.kind not in kinds:
+                return False
+            if status is not None and e.status != status:
+                return False
+            if tagset is not None and not tagset.issubset(e.tags):
+                return False
+            if since_dt or until_dt:
+                try:
+                    t = e.updated
+                except ParseError:
+                    return False
+                if since_dt and t < since_dt or until_dt and t > until_dt:
+                    return False
+            return True
+        return pred
+
+    def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
+               room: str | None = None, tags: Iterable[str] | None = None,
+               kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
+               include_archive: bool = False) -> list[SearchHit]:
+        """Memories that share words with ``query``, best first.
+
+        Two lanes — words (jieba + Latin words, BM25) and CJK character bigrams
+        (BM25) — fused by reciprocal rank. A memory with no term of the query is
+        never returned; strength and recency only break ties. ``archive/`` is
+        searched only with ``include_archive=True`` (or ``layer='archive'``);
+        purged memories never. ``since``/``until`` bound the updated time.
+        """
+        self._sync()
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        if not isinstance(limit, int) or limit < 1:
+            raise InvalidInput("limit must be a positive whole number")
+        words, bigrams = self._tokenizer.terms(query)
+        words += [_whole(r) for r in _CJK_RUN.findall(query) if 2 < len(r) <= 8]
+        if not words and not bigrams:
+            return []
+        pred = self._filter(layer=layer, room=room, tags=list(tags) if tags else None, kind=kind,
+                            since=since, until=until, include_archive=include_archive)
+        entries = self._entries
+
+        def allowed(eid: str) -> bool:
+            e = entries[eid]
+            return e.status != "purged" and pred(e)
+
+        hits = self._index.search(Counter(words), Counter(bigrams), allowed=allowed,
+                                  tiebreak=self._tiebreak, limit=limit)
+        return [SearchHit(entries[h.key], h.score, h.terms, _snippet(entries[h.key], h.terms), h.lanes)
+                for h in hits]
+
+    def _tiebreak(self, eid: str) -> tuple:
+        e = self._entries[eid]
+        try:
+            t = e.updated.timestamp()
+        except ParseError:
+            t = 0.0
+        return (e.value, t)
+
+    # ------------------------------------------------------------------ health
+
+    def check(self, fix: bool = False) -> list[Problem]:
+        """Problems in the root, each with path, line where known and reason.
+
+        Reported, never repaired: malformed files, duplicate ids and names,
+        ``.md`` files outside a layer folder, unfinished journal operations and
+        damaged journal lines, temp files. With ``fix=True`` only ``recover()``
+        runs first (finishing interrupted operations, sweeping temp files); a
+        file a person wrote is never rewritten, moved or deleted.
+        """
+        if fix:
+            self.recover()
+        self.refresh()
+        problems = list(self._problems.values())
+        names: dict[str, list[str]] = {}
+        for e in self._entries.values():
+            names.setdefault(e.name, []).append(e.path)
+        for name, paths in names.items():
+            if len(paths) > 1:
+                for p in sorted(paths)[1:]:
+                    problems.append(Problem(p, f"name {name!r} is also used by {sorted(paths)[0]}; "
+                                               f"[[{name}]] links are ambiguous",
+                                            severity="warning", code="duplicate_name"))
+        for rel, _ in self._walk():
+            raw = (self.root / rel).read_bytes()[:4096] if rel in self._by_path else b""
+            if raw.startswith(b"\xef\xbb\xbf"):
+                problems.append(Problem(rel, "starts with a byte-order mark", severity="warning",
+                                        code="bom"))
+            if b"\r\n" in raw:
+                problems.append(Problem(rel, "has Windows (CRLF) line ends", severity="warning",
+                                        code="crlf"))
+        for p in sorted(self.root.iterdir()):
+            if p.is_file() and p.suffix == ".md":
+                problems.append(Problem(p.name, "a .md file outside any layer folder; not indexed",
+                                        severity="warning", code="outside_layer"))
+            elif p.is_dir() and p.name not in (*E.LAYERS, SYSTEM) and not p.name.startswith("."):
+                if any(p.rglob("*.md")):
+                    problems.append(Problem(p.name + "/", "a folder with .md files outside any layer; "
+                                            "not indexed", severity="warning", code="outside_layer"))
+        jr = self._journal.read()
+        for line, why in jr.damaged:
+            problems.append(Problem(f"{SYSTEM}/journal.log", why, line=line, code="journal"))
+        for rec in self._journal.pending(jr.records):
+            problems.append(Problem(f"{SYSTEM}/journal.log", f"unfinished {rec.get('op')} of "
+                                    f"{rec.get('src')} (run recover)", code="journal_pending"))
+        for dirpath, _, filenames in os.walk(self.root):
+            for f in filenames:
+                if is_temp(f) and "cache" not in Path(dirpath).parts:
+                    rel = Path(dirpath, f).relative_to(self.root).as_posix()
+                    problems.append(Problem(rel, "temp file of an interrupted write (run recover)",
+                                            severity="warning", code="temp"))
+        return sorted(problems, key=lambda p: (p.path, p.line or 0, p.code))
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by layer, kind and room; problems; index size."""
+        self._sync()
+        es = self._entries.values()
+        return {
+            "root": str(self.root),
+            "memories": len(self._entries),
+            "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in E.LAYERS},
+            "kinds": dict(sorted(Counter(e.kind for e in es).items())),
+            "rooms": dict(sorted(Counter(e.room or "-" for e in es).items())),
+            "problems": len(self._problems),
+            "index_terms": len(self._index.words.postings) + len(self._index.bigrams.postings),
+        }
+
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def _whole(s: str) -> str:
+    return "#" + E.slugify(s, max_bytes=200)
+
+
+def _one_line(s: str) -> str:
+    return " ".join(str(s).split())[:300]
+
+
+def _plain_yaml(v: Any, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return not (isinstance(v, str) and "\x00" in v)
+    if isinstance(v, (list, tuple)):
+        return all(_plain_yaml(x, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _plain_yaml(x, depth + 1) for k, x in v.items())
+    return False
+
+
+def _same_id(path: Path, eid: str | None) -> bool:
+    if eid is None:
+        return True
+    try:
+        return E.parse(path.read_bytes()).id == eid
+    except (ParseError, OSError):
+        return False
+
+
+def _snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
+    text = " ".join(entry.body.split())
+    low = text.lower()
+    pos = -1
+    for t in sorted(terms, key=len, reverse=True):
+        t = t.lstrip("#")
+        i = low.find(t)
+        if i >= 0 and (pos < 0 or i < pos):
+            pos = i
+    if pos < 0:
+        return text[:width] + ("…" if len(text) > width else "")
+    start = max(0, pos - width // 3)
+    end = start + width
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

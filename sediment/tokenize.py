@@ -1,0 +1,159 @@
+"""Text → index terms. No I/O except jieba's one-time dictionary cache.
+
+Two kinds of terms, for two retrieval lanes:
+
+* words: jieba words for Chinese (search mode, so '移动端' also yields '移动'),
+  lower-cased Latin words and numbers with a light English stemmer; stop words
+  and Chinese function words removed;
+* bigrams: every pair of adjacent CJK characters, so a 2-character Chinese word
+  is found even where jieba cut the sentence differently. A pair with a function
+  character ('的', '了', …) is dropped: it would match half the corpus.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import unicodedata
+from pathlib import Path
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Latin-ish words and numbers; CJK runs; everything else separates.
+_TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*)", re.UNICODE)
+
+EN_STOP = frozenset("""
+a about above after again against all am an and any are aren't as at be because been
+before being below between both but by can can't cannot could couldn't did didn't do does
+doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
+having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
+i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
+not of off on once only or other ought our ours ourselves out over own same shan't she she'd
+she'll she's should shouldn't so some such than that that's the their theirs them themselves
+then there there's these they they'd they'll they're they've this those through to too under
+until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+you've your yours yourself yourselves also just s t d ll m re ve
+""".split())
+
+# Function characters: particles, pronouns and copulas that glue sentences together.
+ZH_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀着过地得之乎也么嘛哦哈是在和与及或就都而且但并被把给让向从对于这那其此个们我你他她它")
+ZH_STOP = frozenset("""
+的 了 吗 呢 吧 啊 呀 着 过 地 得 之 也 么 嘛 哦 是 在 和 与 及 或 就 都 而 且 但 并 被 把 给 让 向 从 对 于
+这 那 其 此 个 们 我 你 他 她 它 我们 你们 他们 她们 它们 这个 那个 这些 那些 什么 怎么 如何 为什么
+哪 哪里 哪个 一个 一些 没有 不是 就是 还是 可以 因为 所以 如果 但是 而且 以及 还有 已经 这样 那样 自己
+有 会 要 能 说 让 又 再 很 太 更 最 被 吧 呢 么
+""".split())
+
+_log = logging.getLogger("sediment")
+
+
+def _stem(w: str) -> str:
+    """A light English stemmer (plural, -ed, -ing, final e): enough for 'painted',
+    'paints', 'painting' → 'paint', with no dependency. Non-ASCII words are kept."""
+    if len(w) <= 3 or not w.isascii() or not w.isalpha():
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("ied") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suf in ("ing", "ed"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3 and re.search("[aeiouy]", w[:-len(suf)]):
+            w = w[:-len(suf)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+class Tokenizer:
+    """Holds one jieba ``Tokenizer`` (not jieba's global one: it would attach its
+    stderr logging and dictionary cache to the whole process), created lazily so
+    that opening a root whose tokens are cached never pays jieba's start-up."""
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        self._cache_dir = cache_dir
+        self._jieba = None
+        self._lock = threading.Lock()
+
+    def _jieba_tokenizer(self):
+        if self._jieba is None:
+            with self._lock:
+                if self._jieba is None:
+                    import jieba
+
+                    logging.getLogger("jieba").setLevel(logging.WARNING)
+                    jieba.setLogLevel(logging.WARNING)
+                    tk = jieba.Tokenizer()
+                    cache_dir = self._cache_dir or default_cache_dir()
+                    try:
+                        cache_dir.mkdir(parents=True, exist_ok=True)
+                        tk.tmp_dir = str(cache_dir)
+                    except OSError:  # read-only home: jieba falls back to the temp dir
+                        _log.debug("cannot create %s for jieba's cache", cache_dir)
+                    tk.initialize()
+                    self._jieba = tk
+        return self._jieba
+
+    def cjk_words(self, run: str) -> list[str]:
+        """jieba search-mode words of one run of CJK characters."""
+        if len(run) == 1:
+            return [run]
+        return [w for w in self._jieba_tokenizer().cut_for_search(run, HMM=True)]
+
+    def segment(self, text: str) -> str:
+        """The part of tokenizing that is slow (jieba), as one cacheable string:
+        CJK words separated by spaces. Everything else is recomputed cheaply."""
+        text = normalize(text)
+        out: list[str] = []
+        for m in _TOKEN_RE.finditer(text):
+            if m.group(1):
+                out.extend(self.cjk_words(m.group(1)))
+        return " ".join(out)
+
+    def terms(self, text: str, segmented: str | None = None) -> tuple[list[str], list[str]]:
+        """(words, bigrams) of ``text``. ``segmented`` is a cached ``segment(text)``."""
+        text = normalize(text)
+        words: list[str] = []
+        bigrams: list[str] = []
+        cjk_runs = []
+        for m in _TOKEN_RE.finditer(text):
+            run = m.group(1)
+            if run:
+                cjk_runs.append(run)
+                for a, b in zip(run, run[1:]):
+                    if a not in ZH_FUNCTION_CHARS and b not in ZH_FUNCTION_CHARS:
+                        bigrams.append(a + b)
+            else:
+                w = m.group(2).replace("’", "'")
+                if w in EN_STOP:
+                    continue
+                if "'" in w:
+                    w = w.split("'")[0]
+                    if w in EN_STOP or not w:
+                        continue
+                words.append(_stem(w))
+        if cjk_runs:
+            if segmented is None:
+                zh = [w for run in cjk_runs for w in self.cjk_words(run)]
+            else:
+                zh = segmented.split()
+            words.extend(w for w in zh if w not in ZH_STOP and not (len(w) == 1 and w in ZH_FUNCTION_CHARS))
+        return words, bigrams
+
+
+def normalize(text: str) -> str:
+    # NFKC folds full-width Latin and digits (ＰＫＣＥ, １２３) into ASCII.
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sediment"
