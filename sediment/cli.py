@@ -151,6 +151,50 @@ def cmd_stats(ns):
     return s, "\n".join(f"{k}: {v}" for k, v in s.items())
 
 
+@command("metabolize", "plan promotions and decay (dry run); --apply carries the plan out",
+         arg("--apply", action="store_true", help="apply the plan (archiving moves need no extra flag)"),
+         arg("--now", help="ISO 8601 time to plan for (default: now)"))
+def cmd_metabolize(ns):
+    from .entry import parse_time
+    now = parse_time(ns.now, key="now") if ns.now else None
+    p = _repo(ns).metabolize(dry_run=not ns.apply, confirm=ns.apply, now=now)
+    return p.to_dict(), str(p) + (f"\nreport: {p.report}" if p.report else "")
+
+
+@command("touch", "record that a memory proved right (confirm) or wrong (refute)",
+         arg("id"), arg("outcome", choices=["confirm", "refute"]),
+         arg("--confirm", action="store_true", help="with refute: archive at once"))
+def cmd_touch(ns):
+    e = _repo(ns).touch(ns.id, ns.outcome, confirm=ns.confirm)
+    return e.to_dict(), f"{ns.outcome} recorded for {e.id}  {e.path}"
+
+
+@command("supersede", "retire OLD in favour of NEW (links both ways)",
+         arg("old"), arg("new"), arg("--reason", default="superseded"))
+def cmd_supersede(ns):
+    e = _repo(ns).supersede(ns.old, ns.new, reason=ns.reason)
+    return e.to_dict(), f"{e.path} is superseded by {ns.new}"
+
+
+@command("consolidate", "write one memory from inbox fragments and retire them",
+         arg("text"), arg("--fragment", dest="fragments", action="append", default=[],
+                          help="id of a fragment it covers (repeatable)"),
+         arg("--kind", required=True), arg("--title"), arg("--room"),
+         arg("--tag", dest="tags", action="append"))
+def cmd_consolidate(ns):
+    e = _repo(ns).consolidate(_split(ns.fragments), ns.text, kind=ns.kind, title=ns.title,
+                              room=ns.room, tags=_split(ns.tags))
+    return e.to_dict(), f"added {e.id}  {e.path}; covers {', '.join(e.meta.get('supersedes') or []) or 'nothing'}"
+
+
+@command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now"))
+def cmd_strength(ns):
+    from dataclasses import asdict
+    from .entry import parse_time
+    s = _repo(ns).strength(ns.id, now=parse_time(ns.now, key="now") if ns.now else None)
+    return asdict(s), s.explain()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sediment", description="Long-term memory in markdown files.")
     p.add_argument("--root", default=os.environ.get("SEDIMENT_ROOT") or "./memory_root",

@@ -272,6 +272,11 @@ class Entry:
 WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 
 
+def one_line(s: Any, limit: int = 300) -> str:
+    """Collapse whitespace (a reason is one line of frontmatter)."""
+    return " ".join(str(s).split())[:limit]
+
+
 def wikilink(name: str) -> str:
     return f"[[{name}]]"
 

@@ -34,6 +34,7 @@ DEFAULT_POLICY: dict[str, Any] = {
     "lock_timeout_seconds": 10.0,
     "core_max": 32,
     "kinds": DEFAULT_KINDS,
+    "metabolism": {},
 }
 
 TEMPLATE = """\
@@ -67,6 +68,16 @@ kinds:
   daily: [5, 20, 45]
   mood: [0.125, 1, 3]
   inbox: [0, 1, 14]
+
+# Thresholds of the metabolism rules (README, "Lifecycle"). Uncomment to change.
+metabolism:
+  # promote_min_age_days: 1      # shallow -> sediment not before this age
+  # promote_value: 0.7           # ... when value is at least this,
+  # promote_recalls: 2           # ... or recalled this often, or confirmed once
+  # archive_strength: 0.05       # shallow/sediment -> archive below this strength
+  # crystallize_confirms: 2      # sediment -> bedrock when confirmed this often,
+  # crystallize_recall_days: 3   # ... or recalled on this many distinct days,
+  # crystallize_min_age_days: 7  # ... and at least this old
 """
 
 
@@ -111,6 +122,18 @@ def validate(raw: Mapping[str, Any]) -> dict[str, Any]:
             if "inbox" not in kinds:
                 kinds["inbox"] = DEFAULT_KINDS["inbox"]  # the fallback kind must exist
             pol[key] = kinds
+        elif key == "metabolism":
+            from .lifecycle import DEFAULT_RULES
+            if v is None:
+                v = {}
+            if not isinstance(v, dict):
+                raise PolicyFileError("policy.yaml: metabolism must map rule names to numbers", key=key)
+            for name, x in v.items():
+                if name not in DEFAULT_RULES:
+                    raise PolicyFileError(f"policy.yaml: unknown rule metabolism.{name} "
+                                          f"(known: {', '.join(DEFAULT_RULES)})", key=f"metabolism.{name}")
+                _number(f"metabolism.{name}", x, minimum=0)
+            pol[key] = dict(v)
     return pol
 
 

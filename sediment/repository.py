@@ -33,7 +33,9 @@ from .errors import (Conflict, InvalidInput, NotFound, ParseError, PolicyError, 
 from .files import WriterLock, atomic_write, fsync_dir, is_temp, resolve_inside
 from .index import DocTerms, Index
 from .journal import Journal
+from .lifecycle_verbs import LifecycleVerbs, recover_supersede
 from .tokenize import Tokenizer
+from .usage import UsageLog
 
 log = logging.getLogger("sediment")
 
@@ -44,6 +46,7 @@ _system/lock
 _system/journal.log
 _system/cache/
 _system/usage/
+_system/reports/
 .*.tmp
 .obsidian/workspace*.json
 """
@@ -84,7 +87,7 @@ class SearchHit:
                 "lanes": self.lanes}
 
 
-class Repository:
+class Repository(LifecycleVerbs):
     """A memory root on disk.
 
     >>> import tempfile
@@ -116,10 +119,13 @@ class Repository:
         self._journal = Journal(self.system / "journal.log")
         self._cache = SegmentCache(self.system / "cache" / "segments.json")
         self._tokenizer = Tokenizer(self.system / "cache")
+        self._usage = UsageLog(self.system / "usage", self.policy["lock_timeout_seconds"])
         self._closed = False
+        self._view_ready = False
         self._reset_view()
         self.recover()
         self._load_all()
+        self._view_ready = True
 
     # ------------------------------------------------------------------ setup
 
@@ -421,10 +427,17 @@ class Repository:
         body = E.compose_body(text, sections)
         self._check_body(body)
         created = E.now_iso(now)
+        event = extra.get("event")
         with self._write_lock():
             self._sync()
+            siblings = [e for e in self._entries.values() if event is not None and e.event == event]
+            for e in siblings:  # a retry of the same payload creates nothing new
+                if e.title == title and e.body == body and e.status != "purged":
+                    return e
             if kind == "core":
                 self._check_core_cap()
+            if extra.get("unclassified") is True and self._unclassified_repeats(text) >= 2:
+                extra["flag"] = "classify: written unclassified 3 times"
             eid = E.new_id()
             meta = E.build_meta(id=eid, title=title, created=created, kind=kind, tags=tags,
                                 value=value, source=source, links=links, extra=extra)
@@ -438,7 +451,14 @@ class Repository:
                 fresh = self._publish(rel, draft, exclusive=True)
             self._load_known(fresh)
             self._note_done(rel)
+            if siblings:
+                self._auto_supersede(fresh, siblings)
         return fresh
+
+    def _unclassified_repeats(self, text: str) -> int:
+        norm = " ".join(text.split())
+        return sum(1 for e in self._entries.values()
+                   if e.meta.get("unclassified") and e.layer != "archive" and " ".join(e.text.split()) == norm)
 
     def _load_known(self, entry: Entry) -> None:
         """Put an entry we just wrote into the view without reading it back."""
@@ -617,10 +637,11 @@ class Repository:
             fsync_dir((self.root / entry.path).parent)
         self._forget_path(entry.path)
         self._load_known(fresh)
-        self._journal._append({"seq": seq, "phase": "done", "op": op, "pid": os.getpid(),
-                               "paths": [entry.path, rel]})
-        self._journal_pos = self._journal_head()
+        self._journal_done(seq, op, entry.path, rel)
         return fresh
+
+    def _journal_done(self, seq: int, op: str, *paths: str) -> None:
+        self._note_done(*paths, seq=seq, op=op)
 
     def move(self, id: str, layer: str, *, room: str | None = None, reason: str | None = None) -> Entry:
         """Move a memory to another layer (and/or room; the room is kept unless
@@ -639,7 +660,7 @@ class Repository:
             new_room = entry.room if room is None else E.check_room(room)
             changes: dict[str, Any] = {}
             if reason is not None:
-                changes["reason"] = _one_line(reason)
+                changes["reason"] = E.one_line(reason)
             if layer != "archive" and entry.status == "archived":
                 changes["status"] = "active"
             if layer != entry.layer or changes:
@@ -655,7 +676,7 @@ class Repository:
             self._sync()
             entry = self._reread(self._resolve(id))
             return self._move(entry, "archive", entry.room,
-                              meta_changes={"status": "archived", "reason": _one_line(reason),
+                              meta_changes={"status": "archived", "reason": E.one_line(reason),
                                             "updated": E.now_iso()}, op="archive")
 
     def purge(self, id: str, *, confirm: bool = False, reason: str = "purged") -> Entry:
@@ -674,7 +695,7 @@ class Repository:
             entry = self._reread(self._resolve(id))
             self._check_rate()
             fresh = self._move(entry, "archive", entry.room,
-                               meta_changes={"status": "purged", "reason": _one_line(reason),
+                               meta_changes={"status": "purged", "reason": E.one_line(reason),
                                              "updated": E.now_iso()}, op="purge")
             self._record_destructive()
             return fresh
@@ -724,7 +745,10 @@ class Repository:
             for rec in self._journal.pending(jr.records):
                 src, dst = rec.get("src"), rec.get("dst")
                 paths: list[str] = []
-                if src and dst:
+                if rec.get("op") == "supersede":
+                    paths = recover_supersede(self, rec)
+                    report["rolled_forward"] += 1
+                elif src and dst:
                     try:
                         s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
                     except UnsafePath:
@@ -837,7 +861,7 @@ class Repository:
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
                kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
-               include_archive: bool = False) -> list[SearchHit]:
+               include_archive: bool = False, record: bool = True) -> list[SearchHit]:
         """Memories that share words with ``query``, best first.
 
         Two lanes — words (jieba + Latin words, BM25) and CJK character bigrams
@@ -845,6 +869,7 @@ class Repository:
         never returned; strength and recency only break ties. ``archive/`` is
         searched only with ``include_archive=True`` (or ``layer='archive'``);
         purged memories never. ``since``/``until`` bound the updated time.
+        Each memory returned counts as recalled (``record=False`` to not count).
         """
         self._sync()
         if not isinstance(query, str):
@@ -865,6 +890,8 @@ class Repository:
 
         hits = self._index.search(Counter(words), Counter(bigrams), allowed=allowed,
                                   tiebreak=self._tiebreak, limit=limit)
+        if record and hits:
+            self._usage.record([h.key for h in hits], "recall")
         return [SearchHit(entries[h.key], h.score, h.terms, _snippet(entries[h.key], h.terms), h.lanes)
                 for h in hits]
 
@@ -950,10 +977,6 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 def _whole(s: str) -> str:
     return "#" + E.slugify(s, max_bytes=200)
-
-
-def _one_line(s: str) -> str:
-    return " ".join(str(s).split())[:300]
 
 
 def _plain_yaml(v: Any, depth: int = 0) -> bool:

@@ -1,0 +1,225 @@
+"""The lifecycle verbs of ``Repository``: touch, strength, supersede, consolidate,
+metabolize. Kept apart from the storage verbs so each file stays readable; the
+rules themselves are pure functions in ``lifecycle``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable
+
+from . import entry as E
+from .entry import Entry
+from .errors import InvalidInput, PolicyError
+from .files import atomic_write
+from .lifecycle import Move, Strength, bigram_similarity, overturns, plan, strength
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .repository import Repository
+
+
+@dataclass
+class Plan:
+    """What ``metabolize`` would do (``applied`` False) or did."""
+    now: str
+    moves: list[Move]
+    applied: bool = False
+    report: str | None = None  # path of the markdown report, relative to the root
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"now": self.now, "applied": self.applied, "report": self.report,
+                "counts": self.counts, "moves": [m.to_dict() for m in self.moves]}
+
+    def __str__(self) -> str:
+        if not self.moves:
+            return "nothing to do"
+        verb = "moved" if self.applied else "would move"
+        lines = [f"{verb} {len(self.moves)}: " + ", ".join(f"{k} {v}" for k, v in self.counts.items())]
+        lines += [f"  {m.source} → {m.target}  {m.title}  ({m.reason})" for m in self.moves]
+        return "\n".join(lines)
+
+
+def _now(now: _dt.datetime | None) -> _dt.datetime:
+    if now is None:
+        return _dt.datetime.now().astimezone()
+    if now.tzinfo is None:
+        raise InvalidInput("now must be timezone-aware")
+    return now
+
+
+def _add_link(meta: dict, key: str, name: str) -> None:
+    links = list(meta.get(key) or ())
+    if E.wikilink(name) not in links:
+        links.append(E.wikilink(name))
+    meta[key] = links
+
+
+class LifecycleVerbs:
+    """Mixed into ``Repository``."""
+
+    def strength(self: "Repository", id: str, *, now: _dt.datetime | None = None) -> Strength:
+        """How strong a memory is now, with the parts of the number
+        (``.explain()`` says it in a sentence)."""
+        e = self.get(id)
+        return strength(e, self._usage.load().get(e.id), self.policy["kinds"], _now(now).timestamp())
+
+    def touch(self: "Repository", id: str, outcome: str, *, confirm: bool = False,
+              now: _dt.datetime | None = None) -> Entry:
+        """Record a confirmation (the memory proved right: stronger, counts as use)
+        or a refutation (it proved wrong: archived at the next metabolize, or at
+        once with ``confirm=True``). The note's file does not change until then."""
+        if outcome not in ("confirm", "refute"):
+            raise InvalidInput("outcome must be 'confirm' or 'refute'")
+        e = self.get(id)
+        self._usage.record([e.id], outcome, now=_now(now).timestamp())
+        if outcome == "refute" and confirm:
+            return self.archive(e.id, reason=f"refuted on {_now(now).date().isoformat()}")
+        return e
+
+    def supersede(self: "Repository", old_id: str, new_id: str, reason: str = "superseded") -> Entry:
+        """Retire ``old_id`` in favour of ``new_id``: the old memory gets status
+        ``superseded`` and a ``superseded_by`` link, the new one a ``supersedes``
+        link. Both texts stay as written; the old one goes to archive at the next
+        metabolize. Journaled: a crash between the two files is finished on open.
+        Returns the old memory as it is now."""
+        with self._write_lock():
+            self._sync()
+            old, new = self._reread(self._resolve(old_id)), self._reread(self._resolve(new_id))
+            if old.id == new.id:
+                raise InvalidInput("a memory cannot supersede itself")
+            seq = self._journal.begin("supersede", old=old.path, new=new.path, reason=E.one_line(reason))
+            old, _ = self._apply_supersede(old.path, new.path, reason)
+            self._journal_done(seq, "supersede", old.path, new.path)
+            return old
+
+    def _apply_supersede(self: "Repository", old_path: str, new_path: str,
+                         reason: str) -> tuple[Entry, Entry]:
+        # Idempotent, so that recovery can simply run it again.
+        old = E.parse((self.root / old_path).read_bytes(), old_path)
+        new = E.parse((self.root / new_path).read_bytes(), new_path)
+        meta = dict(old.meta)
+        meta["status"] = "superseded"
+        meta["reason"] = E.one_line(reason)
+        _add_link(meta, "superseded_by", new.name)
+        if meta != dict(old.meta):
+            old = self._publish(old_path, old.with_(meta=meta))
+        nmeta = dict(new.meta)
+        _add_link(nmeta, "supersedes", old.name)
+        if nmeta != dict(new.meta):
+            new = self._publish(new_path, new.with_(meta=nmeta))
+        if self._view_ready:
+            self._load_known(old)
+            self._load_known(new)
+        return old, new
+
+    def _auto_supersede(self: "Repository", new: Entry, siblings: list[Entry]) -> None:
+        """A new judgement in an event that starts with an overturn word retires
+        at most the two most recent older non-core memories of that event."""
+        if not overturns(new.text):
+            return
+        older = [e for e in siblings if e.kind != "core" and e.status == "active" and e.layer != "archive"]
+        older.sort(key=lambda e: (e.meta.get("created", ""), e.id), reverse=True)
+        for e in older[:2]:
+            self.supersede(e.id, new.id, reason=f"overturned by a later judgement in event {new.event}")
+
+    def consolidate(self: "Repository", fragment_ids: Iterable[str], text: str, *, kind: str,
+                    **fields: Any) -> Entry:
+        """Write one memory from inbox fragments and retire them to archive.
+
+        Retired too: any other active inbox fragment whose text is contained in
+        ``text`` or whose bigram similarity with it is at least 0.55. Other
+        arguments are those of ``add``. Returns the new memory (its ``supersedes``
+        lists what it covers)."""
+        if kind not in self.policy["kinds"] or kind == "inbox":
+            raise InvalidInput(f"consolidate needs a real kind (one of "
+                               f"{', '.join(k for k in self.policy['kinds'] if k != 'inbox')})")
+        with self._write_lock():
+            self._sync()
+            given = [self._resolve(i) for i in fragment_ids]
+            new = self.add(text, kind=kind, **fields)
+            covered = {e.id: e for e in given}
+            for e in self._entries.values():
+                if e.kind == "inbox" and e.status == "active" and e.layer != "archive" and e.id != new.id:
+                    frag = " ".join(e.text.split())
+                    if frag and (frag in " ".join(text.split()) or bigram_similarity(frag, text) >= 0.55):
+                        covered[e.id] = e
+            for e in sorted(covered.values(), key=lambda x: x.id):
+                cur = self._reread(e)
+                self._move(cur, "archive", cur.room, op="consolidate", meta_changes={
+                    "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
+                    "superseded_by": [E.wikilink(new.name)]})
+            if covered:
+                meta = dict(self._entries[new.id].meta)
+                for e in sorted(covered.values(), key=lambda x: x.id):
+                    _add_link(meta, "supersedes", e.name)
+                new = self._publish(new.path, self._entries[new.id].with_(meta=meta))
+                self._load_known(new)
+                self._note_done(new.path)
+            return new
+
+    def metabolize(self: "Repository", *, dry_run: bool = True, now: _dt.datetime | None = None,
+                   confirm: bool = False) -> Plan:
+        """Plan (and with ``dry_run=False``, apply) promotions and decay.
+
+        The plan is a pure function of the files, the usage records, the policy
+        and ``now``: the same inputs give the same plan, and applying it twice
+        changes nothing the second time. Each move is journaled and atomic; a
+        moved note gets its new ``status`` and the ``reason``; nothing else in
+        it changes. Applying a plan that archives needs ``confirm=True`` while
+        policy ``confirm_destructive`` is on. A markdown report goes to
+        ``_system/reports/``.
+        """
+        when = _now(now)
+        self._sync()
+        moves = plan(self._entries.values(), self._usage.load(), self.policy, when.timestamp())
+        counts: dict[str, int] = {}
+        for m in moves:
+            key = f"{m.source}→{m.target}"
+            counts[key] = counts.get(key, 0) + 1
+        result = Plan(when.isoformat(timespec="seconds"), moves, counts=counts)
+        if dry_run or not moves:
+            return result
+        if self.policy["confirm_destructive"] and not confirm and any(m.target == "archive" for m in moves):
+            raise PolicyError("this plan archives memories; apply it with confirm=True "
+                              "(policy confirm_destructive)", rule="confirm")
+        with self._write_lock():
+            self._sync()
+            # Re-plan under the lock: another writer may have changed things since.
+            moves = plan(self._entries.values(), self._usage.load(), self.policy, when.timestamp())
+            for m in moves:
+                e = self._entries.get(m.id)
+                if e is None:
+                    continue
+                e = self._reread(e)
+                changes: dict[str, Any] = {"reason": E.one_line(m.reason)}
+                if m.status:
+                    changes["status"] = m.status
+                self._move(e, m.target, e.room, meta_changes=changes, op="metabolize")
+            result.moves, result.applied = moves, True
+            result.report = self._write_report(result)
+        return result
+
+    def _write_report(self: "Repository", result: Plan) -> str:
+        stamp = result.now.replace(":", "").replace("-", "")[:15]
+        rel = f"{'_system'}/reports/metabolize-{stamp}-{os.getpid()}.md"
+        lines = [f"# Metabolism {result.now}", "",
+                 f"{len(result.moves)} move(s): " + ", ".join(f"{k} {v}" for k, v in result.counts.items()),
+                 "", "| memory | from | to | reason |", "| --- | --- | --- | --- |"]
+        for m in result.moves:
+            name = self._entries[m.id].name if m.id in self._entries else m.id
+            lines.append(f"| [[{name}]] | {m.source} | {m.target} | {m.reason.replace('|', '/')} |")
+        atomic_write(self.root / rel, ("\n".join(lines) + "\n").encode("utf-8"))
+        return rel
+
+
+def recover_supersede(repo: "Repository", rec: dict) -> list[str]:
+    """Finish an interrupted supersede (both files still exist: it moves nothing)."""
+    old, new = rec.get("old"), rec.get("new")
+    if not old or not new or not (repo.root / old).exists() or not (repo.root / new).exists():
+        return []
+    repo._apply_supersede(old, new, rec.get("reason") or "superseded")
+    return [old, new]
+

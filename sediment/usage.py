@@ -1,0 +1,176 @@
+"""Usage records (recalls, confirmations, refutations), kept outside the notes.
+
+Reading must leave every ``.md`` byte-identical, so what reading teaches us —
+this memory was recalled, that one confirmed — goes to ``_system/usage/``:
+
+* ``events.log``: append-only JSON lines; the first line names a generation.
+* ``summary.json``: per-id totals folded in by compaction, plus how many bytes
+  of which log generation they already include.
+
+Appends and compaction hold ``usage/lock`` (a lock separate from the writer
+lock, held for microseconds) so that no append lands in a log that compaction
+has already read. Compaction writes the summary first (atomically), then starts
+a new log generation; a crash in between is harmless because the summary says
+which bytes it already counted. Records are not fsync'd: a lost recall after a
+power cut costs a little decay accuracy, never a memory.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import secrets
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from .files import WriterLock, atomic_write
+
+COMPACT_BYTES = 4 << 20
+EVENTS = ("recall", "confirm", "refute")
+
+
+@dataclass
+class Usage:
+    recalls: int = 0
+    confirms: int = 0
+    refutes: int = 0
+    days: set[str] = field(default_factory=set)  # distinct days with a recall or confirm
+    last_use: float = 0.0  # unix time of the last recall or confirmation
+    last_confirm: float = 0.0
+    last_refute: float = 0.0
+
+    def add(self, ev: str, t: float, day: str) -> None:
+        if ev == "recall":
+            self.recalls += 1
+        elif ev == "confirm":
+            self.confirms += 1
+            self.last_confirm = max(self.last_confirm, t)
+        elif ev == "refute":
+            self.refutes += 1
+            self.last_refute = max(self.last_refute, t)
+            return
+        self.days.add(day)
+        self.last_use = max(self.last_use, t)
+
+    @property
+    def refuted(self) -> bool:
+        """Refuted after the last confirmation (a later confirm outweighs it)."""
+        return self.refutes > 0 and self.last_refute >= self.last_confirm
+
+    def to_json(self) -> dict:
+        return {"recalls": self.recalls, "confirms": self.confirms, "refutes": self.refutes,
+                "days": sorted(self.days), "last_use": self.last_use,
+                "last_confirm": self.last_confirm, "last_refute": self.last_refute}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Usage":
+        return cls(d.get("recalls", 0), d.get("confirms", 0), d.get("refutes", 0), set(d.get("days", ())),
+                   d.get("last_use", 0.0), d.get("last_confirm", 0.0), d.get("last_refute", 0.0))
+
+
+def _day(t: float) -> str:
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).date().isoformat()
+
+
+class UsageLog:
+    def __init__(self, folder: Path, lock_timeout: float = 10.0) -> None:
+        self.folder = folder
+        self.log = folder / "events.log"
+        self.summary_path = folder / "summary.json"
+        self._lock = WriterLock.for_path(folder / "lock")
+        self._timeout = lock_timeout
+        self._mutex = threading.Lock()
+        self.usage: dict[str, Usage] = {}
+        self._pos: tuple[str, int, int] = ("", 0, -1)  # generation, offset read, size seen
+
+    def _ensure(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if not self.log.exists():
+            self._new_generation()
+
+    def _new_generation(self) -> str:
+        gen = secrets.token_hex(6)
+        atomic_write(self.log, (json.dumps({"gen": gen}) + "\n").encode(), durable=False)
+        return gen
+
+    def record(self, ids: Iterable[str], ev: str, *, now: float | None = None) -> None:
+        """Append one event for each id, in a single write."""
+        if ev not in EVENTS:
+            raise ValueError(f"unknown usage event {ev!r}")
+        ids = list(ids)
+        if not ids:
+            return
+        t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
+        data = "".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids)
+        with self._lock.hold(self._timeout):
+            self._ensure()
+            fd = os.open(self.log, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, data.encode())
+            finally:
+                os.close(fd)
+            if self.log.stat().st_size > COMPACT_BYTES:
+                self._compact_locked()
+
+    def load(self) -> dict[str, Usage]:
+        """Totals per id, including other processes' records. Cheap when nothing
+        changed (one stat)."""
+        with self._mutex:
+            try:
+                st = self.log.stat()
+            except FileNotFoundError:
+                if not self.usage:
+                    self.usage = self._read_summary()[0]
+                return self.usage
+            gen, offset, seen = self._pos
+            if st.st_size == seen and gen:
+                return self.usage
+            data = self.log.read_bytes()
+            nl = data.find(b"\n")
+            try:
+                file_gen = json.loads(data[:nl]).get("gen", "")
+            except (ValueError, AttributeError):
+                file_gen = ""
+            if file_gen != gen:  # new generation: start again from the summary
+                self.usage, consumed = self._read_summary()
+                offset = consumed.get("bytes", 0) if consumed.get("gen") == file_gen else nl + 1
+            self._fold(data, offset)
+            end = data.rfind(b"\n") + 1
+            self._pos = (file_gen, max(end, offset), len(data))
+            return self.usage
+
+    def _fold(self, data: bytes, offset: int) -> None:
+        end = data.rfind(b"\n") + 1  # a torn last line is read next time, once complete
+        for line in data[offset:end].splitlines():
+            try:
+                rec = json.loads(line)
+                t = float(rec["t"])
+                self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t))
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged record costs one event, never the log
+
+    def _read_summary(self) -> tuple[dict[str, Usage], dict]:
+        try:
+            raw = json.loads(self.summary_path.read_bytes())
+            return {k: Usage.from_json(v) for k, v in raw["usage"].items()}, raw.get("consumed", {})
+        except (FileNotFoundError, ValueError, KeyError, TypeError, AttributeError):
+            return {}, {}
+
+    def compact(self) -> None:
+        with self._lock.hold(self._timeout):
+            self._compact_locked()
+
+    def _compact_locked(self) -> None:
+        self._pos = ("", 0, -1)
+        usage = {k: Usage.from_json(v.to_json()) for k, v in self.load().items()}
+        data = self.log.read_bytes()
+        gen = json.loads(data[:data.find(b"\n")]).get("gen", "")
+        consumed = {"gen": gen, "bytes": data.rfind(b"\n") + 1}
+        summary = {"consumed": consumed, "usage": {k: v.to_json() for k, v in sorted(usage.items())}}
+        atomic_write(self.summary_path, json.dumps(summary, separators=(",", ":")).encode(), durable=True)
+        self._new_generation()
+        self._pos = ("", 0, -1)
+        self.usage = {}
