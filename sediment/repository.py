@@ -14,10 +14,13 @@ Writers take the lock; readers never do. Reading never writes a memory file.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import functools
 import logging
 import os
 import re
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -52,6 +55,16 @@ _system/reports/
 """
 _RESERVED_FIELDS = {"id", "created", "updated", "status", "path", "layer", "room", "name", "version",
                     "body", "superseded_by", "supersedes"}
+
+
+def _viewing(fn):
+    """Run a reader under the view lock, so that a watcher thread applying a
+    person's edits never shows it a half-updated index."""
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        with self._view_lock:
+            return fn(self, *args, **kwargs)
+    return wrapper
 
 
 @dataclass(frozen=True)
@@ -102,10 +115,11 @@ class Repository(LifecycleVerbs):
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
     another writer holds the lock during recovery for too long.
+    ``watch=True`` starts a watcher at once (see ``watch``).
     """
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
-                 policy: Mapping[str, Any] | None = None) -> None:
+                 policy: Mapping[str, Any] | None = None, watch: bool = False) -> None:
         self.root = Path(root).absolute()
         if not self.root.exists():
             if not create:
@@ -121,11 +135,15 @@ class Repository(LifecycleVerbs):
         self._tokenizer = Tokenizer(self.system / "cache")
         self._usage = UsageLog(self.system / "usage", self.policy["lock_timeout_seconds"])
         self._closed = False
+        self._watcher = None
+        self._view_lock = threading.RLock()
         self._view_ready = False
         self._reset_view()
         self.recover()
         self._load_all()
         self._view_ready = True
+        if watch:
+            self._start_watch()
 
     # ------------------------------------------------------------------ setup
 
@@ -153,10 +171,67 @@ class Repository(LifecycleVerbs):
         self.close()
 
     def close(self) -> None:
-        """Save the derived cache. The repository stays readable."""
+        """Stop watching and save the derived cache. The repository stays readable."""
+        self._stop_watch()
         if not self._closed:
-            self._cache.save()
+            with self._view_lock:
+                self._cache.save()
             self._closed = True
+
+    # ------------------------------------------------------------------ watching
+
+    @contextlib.contextmanager
+    def watch(self, on_change=None) -> Iterator["Repository"]:
+        """Keep the index current while files change behind the library's back
+        (an editor, Obsidian, ``git pull``), until the block ends.
+
+        ``on_change(what, path)`` is called from the watcher thread for each
+        change applied; ``what`` is 'changed', 'removed', 'invalid' or 'rescan'.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> with repo.watch():
+        ...     pass
+        """
+        self._start_watch(on_change)
+        try:
+            yield self
+        finally:
+            self._stop_watch()
+
+    def _start_watch(self, on_change=None) -> None:
+        from .watch import Watcher
+        if self._watcher is None:
+            self._watcher = Watcher(self, on_change).start()
+            self.refresh()  # what changed before the observer was listening
+
+    def _stop_watch(self) -> None:
+        w, self._watcher = self._watcher, None
+        if w is not None:
+            w.stop()
+
+    def _apply_paths(self, rels: Iterable[str]) -> list[tuple[str, str]]:
+        """Re-read these paths as they are on disk now. Removals first, so that
+        a note moved by hand is never seen twice (as a duplicate id)."""
+        out: list[tuple[str, str]] = []
+        with self._view_lock:
+            present, gone = [], []
+            for rel in rels:
+                try:
+                    st = (self.root / rel).stat(follow_symlinks=False)
+                    present.append((rel, st))
+                except (FileNotFoundError, NotADirectoryError):
+                    gone.append(rel)
+            for rel in gone:
+                if rel in self._stats or rel in self._problems:
+                    self._forget_path(rel)
+                    out.append(("removed", rel))
+            for rel, st in present:
+                if self._stats.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
+                    continue  # our own write, or a touch that changed nothing
+                self._load_file(rel, st)
+                out.append(("invalid" if rel in self._problems else "changed", rel))
+        return out
 
     def __repr__(self) -> str:
         return f"Repository({str(self.root)!r}, memories={len(self._entries)})"
@@ -221,6 +296,9 @@ class Repository(LifecycleVerbs):
                                           else exc.message, line=exc.details.get("line"))
             return
         other = self._entries.get(entry.id)
+        if other is not None and not (self.root / other.path).exists():
+            self._forget_path(other.path)  # moved by hand; the old path's event is still on its way
+            other = None
         if other is not None:
             self._problems[rel] = Problem(rel, f"id {entry.id} is also used by {other.path}; "
                                                f"this copy is left out", code="duplicate_id")
@@ -305,6 +383,7 @@ class Repository(LifecycleVerbs):
                     self._load_file(p)
         self._journal_pos = (jr.offset, jr.epoch, now_seen)
 
+    @_viewing
     def refresh(self) -> dict[str, int]:
         """Rescan the root for changes made behind the library's back (an editor,
         git, a file manager): stat every file, re-read only what changed.
@@ -332,8 +411,12 @@ class Repository(LifecycleVerbs):
 
     # ------------------------------------------------------------------ writing
 
-    def _write_lock(self):
-        return self._lock.hold(self.policy["lock_timeout_seconds"])
+    @contextlib.contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        # file lock first, then the view lock; the watcher takes only the view
+        # lock, so the order cannot deadlock
+        with self._lock.hold(self.policy["lock_timeout_seconds"]), self._view_lock:
+            yield
 
     def _publish(self, rel: str, entry: Entry, *, exclusive: bool = False) -> Entry:
         text = E.render(entry).encode("utf-8")
@@ -801,15 +884,18 @@ class Repository(LifecycleVerbs):
             raise NotFound(f"no memory with id or name {key!r}", id=key)
         return e
 
+    @_viewing
     def get(self, id: str) -> Entry:
         """The memory with this id (or name). Raises ``NotFound`` (a ``KeyError``)."""
         self._sync()
         return self._resolve(id)
 
+    @_viewing
     def __contains__(self, id: object) -> bool:
         self._sync()
         return isinstance(id, str) and (id in self._entries or E.unwrap_link(id) in self._by_name)
 
+    @_viewing
     def __len__(self) -> int:
         self._sync()
         return len(self._entries)
@@ -817,6 +903,7 @@ class Repository(LifecycleVerbs):
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.list())
 
+    @_viewing
     def list(self, *, layer: str | Iterable[str] | None = None, room: str | None = None,
              tag: str | None = None, kind: str | Iterable[str] | None = None,
              status: str | None = None) -> list[Entry]:
@@ -858,6 +945,7 @@ class Repository(LifecycleVerbs):
             return True
         return pred
 
+    @_viewing
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
                kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
@@ -957,6 +1045,7 @@ class Repository(LifecycleVerbs):
                                             severity="warning", code="temp"))
         return sorted(problems, key=lambda p: (p.path, p.line or 0, p.code))
 
+    @_viewing
     def stats(self) -> dict[str, Any]:
         """Counts by layer, kind and room; problems; index size."""
         self._sync()
