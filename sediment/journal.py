@@ -51,26 +51,36 @@ class Journal:
         atomic_write(self.path, (json.dumps({"epoch": epoch}) + "\n").encode())
         return epoch
 
-    def read(self, offset: int = 0, epoch: str | None = None) -> JournalRead:
-        """Records from ``offset`` on. If the file's epoch is not ``epoch`` the
-        journal was compacted in between: everything is returned from the start
-        and the caller must treat its view as stale."""
+    def epoch(self) -> str:
         try:
-            data = self.path.read_bytes()
+            with open(self.path, "rb") as fh:
+                head = fh.readline()
+            return json.loads(head).get("epoch", "")
+        except (FileNotFoundError, ValueError, AttributeError):
+            return ""
+
+    def read(self, offset: int = 0, epoch: str | None = None) -> JournalRead:
+        """Records from ``offset`` on (reading only that part of the file). If the
+        file's epoch is not ``epoch`` the journal was compacted in between:
+        everything is returned from the start and the caller must treat its
+        view as stale."""
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.readline()
+                try:
+                    file_epoch = json.loads(head).get("epoch", "")
+                except (ValueError, AttributeError):
+                    file_epoch = ""
+                if epoch is not None and file_epoch != epoch:
+                    offset = 0
+                fh.seek(offset)
+                data = fh.read()
         except FileNotFoundError:
             return JournalRead([], 0, "", [])
-        first_nl = data.find(b"\n")
-        head = data[:first_nl] if first_nl >= 0 else data
-        try:
-            file_epoch = json.loads(head).get("epoch", "")
-        except (ValueError, AttributeError):
-            file_epoch = ""
-        if epoch is not None and file_epoch != epoch:
-            offset = 0
         records: list[dict[str, Any]] = []
         damaged: list[tuple[int, str]] = []
-        start = offset
-        line_no = data.count(b"\n", 0, offset) + 1
+        start = 0
+        line_no = 1  # relative to offset; exact when reading from the start (check)
         while start < len(data):
             nl = data.find(b"\n", start)
             if nl < 0:  # torn tail: an append that a crash cut short
@@ -87,7 +97,7 @@ class Journal:
                 except ValueError as exc:
                     damaged.append((line_no, f"unreadable journal line: {exc}"))
             line_no += 1
-        return JournalRead(records, start, file_epoch, damaged)
+        return JournalRead(records, offset + start, file_epoch, damaged)
 
     def _append(self, rec: dict[str, Any]) -> None:
         # A torn tail from a crash must not glue itself to our record.
@@ -141,7 +151,7 @@ class Journal:
 
     def maybe_compact(self) -> bool:
         """Start a new epoch when the file is large and nothing is pending.
-        The caller holds the writer lock."""
+        The caller holds the writer lock. One stat when the file is small."""
         try:
             if self.path.stat().st_size < COMPACT_BYTES:
                 return False

@@ -162,7 +162,8 @@ class Repository(LifecycleVerbs):
         self._stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
         self._segments: dict[str, list[str]] = {}  # id → cached segmentation (for index compaction)
         self._index = Index(self._terms_for_id)
-        self._journal_pos = (0, "", -1.0)  # offset, epoch, size at last look
+        # how far we have read the journal: (offset, epoch, (size, mtime_ns) when we looked)
+        self._journal_pos: tuple[int, str, tuple[int, int]] = (0, "", (-1, 0))
 
     def __enter__(self) -> "Repository":
         return self
@@ -266,14 +267,14 @@ class Repository(LifecycleVerbs):
         if len(self._cache.data) > 2 * max(len(self._entries), 1000) or self._cache.dirty:
             self._cache.save()
 
-    def _journal_head(self) -> tuple[int, str, float]:
-        jr = self._journal.read()
+    def _journal_head(self) -> tuple[int, str, tuple[int, int]]:
+        """Our position at the end of the journal (the caller holds the lock or
+        has just read everything)."""
         try:
             st = self._journal.path.stat()
-            size = float(st.st_size) + st.st_mtime_ns * 1e-18
         except FileNotFoundError:
-            size = -1.0
-        return jr.offset, jr.epoch, size
+            return 0, "", (-1, 0)
+        return st.st_size, self._journal.epoch(), (st.st_size, st.st_mtime_ns)
 
     def _load_file(self, rel: str, st: os.stat_result | None = None) -> None:
         """(Re)read one file into the view, or drop it from the view if gone/bad."""
@@ -369,7 +370,7 @@ class Repository(LifecycleVerbs):
             st = self._journal.path.stat()
         except FileNotFoundError:
             return
-        now_seen = float(st.st_size) + st.st_mtime_ns * 1e-18
+        now_seen = (st.st_size, st.st_mtime_ns)
         if now_seen == seen:
             return
         jr = self._journal.read(offset, epoch)
@@ -377,10 +378,10 @@ class Repository(LifecycleVerbs):
             self._journal_pos = (jr.offset, jr.epoch, now_seen)
             self.refresh()
             return
-        for rec in jr.records:
-            if rec.get("phase") == "done" and rec.get("pid") != os.getpid():
-                for p in rec.get("paths", ()):
-                    self._load_file(p)
+        # Our own records are never read here: after each of our appends we
+        # skip past it (we hold the lock, so nothing else was appended between).
+        paths = {p for rec in jr.records if rec.get("phase") == "done" for p in rec.get("paths", ())}
+        self._apply_paths(sorted(paths))
         self._journal_pos = (jr.offset, jr.epoch, now_seen)
 
     @_viewing
@@ -435,7 +436,9 @@ class Repository(LifecycleVerbs):
         if seq is not None:
             rec["seq"] = seq
         self._journal._append(rec)
-        # our own record: skip past it so _sync does not re-read our files
+        if self._journal.maybe_compact():
+            log.debug("journal compacted")
+        # skip past our own record, so _sync does not re-read our files
         self._journal_pos = self._journal_head()
 
     def _check_body(self, body: str) -> None:
