@@ -524,7 +524,7 @@ class Repository(LifecycleVerbs):
                 self._check_core_cap()
             if extra.get("unclassified") is True and self._unclassified_repeats(text) >= 2:
                 extra["flag"] = "classify: written unclassified 3 times"
-            eid = E.new_id()
+            eid = E.new_id(None if now is None else int(now.timestamp() * 1000))
             meta = E.build_meta(id=eid, title=title, created=created, kind=kind, tags=tags,
                                 value=value, source=source, links=links, extra=extra)
             name = self._unique_name(E.slugify(title), eid)
