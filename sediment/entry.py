@@ -208,12 +208,18 @@ class Entry:
     def id(self) -> str: return self.meta["id"]
     @property
     def title(self) -> str: return self.meta.get("title") or ""
+    def _where(self) -> tuple[str, str, str]:
+        w = self._cache.get("where")
+        if w is None:
+            w = self._cache["where"] = split_path(self.path) if self.path else ("", "", "")
+        return w
+
     @property
-    def layer(self) -> str: return split_path(self.path)[0] if self.path else ""
+    def layer(self) -> str: return self._where()[0]
     @property
-    def room(self) -> str: return split_path(self.path)[1] if self.path else ""
+    def room(self) -> str: return self._where()[1]
     @property
-    def name(self) -> str: return split_path(self.path)[2] if self.path else ""
+    def name(self) -> str: return self._where()[2]
 
     # --- typed fields
     @property

@@ -1,24 +1,33 @@
 """The in-memory search index: two lanes (words, CJK bigrams), BM25 in each,
-fused by reciprocal rank. Pure: no I/O; the repository feeds it entries.
+fused by reciprocal rank. Pure: no I/O; ``snapshot``/``restore`` turn it into
+bytes and back, and the repository decides where those live.
 
-Layout, chosen for 100k memories in a few hundred MB: each lane maps a term to
-two growing ``array``s (slot numbers and term frequencies) instead of a dict per
-term, ~6 bytes per posting instead of ~100. A document that changes gets a new
-slot; the old slot is marked dead and skipped, and the postings are rebuilt
-when dead slots pass a quarter of the total (amortised O(1) per change).
+Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
+
+* each lane keeps a read-only *base* (one array of slot numbers and one of term
+  frequencies for all terms, grouped by term, with an offset per term) that is
+  restored from a snapshot in a few array copies, plus a *delta* (a pair of
+  growing arrays per term) for what was indexed since;
+* a changed document gets a new slot; its old slot is marked dead and skipped.
+  Dead slots are dropped when they pass a quarter of all slots (amortised O(1)
+  per change) and whenever the base is rebuilt.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import json
 import math
+import struct
+import sys
 from array import array
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 RRF_K = 60
-# BM25 constants (Robertson's usual values; b a little lower because memories
-# are short and length says little about relevance).
+# BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
+# memories are short and their length says little about relevance).
 K1 = 1.2
 B = 0.6
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
@@ -26,6 +35,10 @@ B = 0.6
 TITLE_WEIGHT = 3
 TAG_WEIGHT = 3
 LANE_DEPTH = 400  # candidates ranked per lane before fusion
+SNAPSHOT_FORMAT = 4
+_MAGIC = b"SEDIDX\n"
+ALIVE = 0x80
+_MASKS: dict[int, bytes] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,26 +60,33 @@ class DocTerms:
 
 
 class _Lane:
-    __slots__ = ("postings", "lengths", "total_len", "live")
+    __slots__ = ("base_index", "base_offsets", "base_slots", "base_tfs", "delta", "lengths",
+                 "total_len", "live")
 
     def __init__(self) -> None:
-        self.postings: dict[str, tuple[array, array]] = {}
+        self.base_index: dict[str, int] = {}
+        self.base_offsets = array("I", [0])
+        self.base_slots = array("I")
+        self.base_tfs = array("H")
+        self.delta: dict[str, tuple[array, array]] = {}
         self.lengths = array("I")
         self.total_len = 0
         self.live = 0
 
+    def __len__(self) -> int:
+        return len(self.base_index) + sum(1 for t in self.delta if t not in self.base_index)
+
     def add(self, slot: int, terms: dict[str, int]) -> None:
-        length = 0
-        postings = self.postings
+        delta = self.delta
         for t, tf in terms.items():
-            p = postings.get(t)
+            p = delta.get(t)
             if p is None:
-                p = postings[t] = (array("I"), array("H"))
+                p = delta[t] = (array("I"), array("H"))
             p[0].append(slot)
-            p[1].append(min(tf, 65535))
-            length += tf
-        while len(self.lengths) <= slot:
-            self.lengths.append(0)
+            p[1].append(tf if tf < 65535 else 65535)
+        length = sum(terms.values())
+        if len(self.lengths) <= slot:
+            self.lengths.extend([0] * (slot + 1 - len(self.lengths)))
         self.lengths[slot] = length
         self.total_len += length
         self.live += 1
@@ -75,39 +95,87 @@ class _Lane:
         self.total_len -= self.lengths[slot]
         self.live -= 1
 
-    def score(self, qterms: dict[str, int], alive: bytearray, allowed: Callable[[int], bool] | None,
-              depth: int) -> tuple[list[tuple[float, int]], dict[int, set[str]]]:
-        """BM25 over live slots; returns the top ``depth`` (score, slot) and, for
-        those, which query terms they contain."""
+    def postings(self, t: str) -> list[tuple[Sequence[int], Sequence[int]]]:
+        out = []
+        i = self.base_index.get(t)
+        if i is not None:
+            a, b = self.base_offsets[i], self.base_offsets[i + 1]
+            out.append((self.base_slots[a:b], self.base_tfs[a:b]))
+        d = self.delta.get(t)
+        if d is not None:
+            out.append(d)
+        return out
+
+    def score(self, qterms: dict[str, int], mask: bytes, allowed: Callable[[int], bool] | None,
+              depth: int) -> tuple[list[tuple[float, int]], dict[int, list[str]]]:
+        """BM25 over the slots whose ``mask`` byte is set; the top ``depth``
+        (score, slot), and for those, which query terms they contain."""
         n = max(self.live, 1)
         avg = self.total_len / n if self.total_len else 1.0
         lengths = self.lengths
+        norm_a, norm_b = K1 * (1 - B), K1 * B / avg
         acc: dict[int, float] = {}
         hits: dict[int, list[str]] = {}
+        acc_get = acc.get
         for t, qtf in qterms.items():
-            p = self.postings.get(t)
-            if p is None:
+            plist = self.postings(t)
+            if not plist:
                 continue
-            slots, tfs = p
-            df = len(slots)  # counts dead slots too: a slightly low IDF until the next compaction
+            df = sum(len(p[0]) for p in plist)  # dead slots count too, until compaction
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            w = idf * (1 + 0.5 * (qtf - 1))  # a repeated query term counts a little more
-            for s, tf in zip(slots, tfs):
-                if not alive[s]:
-                    continue
-                norm = K1 * (1 - B + B * lengths[s] / avg)
-                acc[s] = acc.get(s, 0.0) + w * tf * (K1 + 1) / (tf + norm)
-                h = hits.get(s)
-                if h is None:
-                    hits[s] = [t]
-                else:
-                    h.append(t)
+            w = idf * (1 + 0.5 * (qtf - 1)) * (K1 + 1)  # a repeated query term counts a little more
+            for slots, tfs in plist:
+                for s, tf in zip(slots, tfs):
+                    if mask[s]:
+                        acc[s] = acc_get(s, 0.0) + w * tf / (tf + norm_a + norm_b * lengths[s])
+                        h = hits.get(s)
+                        if h is None:
+                            hits[s] = [t]
+                        else:
+                            h.append(t)
         if allowed is not None:
             items = [(sc, s) for s, sc in acc.items() if allowed(s)]
         else:
             items = [(sc, s) for s, sc in acc.items()]
         top = heapq.nlargest(depth, items)
-        return top, {s: set(hits[s]) for _, s in top}
+        return top, {s: hits[s] for _, s in top}
+
+    def rebuild(self, remap: array | None) -> None:
+        """Fold the delta into a new base. With ``remap`` (old slot → new slot,
+        or 0xFFFFFFFF for dead) the dead slots are dropped as well."""
+        terms = sorted(set(self.base_index) | set(self.delta))
+        offsets = array("I", [0])
+        slots = array("I")
+        tfs = array("H")
+        dead = 0xFFFFFFFF
+        for t in terms:
+            for ps, pt in self.postings(t):
+                if remap is None:
+                    slots.extend(ps)
+                    tfs.extend(pt)
+                else:
+                    for s, tf in zip(ps, pt):
+                        ns = remap[s]
+                        if ns != dead:
+                            slots.append(ns)
+                            tfs.append(tf)
+            offsets.append(len(slots))
+        if remap is not None:
+            keep = [i for i in range(len(terms)) if offsets[i + 1] > offsets[i]]
+            if len(keep) != len(terms):
+                terms = [terms[i] for i in keep]
+                new_off = array("I", [0])
+                for i in keep:
+                    new_off.append(new_off[-1] + offsets[i + 1] - offsets[i])
+                offsets = new_off
+            lengths = array("I", [0]) * (max((x for x in remap if x != dead), default=-1) + 1)
+            for old, new in enumerate(remap):
+                if new != dead and old < len(self.lengths):
+                    lengths[new] = self.lengths[old]
+            self.lengths = lengths
+        self.base_index = {t: i for i, t in enumerate(terms)}
+        self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, tfs
+        self.delta = {}
 
 
 @dataclass
@@ -121,15 +189,13 @@ class Hit:
 class Index:
     """Maps keys (memory ids) to slots and ranks them for a query."""
 
-    def __init__(self, terms_for: Callable[[str], DocTerms]) -> None:
-        # Compaction needs each live document's terms again; keeping them all
-        # would double memory, so the owner re-derives them (from its token cache).
-        self.terms_for = terms_for
+    def __init__(self) -> None:
         self.words = _Lane()
         self.bigrams = _Lane()
         self.slot_of: dict[str, int] = {}
         self.key_of: list[str | None] = []
-        self.alive = bytearray()
+        # per slot: ALIVE plus the owner's flag bits (which searches skip it)
+        self.flags = bytearray()
         self._dead = 0
 
     def __len__(self) -> int:
@@ -138,41 +204,132 @@ class Index:
     def __contains__(self, key: str) -> bool:
         return key in self.slot_of
 
-    def put(self, key: str, terms: DocTerms) -> None:
+    @property
+    def dead(self) -> int:
+        return self._dead
+
+    def put(self, key: str, terms: DocTerms, flags: int = 0) -> int:
+        """Index a document. ``flags`` (bits 0–6) let a search skip groups of
+        documents cheaply (see ``search(exclude=...)``)."""
         if key in self.slot_of:
             self.remove(key)
         slot = len(self.key_of)
         self.key_of.append(key)
-        self.alive.append(1)
+        self.flags.append(ALIVE | (flags & 0x7F))
         self.slot_of[key] = slot
         self.words.add(slot, terms.words)
         self.bigrams.add(slot, terms.bigrams)
+        return slot
 
     def remove(self, key: str) -> None:
         slot = self.slot_of.pop(key, None)
         if slot is None:
             return
-        self.alive[slot] = 0
+        self.flags[slot] = 0
         self.key_of[slot] = None
         self.words.remove(slot)
         self.bigrams.remove(slot)
         self._dead += 1
         if self._dead > 1000 and self._dead * 4 > len(self.key_of):
-            self._compact()
+            self.compact()
 
-    def _compact(self) -> None:
-        docs = [(k, self.terms_for(k)) for k in self.slot_of]
-        self.__init__(self.terms_for)  # type: ignore[misc]
-        for k, t in docs:
-            self.put(k, t)
+    def compact(self) -> None:
+        """Drop dead slots and fold the deltas into the base."""
+        dead = 0xFFFFFFFF
+        remap = array("I", [dead]) * len(self.key_of)
+        keys: list[str | None] = []
+        for s, k in enumerate(self.key_of):
+            if k is not None and self.flags[s] & ALIVE:
+                remap[s] = len(keys)
+                keys.append(k)
+        self.words.rebuild(remap)
+        self.bigrams.rebuild(remap)
+        self.key_of = keys
+        self.slot_of = {k: i for i, k in enumerate(keys)}  # type: ignore[misc]
+        self.flags = bytearray(f for f in self.flags if f & ALIVE)
+        self._dead = 0
+
+    # -------------------------------------------------------------- snapshot
+
+    def snapshot(self, docs: dict[str, Any]) -> bytes:
+        """The index and ``docs`` (per key, whatever the owner needs to skip
+        parsing: JSON-able) as bytes. Dead slots are dropped first."""
+        if self._dead:
+            self.compact()
+        else:
+            self.words.rebuild(None)
+            self.bigrams.rebuild(None)
+        header: dict[str, Any] = {
+            "format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder,
+            "docs": [docs[k] for k in self.key_of],  # type: ignore[index]
+            "keys": self.key_of,
+        }
+        blobs: list[bytes] = [bytes(self.flags)]
+        for name, lane in (("words", self.words), ("bigrams", self.bigrams)):
+            terms = sorted(lane.base_index, key=lane.base_index.__getitem__)
+            header[name] = {"terms": "\n".join(terms), "total_len": lane.total_len, "live": lane.live}
+            for arr in (lane.base_offsets, lane.base_slots, lane.base_tfs, lane.lengths):
+                blobs.append(arr.tobytes())
+        head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        sizes = [len(head)] + [len(b) for b in blobs]
+        body = struct.pack(f"<{len(sizes)}Q", *sizes) + head + b"".join(blobs)
+        return _MAGIC + hashlib.sha256(body).digest() + body
+
+    @classmethod
+    def restore(cls, data: bytes) -> tuple["Index", list[Any]]:
+        """The index and the per-key docs from ``snapshot`` bytes. Raises
+        ``ValueError`` for anything damaged or from another format."""
+        if not data.startswith(_MAGIC):
+            raise ValueError("not a sediment index snapshot")
+        digest, body = data[len(_MAGIC):len(_MAGIC) + 32], data[len(_MAGIC) + 32:]
+        if hashlib.sha256(body).digest() != digest:
+            raise ValueError("snapshot checksum mismatch")
+        n = 10
+        sizes = struct.unpack_from(f"<{n}Q", body)
+        pos = 8 * n
+        head = json.loads(body[pos:pos + sizes[0]])
+        pos += sizes[0]
+        if head.get("format") != SNAPSHOT_FORMAT or head.get("byteorder") != sys.byteorder:
+            raise ValueError("snapshot of another format")
+        idx = cls()
+        keys = head["keys"]
+        idx.flags = bytearray(body[pos:pos + sizes[1]])
+        pos += sizes[1]
+        if len(idx.flags) != len(keys):
+            raise ValueError("snapshot flags are inconsistent")
+        for name, lane in (("words", idx.words), ("bigrams", idx.bigrams)):
+            meta = head[name]
+            terms = meta["terms"].split("\n") if meta["terms"] else []
+            arrays = []
+            for typecode, size in zip("IIHI", sizes[2 + 4 * (name == "bigrams"):]):
+                a = array(typecode)
+                a.frombytes(body[pos:pos + size])
+                pos += size
+                arrays.append(a)
+            lane.base_offsets, lane.base_slots, lane.base_tfs, lane.lengths = arrays
+            if len(lane.base_offsets) != len(terms) + 1:
+                raise ValueError("snapshot lane is inconsistent")
+            lane.base_index = dict(zip(terms, range(len(terms))))
+            lane.total_len, lane.live = meta["total_len"], meta["live"]
+        idx.key_of = list(keys)
+        idx.slot_of = {k: i for i, k in enumerate(keys)}
+        return idx, head["docs"]
+
+    # -------------------------------------------------------------- search
 
     def search(self, words: dict[str, int], bigrams: dict[str, int], *,
-               allowed: Callable[[str], bool] | None = None,
+               exclude: int = 0, allowed: Callable[[str], bool] | None = None,
                tiebreak: Callable[[str], tuple] | None = None,
                limit: int = 10) -> list[Hit]:
         """Fuse the lanes by reciprocal rank. A key with no term of the query in
-        either lane is never returned; ``tiebreak`` orders equal fused scores
-        (higher first), then the key keeps the order stable."""
+        either lane is never returned. Documents with any of the ``exclude``
+        flag bits are skipped (in C, via a translated mask); ``allowed`` filters
+        the rest by key; ``tiebreak`` orders equal fused scores (higher first),
+        then the key keeps the order stable."""
+        table = _MASKS.get(exclude)
+        if table is None:
+            table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
+        mask = self.flags.translate(table)
         allow_slot = None
         if allowed is not None:
             key_of = self.key_of
@@ -183,15 +340,22 @@ class Index:
         for name, lane, q in (("words", self.words, words), ("bigrams", self.bigrams, bigrams)):
             if not q:
                 continue
-            top, hits = lane.score(q, self.alive, allow_slot, LANE_DEPTH)
+            top, hits = lane.score(q, mask, allow_slot, LANE_DEPTH)
             for rank, (_, s) in enumerate(top, 1):
                 fused[s] = fused.get(s, 0.0) + 1.0 / (RRF_K + rank)
                 matched.setdefault(s, set()).update(hits[s])
                 ranks.setdefault(s, {})[name] = rank
         key_of = self.key_of
         tb = tiebreak or (lambda k: ())
-        order = sorted(fused, key=lambda s: (-round(fused[s], 12), _neg(tb(key_of[s])), key_of[s]))
-        return [Hit(key_of[s], fused[s], tuple(sorted(matched[s])), ranks[s]) for s in order[:limit]]
+        # Tie-breaking is the slow part (it reads times), so it runs only on the
+        # candidates that can still reach the top ``limit``.
+        order = sorted(fused, key=lambda s: -fused[s])
+        if len(order) > limit:
+            cutoff = round(fused[order[limit - 1]], 12)
+            order = [s for s in order if round(fused[s], 12) >= cutoff]
+        best = sorted(order, key=lambda s: (-round(fused[s], 12), _neg(tb(key_of[s])), key_of[s]))[:limit]
+        return [Hit(key_of[s], fused[s], tuple(sorted(matched[s])), ranks[s])  # type: ignore[arg-type]
+                for s in best]
 
 
 def _neg(t: tuple) -> tuple:

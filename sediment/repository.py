@@ -20,6 +20,7 @@ import functools
 import logging
 import os
 import re
+import struct
 import threading
 import time
 from collections import Counter
@@ -29,13 +30,13 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from . import entry as E
 from . import policy as P
-from .cache import SegmentCache
 from .entry import Entry
 from .errors import (Conflict, InvalidInput, NotFound, ParseError, PolicyError, SedimentError,
                      StorageError, TooLarge, UnsafePath)
 from .files import WriterLock, atomic_write, fsync_dir, is_temp, resolve_inside
-from .index import DocTerms, Index
+from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from .journal import Journal
+from .lifecycle import strength
 from .lifecycle_verbs import LifecycleVerbs, recover_supersede
 from .tokenize import Tokenizer
 from .usage import UsageLog
@@ -131,13 +132,14 @@ class Repository(LifecycleVerbs):
         self.policy = P.load(self.system / "policy.yaml", policy)
         self._lock = WriterLock.for_path(self.system / "lock")
         self._journal = Journal(self.system / "journal.log")
-        self._cache = SegmentCache(self.system / "cache" / "segments.json")
+        self._snapshot_path = self.system / "cache" / "index.bin"
         self._tokenizer = Tokenizer(self.system / "cache")
         self._usage = UsageLog(self.system / "usage", self.policy["lock_timeout_seconds"])
         self._closed = False
         self._watcher = None
         self._view_lock = threading.RLock()
         self._view_ready = False
+        self._usage_now: tuple[dict, float] = ({}, 0.0)  # usage and time for tie-breaking, per search
         self._reset_view()
         self.recover()
         self._load_all()
@@ -160,8 +162,8 @@ class Repository(LifecycleVerbs):
         self._by_name: dict[str, str] = {}
         self._problems: dict[str, Problem] = {}
         self._stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
-        self._segments: dict[str, list[str]] = {}  # id → cached segmentation (for index compaction)
-        self._index = Index(self._terms_for_id)
+        self._index = Index()
+        self._index_dirty = False  # changed since the snapshot was written
         # how far we have read the journal: (offset, epoch, (size, mtime_ns) when we looked)
         self._journal_pos: tuple[int, str, tuple[int, int]] = (0, "", (-1, 0))
 
@@ -176,7 +178,8 @@ class Repository(LifecycleVerbs):
         self._stop_watch()
         if not self._closed:
             with self._view_lock:
-                self._cache.save()
+                if self._index_dirty:
+                    self._save_snapshot()
             self._closed = True
 
     # ------------------------------------------------------------------ watching
@@ -260,12 +263,59 @@ class Repository(LifecycleVerbs):
                         yield r, d.stat(follow_symlinks=False)
 
     def _load_all(self) -> None:
-        self._cache.load()
+        """Build the view. A snapshot of the index (``_system/cache/index.bin``)
+        saves parsing and tokenizing, but only for files whose bytes hash to the
+        version recorded in it: every file is still read, so the snapshot can
+        never hide an edit. Anything else is parsed and indexed afresh."""
         self._journal_pos = self._journal_head()
+        snap: dict[str, tuple[int, list]] = {}
+        try:
+            self._index, docs = Index.restore(self._snapshot_path.read_bytes())
+            snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
+        except FileNotFoundError:
+            pass
+        except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
+            log.debug("ignoring index snapshot: %s", exc)
+            self._index = Index()
+        matched: set[int] = set()
+        root = str(self.root)
         for rel, st in sorted(self._walk()):
-            self._load_file(rel, st)
-        if len(self._cache.data) > 2 * max(len(self._entries), 1000) or self._cache.dirty:
-            self._cache.save()
+            hit = snap.get(rel)
+            if hit is None:
+                self._load_file(rel, st)
+                continue
+            slot, (_, version, meta, off) = hit
+            try:
+                with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
+                    data = fh.read()
+            except OSError:
+                continue  # gone already, or unreadable: the slot dies below
+            if (off is None or E.content_version(data) != version or meta.get("id") in self._entries
+                    or self._index.key_of[slot] != meta.get("id")):
+                self._load_file(rel, st, data)
+                continue
+            entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version)
+            entry._cache["off"] = off
+            self._stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self._register(entry)
+            matched.add(slot)
+        for slot, key in enumerate(list(self._index.key_of)):
+            if key is not None and slot not in matched and self._entries.get(key) is None:
+                self._index.remove(key)
+        if self._index_dirty or len(matched) != len(snap):
+            self._save_snapshot()
+
+    def _save_snapshot(self) -> None:
+        docs = {}
+        for eid, e in self._entries.items():
+            docs[eid] = [e.path, e.version, dict(e.meta), e._cache.get("off")]
+        try:
+            data = self._index.snapshot(docs)
+            self._snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(self._snapshot_path, data, durable=False)  # a cache: losing it costs time only
+            self._index_dirty = False
+        except OSError as exc:
+            log.debug("could not write the index snapshot: %s", exc)
 
     def _journal_head(self) -> tuple[int, str, tuple[int, int]]:
         """Our position at the end of the journal (the caller holds the lock or
@@ -276,14 +326,15 @@ class Repository(LifecycleVerbs):
             return 0, "", (-1, 0)
         return st.st_size, self._journal.epoch(), (st.st_size, st.st_mtime_ns)
 
-    def _load_file(self, rel: str, st: os.stat_result | None = None) -> None:
+    def _load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None) -> None:
         """(Re)read one file into the view, or drop it from the view if gone/bad."""
         self._forget_path(rel)
         path = self.root / rel
         try:
             if st is None:
                 st = path.stat(follow_symlinks=False)
-            data = path.read_bytes()
+            if data is None:
+                data = path.read_bytes()
         except FileNotFoundError:
             return
         except OSError as exc:
@@ -304,6 +355,8 @@ class Repository(LifecycleVerbs):
             self._problems[rel] = Problem(rel, f"id {entry.id} is also used by {other.path}; "
                                                f"this copy is left out", code="duplicate_id")
             return
+        if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
+            entry._cache["off"] = len(data) - len(entry.body.encode("utf-8"))
         self._add_to_view(entry)
 
     def _forget_path(self, rel: str) -> None:
@@ -321,14 +374,17 @@ class Repository(LifecycleVerbs):
                     self._by_name[e.name] = e.id
                     break
         self._index.remove(eid)
-        self._segments.pop(eid, None)
+        self._index_dirty = True
 
-    def _add_to_view(self, entry: Entry) -> None:
+    def _register(self, entry: Entry) -> None:
         self._entries[entry.id] = entry
         self._by_path[entry.path] = entry.id
         self._by_name.setdefault(entry.name, entry.id)
-        seg = self._segmentation(entry)
-        self._index.put(entry.id, self._doc_terms(entry, seg))
+
+    def _add_to_view(self, entry: Entry) -> None:
+        self._register(entry)
+        self._index.put(entry.id, self._doc_terms(entry), _flags(entry))
+        self._index_dirty = True
 
     # ------------------------------------------------------------------ tokens
 
@@ -336,29 +392,15 @@ class Repository(LifecycleVerbs):
         rest = "\n".join([entry.body, entry.room.replace("/", " "), " ".join(entry.links)])
         return entry.title, "\n".join(entry.tags), rest
 
-    def _segmentation(self, entry: Entry) -> list[str]:
-        key = entry.version
-        seg = self._cache.get(key)
-        if seg is None or len(seg) != 3:
-            seg = [self._tokenizer.segment(f) for f in self._fields(entry)]
-            self._cache.put(key, seg)
-        self._segments[entry.id] = seg
-        return seg
-
-    def _doc_terms(self, entry: Entry, seg: list[str]) -> DocTerms:
-        from .index import TAG_WEIGHT, TITLE_WEIGHT
+    def _doc_terms(self, entry: Entry) -> DocTerms:
         title, tags, rest = self._fields(entry)
-        tw, tb = self._tokenizer.terms(title, seg[0])
-        gw, gb = self._tokenizer.terms(tags, seg[1])
+        tw, tb = self._tokenizer.terms(title)
+        gw, gb = self._tokenizer.terms(tags)
         # a tag also matches as a whole, so '移动端' finds the tag even though
         # jieba cuts the query into '移动' + '端'
         gw = gw + [_whole(t) for t in entry.tags]
-        rw, rb = self._tokenizer.terms(rest, seg[2])
+        rw, rb = self._tokenizer.terms(rest)
         return DocTerms.build([(tw, tb, TITLE_WEIGHT), (gw, gb, TAG_WEIGHT), (rw, rb, 1)])
-
-    def _terms_for_id(self, eid: str) -> DocTerms:
-        e = self._entries[eid]
-        return self._doc_terms(e, self._segments.get(eid) or self._segmentation(e))
 
     # ------------------------------------------------------------------ sync with other writers
 
@@ -428,7 +470,9 @@ class Repository(LifecycleVerbs):
             raise
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
-        fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=E.content_version(text))
+        body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
+        fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text))
+        fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
         return fresh
 
     def _note_done(self, *paths: str, seq: int | None = None, op: str = "write") -> None:
@@ -717,6 +761,7 @@ class Repository(LifecycleVerbs):
             fsync_dir(target.parent)
             fsync_dir((self.root / entry.path).parent)
             fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
+            fresh._cache.update(entry._cache)
         else:
             fresh = self._publish(rel, entry.with_(meta=meta))
             os.unlink(self.root / entry.path)
@@ -971,15 +1016,18 @@ class Repository(LifecycleVerbs):
         words += [_whole(r) for r in _CJK_RUN.findall(query) if 2 < len(r) <= 8]
         if not words and not bigrams:
             return []
-        pred = self._filter(layer=layer, room=room, tags=list(tags) if tags else None, kind=kind,
-                            since=since, until=until, include_archive=include_archive)
         entries = self._entries
-
-        def allowed(eid: str) -> bool:
-            e = entries[eid]
-            return e.status != "purged" and pred(e)
-
-        hits = self._index.search(Counter(words), Counter(bigrams), allowed=allowed,
+        allowed = None
+        if any(x for x in (layer, room, tags, kind, since, until)):
+            pred = self._filter(layer=layer, room=room, tags=list(tags) if tags else None, kind=kind,
+                                since=since, until=until, include_archive=True)
+            allowed = lambda eid: pred(entries[eid])  # noqa: E731
+        # archive is skipped unless asked for (by flag or by naming the layer); purged always
+        asked = include_archive or (layer == "archive" if isinstance(layer, str)
+                                    else bool(layer) and "archive" in layer)
+        exclude = PURGED | (0 if asked else IN_ARCHIVE)
+        self._usage_now = self._usage.load(), time.time()
+        hits = self._index.search(Counter(words), Counter(bigrams), exclude=exclude, allowed=allowed,
                                   tiebreak=self._tiebreak, limit=limit)
         if record and hits:
             self._usage.record([h.key for h in hits], "recall")
@@ -987,12 +1035,15 @@ class Repository(LifecycleVerbs):
                 for h in hits]
 
     def _tiebreak(self, eid: str) -> tuple:
+        """Strength now, then recency: only ever compared between equal scores."""
         e = self._entries[eid]
+        usage, now = self._usage_now
         try:
             t = e.updated.timestamp()
+            st = strength(e, usage.get(eid), self.policy["kinds"], now).strength
         except ParseError:
-            t = 0.0
-        return (e.value, t)
+            t, st = 0.0, e.value
+        return (round(st, 9), t)
 
     # ------------------------------------------------------------------ health
 
@@ -1060,11 +1111,20 @@ class Repository(LifecycleVerbs):
             "kinds": dict(sorted(Counter(e.kind for e in es).items())),
             "rooms": dict(sorted(Counter(e.room or "-" for e in es).items())),
             "problems": len(self._problems),
-            "index_terms": len(self._index.words.postings) + len(self._index.bigrams.postings),
+            "index_terms": len(self._index.words) + len(self._index.bigrams),
         }
 
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+# index flag bits: searches skip these groups without looking at each entry
+IN_ARCHIVE = 1
+PURGED = 2
+
+
+def _flags(e: Entry) -> int:
+    return (IN_ARCHIVE if e.layer == "archive" else 0) | (PURGED if e.status == "purged" else 0)
 
 
 def _whole(s: str) -> str:

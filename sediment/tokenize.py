@@ -108,18 +108,8 @@ class Tokenizer:
             return [run]
         return [w for w in self._jieba_tokenizer().cut_for_search(run, HMM=True)]
 
-    def segment(self, text: str) -> str:
-        """The part of tokenizing that is slow (jieba), as one cacheable string:
-        CJK words separated by spaces. Everything else is recomputed cheaply."""
-        text = normalize(text)
-        out: list[str] = []
-        for m in _TOKEN_RE.finditer(text):
-            if m.group(1):
-                out.extend(self.cjk_words(m.group(1)))
-        return " ".join(out)
-
-    def terms(self, text: str, segmented: str | None = None) -> tuple[list[str], list[str]]:
-        """(words, bigrams) of ``text``. ``segmented`` is a cached ``segment(text)``."""
+    def terms(self, text: str) -> tuple[list[str], list[str]]:
+        """(words, bigrams) of ``text``."""
         text = normalize(text)
         words: list[str] = []
         bigrams: list[str] = []
@@ -141,10 +131,7 @@ class Tokenizer:
                         continue
                 words.append(_stem(w))
         if cjk_runs:
-            if segmented is None:
-                zh = [w for run in cjk_runs for w in self.cjk_words(run)]
-            else:
-                zh = segmented.split()
+            zh = [w for run in cjk_runs for w in self.cjk_words(run)]
             words.extend(w for w in zh if w not in ZH_STOP and not (len(w) == 1 and w in ZH_FUNCTION_CHARS))
         return words, bigrams
 
