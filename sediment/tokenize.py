@@ -92,12 +92,19 @@ class Tokenizer:
                     logging.getLogger("jieba").setLevel(logging.WARNING)
                     jieba.setLogLevel(logging.WARNING)
                     tk = jieba.Tokenizer()
-                    cache_dir = self._cache_dir or default_cache_dir()
-                    try:
-                        cache_dir.mkdir(parents=True, exist_ok=True)
-                        tk.tmp_dir = str(cache_dir)
-                    except OSError:  # read-only home: jieba falls back to the temp dir
-                        _log.debug("cannot create %s for jieba's cache", cache_dir)
+                    # jieba's dictionary cache takes ~4 s to build and is the same
+                    # for every root: keep it in the user's cache folder, else in
+                    # the root's, never loose in /tmp.
+                    for cache_dir in (default_cache_dir(), self._cache_dir):
+                        if cache_dir is None:
+                            continue
+                        try:
+                            cache_dir.mkdir(parents=True, exist_ok=True)
+                            if os.access(cache_dir, os.W_OK):
+                                tk.tmp_dir = str(cache_dir)
+                                break
+                        except OSError:
+                            _log.debug("cannot use %s for jieba's cache", cache_dir)
                     tk.initialize()
                     self._jieba = tk
         return self._jieba
