@@ -27,10 +27,14 @@ import yaml
 
 from .errors import InvalidInput, ParseError, UnsafePath
 
-try:  # the C loader/dumper are ~10x faster; output is identical for our types
-    from yaml import CSafeDumper as _Dumper, CSafeLoader as _Loader
+# The C loader is several times faster. The C emitter is not used: libyaml
+# escapes characters outside the BMP (an emoji tag becomes "\U0001F680"),
+# and Unicode must be written as-is. Rendering happens only on writes.
+from yaml import SafeDumper as _Dumper
+try:
+    from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeDumper as _Dumper, SafeLoader as _Loader
+    from yaml import SafeLoader as _Loader
 
 LAYERS = ("shallow", "sediment", "bedrock", "archive")
 STATUSES = ("active", "superseded", "archived", "purged")
@@ -164,7 +168,10 @@ def check_room(room: str | None) -> str:
     parts = room.replace("\\", "/").split("/")
     for p in parts:
         check_segment(p, what="room")
-    return "/".join(parts)
+    room = "/".join(parts)
+    if len(room.encode("utf-8")) > MAX_PATH_BYTES // 2:
+        raise UnsafePath(f"room: longer than {MAX_PATH_BYTES // 2} bytes", what="room")
+    return room
 
 
 def check_layer(layer: str) -> str:
@@ -181,8 +188,14 @@ def split_path(rel: str) -> tuple[str, str, str]:
     return parts[0], "/".join(parts[1:-1]), parts[-1][:-3]
 
 
+MAX_PATH_BYTES = 1000  # far below PATH_MAX (4096) with room for any root folder
+
+
 def join_path(layer: str, room: str, name: str) -> str:
-    return "/".join(p for p in (layer, room, name + ".md") if p)
+    rel = "/".join(p for p in (layer, room, name + ".md") if p)
+    if len(rel.encode("utf-8")) > MAX_PATH_BYTES:
+        raise UnsafePath(f"path {rel[:60]}… is longer than {MAX_PATH_BYTES} bytes", what="room")
+    return rel
 
 
 # ---------------------------------------------------------------------------
@@ -321,17 +334,24 @@ def split_sections(body: str) -> tuple[str, dict[str, str]]:
     return main.strip("\n"), sections
 
 
+def _lf(s: str) -> str:
+    return s.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def compose_body(text: str, sections: Mapping[str, Any] | None = None) -> str:
-    """Main text, then each given section as '## Heading' with a list or a paragraph."""
+    """Main text, then each given section as '## Heading' with a list or a paragraph.
+    Line ends become '\n': a file is read that way, so the body a caller gets
+    back from ``add`` is the body every later reader sees."""
+    text = _lf(text)
     parts = [text.strip("\n")]
     for key, heading in SECTIONS.items():
         val = (sections or {}).get(key)
         if not val:
             continue
         if isinstance(val, str):
-            content = val.strip("\n")
+            content = _lf(val).strip("\n")
         else:
-            content = "\n".join(f"- {str(v).strip()}" for v in val)
+            content = "\n".join(f"- {' '.join(str(v).split())}" for v in val)
         parts.append(f"## {heading}\n{content}")
     return "\n\n".join(p for p in parts if p) + "\n"
 

@@ -166,7 +166,7 @@ class WriterLock:
                     raise LockTimeout(f"another process held the sediment lock for over {timeout}s "
                                       f"({self.path})", path=str(self.path)) from exc
                 time.sleep(delay)
-                delay = min(delay * 2, 0.05)
+                delay = min(delay * 2, 0.005)  # short: a busy writer takes the lock again at once
             except OSError as exc:
                 fh.close()
                 raise StorageError(f"cannot lock {self.path}: {exc}") from exc

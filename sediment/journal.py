@@ -100,14 +100,18 @@ class Journal:
         return JournalRead(records, offset + start, file_epoch, damaged)
 
     def _append(self, rec: dict[str, Any]) -> None:
-        # A torn tail from a crash must not glue itself to our record.
+        # A torn tail (a crash cut an append short) must not glue itself to our
+        # record, nor stay behind as a damaged line: cut it off. Safe because the
+        # caller holds the lock and readers never read past the last newline.
         try:
-            with open(self.path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                if fh.tell():
-                    fh.seek(-1, os.SEEK_END)
-                    if fh.read(1) != b"\n":
-                        append_line(self.path, "", durable=False)
+            with open(self.path, "r+b") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                if size:
+                    fh.seek(max(0, size - 65536))
+                    tail = fh.read()
+                    if not tail.endswith(b"\n"):
+                        cut = tail.rfind(b"\n")
+                        fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
         except FileNotFoundError:
             self._start_epoch()
         append_line(self.path, json.dumps(rec, ensure_ascii=False, separators=(",", ":")))

@@ -139,7 +139,8 @@ class Repository(LifecycleVerbs):
         self._watcher = None
         self._view_lock = threading.RLock()
         self._view_ready = False
-        self._usage_now: tuple[dict, float] = ({}, 0.0)  # usage and time for tie-breaking, per search
+        self._usage_now: tuple[dict, float] = ({}, 0.0)
+        self._open_ops: dict[Any, dict[str, Any]] = {}  # journal begins seen without their done  # usage and time for tie-breaking, per search
         self._reset_view()
         self.recover()
         self._load_all()
@@ -394,6 +395,8 @@ class Repository(LifecycleVerbs):
 
     def _doc_terms(self, entry: Entry) -> DocTerms:
         title, tags, rest = self._fields(entry)
+        if title and entry.body.lstrip(" #\t\n").startswith(title):
+            title = ""  # a title taken from the first line would count that line four times
         tw, tb = self._tokenizer.terms(title)
         gw, gb = self._tokenizer.terms(tags)
         # a tag also matches as a whole, so '移动端' finds the tag even though
@@ -418,11 +421,18 @@ class Repository(LifecycleVerbs):
         jr = self._journal.read(offset, epoch)
         if jr.epoch != epoch:  # compacted by someone: we may have missed records
             self._journal_pos = (jr.offset, jr.epoch, now_seen)
+            self._open_ops.clear()  # compaction happens only when nothing is pending
             self.refresh()
             return
         # Our own records are never read here: after each of our appends we
         # skip past it (we hold the lock, so nothing else was appended between).
-        paths = {p for rec in jr.records if rec.get("phase") == "done" for p in rec.get("paths", ())}
+        paths = set()
+        for rec in jr.records:
+            if rec.get("phase") == "begin":
+                self._open_ops[rec.get("seq")] = rec
+            elif rec.get("phase") == "done":
+                self._open_ops.pop(rec.get("seq"), None)
+                paths.update(rec.get("paths", ()))
         self._apply_paths(sorted(paths))
         self._journal_pos = (jr.offset, jr.epoch, now_seen)
 
@@ -459,6 +469,11 @@ class Repository(LifecycleVerbs):
         # file lock first, then the view lock; the watcher takes only the view
         # lock, so the order cannot deadlock
         with self._lock.hold(self.policy["lock_timeout_seconds"]), self._view_lock:
+            if self._view_ready:
+                self._sync()
+                if self._open_ops:  # begun by a writer that died before its done
+                    self._finish_ops(list(self._open_ops.values()))
+                    self._journal_pos = self._journal_head()
             yield
 
     def _publish(self, rel: str, entry: Entry, *, exclusive: bool = False) -> Entry:
@@ -552,7 +567,10 @@ class Repository(LifecycleVerbs):
             extra["unclassified"] = True if kind is None else str(kind)
             kind = "inbox"
         if "weights" in extra:
-            E.validate_meta({"id": "x", "created": E.now_iso(), "weights": extra["weights"]})
+            try:
+                E.validate_meta({"id": "x", "created": E.now_iso(), "weights": extra["weights"]})
+            except ParseError as exc:
+                raise InvalidInput(exc.message.split(": ", 1)[-1]) from None
         links = [self._check_link(x) for x in links]
         body = E.compose_body(text, sections)
         self._check_body(body)
@@ -761,7 +779,8 @@ class Repository(LifecycleVerbs):
             fsync_dir(target.parent)
             fsync_dir((self.root / entry.path).parent)
             fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
-            fresh._cache.update(entry._cache)
+            if "off" in entry._cache:
+                fresh._cache["off"] = entry._cache["off"]
         else:
             fresh = self._publish(rel, entry.with_(meta=meta))
             os.unlink(self.root / entry.path)
@@ -872,42 +891,51 @@ class Repository(LifecycleVerbs):
         report = {"rolled_forward": 0, "rolled_back": 0, "temp_removed": 0}
         with self._write_lock():
             self._journal.ensure()
-            jr = self._journal.read()
-            for rec in self._journal.pending(jr.records):
-                src, dst = rec.get("src"), rec.get("dst")
-                paths: list[str] = []
-                if rec.get("op") == "supersede":
-                    paths = recover_supersede(self, rec)
-                    report["rolled_forward"] += 1
-                elif src and dst:
-                    try:
-                        s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
-                    except UnsafePath:
-                        continue  # a damaged record: check() reports it
-                    if d.exists() and s.exists() and _same_id(d, rec.get("id")):
-                        s.unlink()
-                        fsync_dir(s.parent)
-                        report["rolled_forward"] += 1
-                    elif d.exists():
-                        report["rolled_forward"] += 1
-                    else:
-                        report["rolled_back"] += 1
-                    paths = [src, dst]
-                self._journal._append({"seq": rec["seq"], "phase": "done", "op": "recover",
-                                       "pid": -1, "paths": paths})
+            pending = self._journal.pending(self._journal.read().records)
+            for key, n in Counter(self._finish_ops(pending)).items():
+                report[key] += n
             report["temp_removed"] = self._sweep_temps()
             self._journal.maybe_compact()
-        if not self._closed and self._entries and (report["rolled_forward"] or report["rolled_back"]):
-            self.refresh()
+            if self._view_ready:
+                self._journal_pos = self._journal_head()
         return report
+
+    def _finish_ops(self, pending: list[dict[str, Any]]) -> list[str]:
+        """Finish or undo operations whose writer died (the caller holds the lock,
+        and a live writer never leaves a begin without its done across a lock
+        hold, so every pending record here is a dead writer's)."""
+        outcomes = []
+        for rec in pending:
+            self._open_ops.pop(rec.get("seq"), None)
+            src, dst = rec.get("src"), rec.get("dst")
+            paths: list[str] = []
+            if rec.get("op") == "supersede":
+                paths = recover_supersede(self, rec)
+                outcomes.append("rolled_forward")
+            elif src and dst:
+                try:
+                    s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
+                except UnsafePath:
+                    continue  # a damaged record: check() reports it
+                if d.exists() and s.exists() and _same_id(d, rec.get("id")):
+                    s.unlink()  # the new file was complete before the old one was touched
+                    fsync_dir(s.parent)
+                    outcomes.append("rolled_forward")
+                elif d.exists():
+                    outcomes.append("rolled_forward")
+                else:
+                    outcomes.append("rolled_back")
+                paths = [src, dst]
+            self._journal._append({"seq": rec["seq"], "phase": "done", "op": "recover",
+                                   "pid": -1, "paths": paths})
+            if self._view_ready:
+                self._apply_paths(paths)
+        return outcomes
 
     def _sweep_temps(self) -> int:
         n = 0
         for top in (*E.LAYERS, SYSTEM):
             for dirpath, dirnames, filenames in os.walk(self.root / top):
-                if os.path.basename(dirpath) == "cache":
-                    dirnames[:] = []
-                    continue
                 for f in filenames:
                     if is_temp(f):
                         try:
@@ -1093,7 +1121,7 @@ class Repository(LifecycleVerbs):
                                     f"{rec.get('src')} (run recover)", code="journal_pending"))
         for dirpath, _, filenames in os.walk(self.root):
             for f in filenames:
-                if is_temp(f) and "cache" not in Path(dirpath).parts:
+                if is_temp(f):
                     rel = Path(dirpath, f).relative_to(self.root).as_posix()
                     problems.append(Problem(rel, "temp file of an interrupted write (run recover)",
                                             severity="warning", code="temp"))
