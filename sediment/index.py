@@ -61,7 +61,7 @@ class DocTerms:
 
 class _Lane:
     __slots__ = ("base_index", "base_offsets", "base_slots", "base_tfs", "delta", "lengths",
-                 "total_len", "live")
+                 "total_len", "live", "dead_df")
 
     def __init__(self) -> None:
         self.base_index: dict[str, int] = {}
@@ -72,6 +72,10 @@ class _Lane:
         self.lengths = array("I")
         self.total_len = 0
         self.live = 0
+        # per term, how many of its postings belong to dead slots: document
+        # frequency must count live documents only, or a note updated a few
+        # times would rank differently than after a fresh open
+        self.dead_df: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.base_index) + sum(1 for t in self.delta if t not in self.base_index)
@@ -91,9 +95,12 @@ class _Lane:
         self.total_len += length
         self.live += 1
 
-    def remove(self, slot: int) -> None:
+    def remove(self, slot: int, terms: Iterable[str]) -> None:
         self.total_len -= self.lengths[slot]
         self.live -= 1
+        dd = self.dead_df
+        for t in terms:
+            dd[t] = dd.get(t, 0) + 1
 
     def postings(self, t: str) -> list[tuple[Sequence[int], Sequence[int]]]:
         out = []
@@ -121,7 +128,7 @@ class _Lane:
             plist = self.postings(t)
             if not plist:
                 continue
-            df = sum(len(p[0]) for p in plist)  # dead slots count too, until compaction
+            df = sum(len(p[0]) for p in plist) - self.dead_df.get(t, 0)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             w = idf * (1 + 0.5 * (qtf - 1)) * (K1 + 1)  # a repeated query term counts a little more
             for slots, tfs in plist:
@@ -139,6 +146,7 @@ class _Lane:
             items = [(sc, s) for s, sc in acc.items()]
         top = heapq.nlargest(depth, items)
         return top, {s: hits[s] for _, s in top}
+
 
     def rebuild(self, remap: array | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
@@ -176,6 +184,8 @@ class _Lane:
         self.base_index = {t: i for i, t in enumerate(terms)}
         self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, tfs
         self.delta = {}
+        if remap is not None:
+            self.dead_df = {}
 
 
 @dataclass
@@ -197,6 +207,7 @@ class Index:
         # per slot: ALIVE plus the owner's flag bits (which searches skip it)
         self.flags = bytearray()
         self._dead = 0
+        self.exact = True  # document frequencies count live documents only
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -209,10 +220,11 @@ class Index:
         return self._dead
 
     def put(self, key: str, terms: DocTerms, flags: int = 0) -> int:
-        """Index a document. ``flags`` (bits 0–6) let a search skip groups of
-        documents cheaply (see ``search(exclude=...)``)."""
+        """Index a document (the key must not be indexed already). ``flags``
+        (bits 0–6) let a search skip groups of documents cheaply (see
+        ``search(exclude=...)``)."""
         if key in self.slot_of:
-            self.remove(key)
+            self.remove(key, None)
         slot = len(self.key_of)
         self.key_of.append(key)
         self.flags.append(ALIVE | (flags & 0x7F))
@@ -221,14 +233,19 @@ class Index:
         self.bigrams.add(slot, terms.bigrams)
         return slot
 
-    def remove(self, key: str) -> None:
+    def remove(self, key: str, terms: DocTerms | None) -> None:
+        """Drop a document. ``terms`` should be what it was indexed with (the
+        owner re-derives them: keeping every document's terms would double
+        memory); without them document frequencies are off until ``compact``."""
         slot = self.slot_of.pop(key, None)
         if slot is None:
             return
         self.flags[slot] = 0
         self.key_of[slot] = None
-        self.words.remove(slot)
-        self.bigrams.remove(slot)
+        self.words.remove(slot, terms.words if terms else ())
+        self.bigrams.remove(slot, terms.bigrams if terms else ())
+        if terms is None:
+            self.exact = False
         self._dead += 1
         if self._dead > 1000 and self._dead * 4 > len(self.key_of):
             self.compact()
@@ -248,6 +265,7 @@ class Index:
         self.slot_of = {k: i for i, k in enumerate(keys)}  # type: ignore[misc]
         self.flags = bytearray(f for f in self.flags if f & ALIVE)
         self._dead = 0
+        self.exact = True
 
     # -------------------------------------------------------------- snapshot
 
@@ -320,7 +338,7 @@ class Index:
     def search(self, words: dict[str, int], bigrams: dict[str, int], *,
                exclude: int = 0, allowed: Callable[[str], bool] | None = None,
                tiebreak: Callable[[str], tuple] | None = None,
-               limit: int = 10) -> list[Hit]:
+               limit: int = 10, lane_weights: dict[str, float] | None = None) -> list[Hit]:
         """Fuse the lanes by reciprocal rank. A key with no term of the query in
         either lane is never returned. Documents with any of the ``exclude``
         flag bits are skipped (in C, via a translated mask); ``allowed`` filters
@@ -330,6 +348,7 @@ class Index:
         if table is None:
             table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
         mask = self.flags.translate(table)
+        lane_weights = lane_weights or {}
         allow_slot = None
         if allowed is not None:
             key_of = self.key_of
@@ -340,9 +359,16 @@ class Index:
         for name, lane, q in (("words", self.words, words), ("bigrams", self.bigrams, bigrams)):
             if not q:
                 continue
-            top, hits = lane.score(q, mask, allow_slot, LANE_DEPTH)
-            for rank, (_, s) in enumerate(top, 1):
-                fused[s] = fused.get(s, 0.0) + 1.0 / (RRF_K + rank)
+            top, hits = lane.score(q, mask, allow_slot, max(LANE_DEPTH, limit))
+            weight = lane_weights.get(name, 1.0)
+            rank, prev = 0, None
+            for pos, (sc, s) in enumerate(top, 1):
+                # equal lane scores share a rank, so that only strength and
+                # recency (never the order documents were indexed in) split them
+                key = round(sc, 9)
+                if key != prev:
+                    rank, prev = pos, key
+                fused[s] = fused.get(s, 0.0) + weight / (RRF_K + rank)
                 matched.setdefault(s, set()).update(hits[s])
                 ranks.setdefault(s, {})[name] = rank
         key_of = self.key_of

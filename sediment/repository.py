@@ -38,7 +38,7 @@ from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from .journal import Journal
 from .lifecycle import strength
 from .lifecycle_verbs import LifecycleVerbs, recover_supersede
-from .tokenize import Tokenizer
+from . import tokenize as T
 from .usage import UsageLog
 
 log = logging.getLogger("sediment")
@@ -133,7 +133,7 @@ class Repository(LifecycleVerbs):
         self._lock = WriterLock.for_path(self.system / "lock")
         self._journal = Journal(self.system / "journal.log")
         self._snapshot_path = self.system / "cache" / "index.bin"
-        self._tokenizer = Tokenizer(self.system / "cache")
+        self._tokenizer = T.shared(self.system / "cache")
         self._usage = UsageLog(self.system / "usage", self.policy["lock_timeout_seconds"])
         self._closed = False
         self._watcher = None
@@ -302,7 +302,9 @@ class Repository(LifecycleVerbs):
             matched.add(slot)
         for slot, key in enumerate(list(self._index.key_of)):
             if key is not None and slot not in matched and self._entries.get(key) is None:
-                self._index.remove(key)
+                self._index.remove(key, None)  # its body is gone: compacted below
+        if not self._index.exact:
+            self._index.compact()
         if self._index_dirty or len(matched) != len(snap):
             self._save_snapshot()
 
@@ -374,7 +376,7 @@ class Repository(LifecycleVerbs):
                 if e.name == old.name:
                     self._by_name[e.name] = e.id
                     break
-        self._index.remove(eid)
+        self._index.remove(eid, self._doc_terms(old) if old is not None else None)
         self._index_dirty = True
 
     def _register(self, entry: Entry) -> None:
@@ -511,9 +513,12 @@ class Repository(LifecycleVerbs):
                            size=n)
 
     def _unique_name(self, base: str, eid: str) -> str:
-        name = base
+        # Every name carries four characters of its (random) id: two machines
+        # that write a note with the same title must not create the same file,
+        # or their git histories would conflict on merge.
+        name = f"{base}-{eid[-4:].lower()}"
         if name in self._by_name or self._name_on_disk(name):
-            name = f"{base}-{eid[-6:].lower()}"
+            name = f"{base}-{eid[-10:].lower()}"
         return name
 
     def _name_on_disk(self, name: str) -> bool:
@@ -541,8 +546,8 @@ class Repository(LifecycleVerbs):
         >>> repo = Repository(tempfile.mkdtemp())
         >>> e = repo.add("Use PKCE on mobile.", title="PKCE", kind="rule", tags=["auth"],
         ...              evidence=["mobile apps cannot keep a secret"])
-        >>> e.path, e.kind, e.sections["evidence"]
-        ('shallow/pkce.md', 'rule', '- mobile apps cannot keep a secret')
+        >>> e.path == f"shallow/pkce-{e.id[-4:].lower()}.md", e.kind, e.sections["evidence"]
+        (True, 'rule', '- mobile apps cannot keep a secret')
 
         Raises ``InvalidInput``/``UnsafePath`` for bad arguments, ``TooLarge`` over
         the body limit, ``PolicyError`` beyond the core cap; nothing is written then.
@@ -571,7 +576,7 @@ class Repository(LifecycleVerbs):
                 E.validate_meta({"id": "x", "created": E.now_iso(), "weights": extra["weights"]})
             except ParseError as exc:
                 raise InvalidInput(exc.message.split(": ", 1)[-1]) from None
-        links = [self._check_link(x) for x in links]
+        links = [self._link_target(self._check_link(x)) for x in links]
         body = E.compose_body(text, sections)
         self._check_body(body)
         created = E.now_iso(now)
@@ -595,7 +600,7 @@ class Repository(LifecycleVerbs):
             try:
                 fresh = self._publish(rel, draft, exclusive=True)
             except FileExistsError:  # someone took the name between our check and the rename
-                rel = E.join_path(layer, room, f"{name}-{eid[-6:].lower()}")
+                rel = E.join_path(layer, room, f"{name}-{eid[-16:-10].lower()}")
                 fresh = self._publish(rel, draft, exclusive=True)
             self._load_known(fresh)
             self._note_done(rel)
@@ -640,6 +645,16 @@ class Repository(LifecycleVerbs):
         if not name or any(c in name for c in "\n\x00[]"):
             raise InvalidInput(f"link {x!r} is not a memory name")
         return name
+
+    def _link_target(self, key: str) -> str:
+        """The name a link should carry: a caller may name a memory by its name,
+        its id or its exact title; anything else is kept as written (a link to a
+        note not written yet, as in Obsidian)."""
+        e = self._entries.get(key)
+        if e is None and key not in self._by_name:
+            titled = [x for x in self._entries.values() if x.title == key]
+            e = titled[0] if len(titled) == 1 else None
+        return e.name if e is not None else key
 
     def _check_fields(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         out = {}
@@ -697,7 +712,8 @@ class Repository(LifecycleVerbs):
             if "tags" in changes:
                 meta["tags"] = self._check_tags(changes.pop("tags")) or None
             if "links" in changes:
-                meta["links"] = [E.wikilink(self._check_link(x)) for x in changes.pop("links")] or None
+                meta["links"] = [E.wikilink(self._link_target(self._check_link(x)))
+                                 for x in changes.pop("links")] or None
             if "kind" in changes:
                 k = changes.pop("kind")
                 if k not in self.policy["kinds"]:
@@ -800,8 +816,8 @@ class Repository(LifecycleVerbs):
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
         >>> e = repo.add("x", title="note", room="auth")
-        >>> repo.move(e.id, "sediment").path
-        'sediment/auth/note.md'
+        >>> repo.move(e.id, "sediment").path == f"sediment/auth/{e.name}.md"
+        True
         """
         layer = E.check_layer(layer)
         with self._write_lock():
@@ -1071,7 +1087,7 @@ class Repository(LifecycleVerbs):
             st = strength(e, usage.get(eid), self.policy["kinds"], now).strength
         except ParseError:
             t, st = 0.0, e.value
-        return (round(st, 9), t)
+        return (round(st, 9), e.value, t)  # value matters when both have decayed to ~0
 
     # ------------------------------------------------------------------ health
 
@@ -1182,13 +1198,7 @@ def _same_id(path: Path, eid: str | None) -> bool:
 
 def _snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
     text = " ".join(entry.body.split())
-    low = text.lower()
-    pos = -1
-    for t in sorted(terms, key=len, reverse=True):
-        t = t.lstrip("#")
-        i = low.find(t)
-        if i >= 0 and (pos < 0 or i < pos):
-            pos = i
+    pos = T.find_term(text, {t.lstrip("#") for t in terms})
     if pos < 0:
         return text[:width] + ("…" if len(text) > width else "")
     start = max(0, pos - width // 3)

@@ -43,7 +43,7 @@ ZH_STOP = frozenset("""
 的 了 吗 呢 吧 啊 呀 着 过 地 得 之 也 么 嘛 哦 是 在 和 与 及 或 就 都 而 且 但 并 被 把 给 让 向 从 对 于
 这 那 其 此 个 们 我 你 他 她 它 我们 你们 他们 她们 它们 这个 那个 这些 那些 什么 怎么 如何 为什么
 哪 哪里 哪个 一个 一些 没有 不是 就是 还是 可以 因为 所以 如果 但是 而且 以及 还有 已经 这样 那样 自己
-有 会 要 能 说 让 又 再 很 太 更 最 被 吧 呢 么
+有 会 要 能 说 让 又 再 很 太 更 最 被 吧 呢 么 是不是 不是 是否 怎样 哪些 谁 吗
 """.split())
 
 _log = logging.getLogger("sediment")
@@ -139,8 +139,44 @@ class Tokenizer:
                 words.append(_stem(w))
         if cjk_runs:
             zh = [w for run in cjk_runs for w in self.cjk_words(run)]
-            words.extend(w for w in zh if w not in ZH_STOP and not (len(w) == 1 and w in ZH_FUNCTION_CHARS))
+            # a word made only of function characters (这是, 对于, 我们) is glue, not content
+            words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
         return words, bigrams
+
+
+_SHARED: Tokenizer | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(cache_dir: Path | None = None) -> Tokenizer:
+    """One tokenizer per process: jieba's dictionary takes ~1 s and tens of MB
+    to load, and is the same for every root."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Tokenizer(cache_dir)
+        return _SHARED
+
+
+def find_term(text: str, terms: set[str]) -> int:
+    """Where in ``text`` (as written) the first of these index terms occurs, or -1.
+    Tokenizes the text the way the index does, so stemmed and normalised terms
+    ('study' for 'studies', 'pkce' for 'ＰＫＣＥ') are found too."""
+    best = -1
+    for m in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", text):
+        tok = m.group(0)
+        if "\u3400" <= tok[0] <= "\ufaff":
+            for t in terms:
+                i = tok.find(t)
+                if i >= 0 and (best < 0 or m.start() + i < best):
+                    best = m.start() + i
+            if best >= 0:
+                return best
+        else:
+            norm = normalize(tok)
+            if norm in terms or _stem(norm) in terms:
+                return m.start()
+    return best
 
 
 def normalize(text: str) -> str:

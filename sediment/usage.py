@@ -37,7 +37,7 @@ class Usage:
     recalls: int = 0
     confirms: int = 0
     refutes: int = 0
-    days: set[str] = field(default_factory=set)  # distinct days with a recall or confirm
+    days: set[str] = field(default_factory=set)  # distinct days with a recall
     last_use: float = 0.0  # unix time of the last recall or confirmation
     last_confirm: float = 0.0
     last_refute: float = 0.0
@@ -45,6 +45,7 @@ class Usage:
     def add(self, ev: str, t: float, day: str) -> None:
         if ev == "recall":
             self.recalls += 1
+            self.days.add(day)
         elif ev == "confirm":
             self.confirms += 1
             self.last_confirm = max(self.last_confirm, t)
@@ -52,7 +53,6 @@ class Usage:
             self.refutes += 1
             self.last_refute = max(self.last_refute, t)
             return
-        self.days.add(day)
         self.last_use = max(self.last_use, t)
 
     @property
