@@ -20,6 +20,7 @@ import functools
 import logging
 import os
 import re
+import stat
 import struct
 import threading
 import time
@@ -31,7 +32,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from . import entry as E
 from . import policy as P
 from .entry import Entry
-from .errors import (Conflict, InvalidInput, NotFound, ParseError, PolicyError, SedimentError,
+from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError, SedimentError,
                      StorageError, TooLarge, UnsafePath)
 from .files import WriterLock, atomic_write, fsync_dir, is_temp, resolve_inside
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
@@ -160,7 +161,7 @@ class Repository(LifecycleVerbs):
     def _reset_view(self) -> None:
         self._entries: dict[str, Entry] = {}
         self._by_path: dict[str, str] = {}
-        self._by_name: dict[str, str] = {}
+        self._by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
         self._problems: dict[str, Problem] = {}
         self._stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
         self._index = Index()
@@ -315,9 +316,11 @@ class Repository(LifecycleVerbs):
         try:
             data = self._index.snapshot(docs)
             self._snapshot_path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self._snapshot_path, data, durable=False)  # a cache: losing it costs time only
+            # under the writer lock, so that recovery may sweep any temp file it finds
+            with self._lock.hold(self.policy["lock_timeout_seconds"]):
+                atomic_write(self._snapshot_path, data, durable=False)  # a cache: losing it costs time only
             self._index_dirty = False
-        except OSError as exc:
+        except (OSError, LockTimeout) as exc:
             log.debug("could not write the index snapshot: %s", exc)
 
     def _journal_head(self) -> tuple[int, str, tuple[int, int]]:
@@ -336,8 +339,12 @@ class Repository(LifecycleVerbs):
         try:
             if st is None:
                 st = path.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                self._problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
+                                              code="not_a_file")
+                return
             if data is None:
-                data = path.read_bytes()
+                data = _read_nofollow(path)
         except FileNotFoundError:
             return
         except OSError as exc:
@@ -369,20 +376,19 @@ class Repository(LifecycleVerbs):
         if eid is None:
             return
         old = self._entries.pop(eid, None)
-        if old is not None and self._by_name.get(old.name) == eid:
-            del self._by_name[old.name]
-            # another file with the same name (made by hand) may take the name over
-            for e in self._entries.values():
-                if e.name == old.name:
-                    self._by_name[e.name] = e.id
-                    break
+        if old is not None:
+            ids = self._by_name.get(old.name, [])
+            if eid in ids:
+                ids.remove(eid)
+            if not ids:
+                self._by_name.pop(old.name, None)
         self._index.remove(eid, self._doc_terms(old) if old is not None else None)
         self._index_dirty = True
 
     def _register(self, entry: Entry) -> None:
         self._entries[entry.id] = entry
         self._by_path[entry.path] = entry.id
-        self._by_name.setdefault(entry.name, entry.id)
+        self._by_name.setdefault(entry.name, []).append(entry.id)
 
     def _add_to_view(self, entry: Entry) -> None:
         self._register(entry)
@@ -749,10 +755,14 @@ class Repository(LifecycleVerbs):
     def _reread(self, entry: Entry) -> Entry:
         """The entry as it is on disk now (a person may have edited it)."""
         try:
-            data = (self.root / entry.path).read_bytes()
+            data = _read_nofollow(self.root / entry.path)
         except FileNotFoundError:
             self._forget_path(entry.path)
             raise NotFound(f"{entry.path} was removed", id=entry.id) from None
+        except OSError as exc:  # ELOOP: the note was replaced by a symlink
+            self._load_file(entry.path)
+            raise UnsafePath(f"{entry.path} is no longer a regular file; not followed",
+                             id=entry.id) from exc
         if E.content_version(data) == entry.version:
             return entry
         try:
@@ -949,18 +959,28 @@ class Repository(LifecycleVerbs):
         return outcomes
 
     def _sweep_temps(self) -> int:
+        """Remove temp files of interrupted writes. Everything under the root is
+        written under the writer lock we hold (notes, journal, policy, the index
+        snapshot), except usage records, which have their own lock: we take it too."""
         n = 0
-        for top in (*E.LAYERS, SYSTEM):
-            for dirpath, dirnames, filenames in os.walk(self.root / top):
-                for f in filenames:
-                    if is_temp(f):
-                        try:
-                            os.unlink(os.path.join(dirpath, f))
-                            n += 1
-                        except FileNotFoundError:
-                            pass
+        with self._usage.lock():
+            for top in (*E.LAYERS, SYSTEM):
+                n += self._sweep_folder(self.root / top)
         if n:
             log.info("removed %d temp file(s) left by an interrupted write", n)
+        return n
+
+    @staticmethod
+    def _sweep_folder(folder: Path) -> int:
+        n = 0
+        for dirpath, _, filenames in os.walk(folder):
+            for f in filenames:
+                if is_temp(f):
+                    try:
+                        os.unlink(os.path.join(dirpath, f))
+                        n += 1
+                    except FileNotFoundError:
+                        pass
         return n
 
     # ------------------------------------------------------------------ reading
@@ -970,8 +990,8 @@ class Repository(LifecycleVerbs):
             raise NotFound(f"no memory {key!r}", id=key)
         e = self._entries.get(key)
         if e is None:
-            eid = self._by_name.get(E.unwrap_link(key))
-            e = self._entries.get(eid) if eid else None
+            ids = self._by_name.get(E.unwrap_link(key))
+            e = self._entries.get(ids[0]) if ids else None
         if e is None:
             raise NotFound(f"no memory with id or name {key!r}", id=key)
         return e
@@ -1185,6 +1205,14 @@ def _plain_yaml(v: Any, depth: int = 0) -> bool:
     if isinstance(v, dict):
         return all(isinstance(k, str) and _plain_yaml(x, depth + 1) for k, x in v.items())
     return False
+
+
+def _read_nofollow(path: Path) -> bytes:
+    """Read a note without following a symlink put in its place (O_NOFOLLOW
+    where the OS has it): a link could point anywhere outside the root."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
 
 
 def _same_id(path: Path, eid: str | None) -> bool:

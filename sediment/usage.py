@@ -86,6 +86,10 @@ class UsageLog:
         self.usage: dict[str, Usage] = {}
         self._pos: tuple[str, int, int] = ("", 0, -1)  # generation, offset read, size seen
 
+    def lock(self):
+        """The usage lock (held for an append or a compaction)."""
+        return self._lock.hold(self._timeout)
+
     def _ensure(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         if not self.log.exists():

@@ -53,14 +53,17 @@ class Watcher:
             def on_any_event(self, event) -> None:  # runs on the observer thread: be quick
                 if event.event_type in ("opened", "closed", "closed_no_write"):
                     return
+                if event.is_directory and event.event_type == "modified":
+                    return  # a folder's own mtime: its files report themselves
                 paths = [event.src_path, getattr(event, "dest_path", "") or ""]
                 watcher._hint([os.fsdecode(p) for p in paths if p], event.is_directory)
 
         self._root = root
         self._observer = Observer()
-        for layer in LAYERS:
-            (repo.root / layer).mkdir(exist_ok=True)
-            self._observer.schedule(Handler(), str(repo.root / layer), recursive=True)
+        # The root, not each layer folder: git removes a folder whose last file
+        # went and creates it again on the next pull, and a watch on a removed
+        # folder is gone for good.
+        self._observer.schedule(Handler(), root, recursive=True)
         self._worker = threading.Thread(target=self._run, name="sediment-watch", daemon=True)
 
     def start(self) -> "Watcher":
@@ -83,10 +86,11 @@ class Watcher:
                 rel = Path(p).relative_to(self._root).as_posix()
             except ValueError:
                 continue
+            if rel.split("/", 1)[0] not in LAYERS:
+                continue  # _system/ (our journal, usage, caches) and anything else
             name = rel.rsplit("/", 1)[-1]
             if is_dir:
-                if rel not in LAYERS or not os.path.isdir(p):
-                    self._rescan = True  # a room folder moved or removed: its files did too
+                self._rescan = True  # a folder came, went or moved: so did its files
                 continue
             if name.endswith(".md") and not name.startswith(".") and not is_temp(name):
                 rels.append(rel)

@@ -1,0 +1,573 @@
+"""Crash safety: real processes killed with SIGKILL, then the root is reopened.
+
+The stream test runs a child process that performs adds, updates, moves,
+archives and purges on one root. Before each call it appends the intended
+result to an ack file ("intent"), after the call returns it appends the same
+result as acknowledged ("ack"), each line flushed and fsync'd. The parent kills
+the child at a random moment, reopens the root and checks that
+
+* every acknowledged memory exists exactly once under the layer folders, parses,
+  and looks like its last acknowledged state -- or like the result of the one
+  operation that was in flight when the kill landed (it may or may not have
+  happened);
+* nothing else exists (an unacknowledged add may have happened, nothing more);
+* no temp file is left anywhere under the root;
+* ``check()`` reports no error.
+
+A call that returns an Entry different from what it did (the files being
+right) is collected and fails the test at the end, after all crash checks.
+
+The deterministic tests drive the recovery paths one at a time: a move
+interrupted before its destination exists (roll back), after the destination
+is written but before the source is removed (roll forward), after the source
+is removed but before "done" -- simulated with the Journal API, and for real by
+a child that SIGKILLs itself at that point. Then: a live process must not lose
+an update to a peer that died mid-move; a torn last journal line; temp files
+anywhere under the root (the cache folder included) are swept on open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+import sediment
+from sediment import LAYERS, Repository
+from sediment.journal import Journal
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+
+POLICY = {"destructive_per_hour": 100000}
+ROUNDS = 50
+
+# ---------------------------------------------------------------------------
+# the child of the stream test (run with ``python -c``; argv: root ack seed round)
+
+STREAM_CHILD = r'''
+import json, os, random, sys
+import sediment.journal
+from sediment import LAYERS, Repository, parse
+
+root, ack_path, seed, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+# compaction (run by recover() on open) then happens within the test's rounds too
+sediment.journal.COMPACT_BYTES = 24 * 1024
+rng = random.Random(seed)
+ack = open(ack_path, "ab", buffering=0)
+
+
+def log(rec):
+    ack.write((json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    os.fsync(ack.fileno())
+
+
+def state(e):
+    return {"title": e.title, "layer": e.layer, "room": e.room, "text": e.text, "status": e.status}
+
+
+WORDS = ("granite", "silt", "river", "delta", "loam", "clay", "basalt", "ochre", "tide", "moraine",
+         "café", "naïve", "strata")
+
+
+def text(i):
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
+    second = "\n\nsecond paragraph " + words[::-1] if rng.random() < 0.3 else ""
+    return f"r{rnd} op{i} {words}{second}"
+
+
+repo = Repository(root, policy={"destructive_per_hour": 100000})
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+
+for i in range(1, 100000):
+    entries = repo.list()
+    live = [e for e in entries if e.status != "purged"]
+    p_add = 0.35 if len(entries) < 60 else 0.1
+    r = rng.random()
+    if not live or r < p_add:
+        title = f"r{rnd} n{i} {rng.randrange(16 ** 6):06x}"
+        layer = rng.choice(("shallow", "shallow", "sediment", "bedrock"))
+        room = rng.choice(("", "", "topic", "topic/deeper"))
+        op = "add"
+        expect = {"title": title, "layer": layer, "room": room, "text": text(i), "status": "active"}
+        log({"t": "intent", "op": op, "id": None, "expect": expect})
+        e = repo.add(expect["text"], title=title, room=room or None, layer=layer, kind="fact")
+    else:
+        target = rng.choice(entries if r < 0.55 else live)
+        # the state to start from, as the file says (not the library's view of it)
+        expect = state(parse(open(os.path.join(root, target.path), "rb").read(), target.path))
+        if r < 0.55:
+            op = "update"
+            expect["text"] = text(i)
+        elif r < 0.8:
+            op = "move"
+            expect["layer"] = rng.choice([x for x in LAYERS if x != expect["layer"]])
+            if expect["layer"] != "archive" and expect["status"] == "archived":
+                expect["status"] = "active"
+        elif r < 0.9:
+            op = "archive"
+            expect["layer"], expect["status"] = "archive", "archived"
+        else:
+            op = "purge"
+            expect["layer"], expect["status"] = "archive", "purged"
+        log({"t": "intent", "op": op, "id": target.id, "expect": expect})
+        if op == "update":
+            e = repo.update(target.id, expected=target.version, text=expect["text"])
+        elif op == "move":
+            e = repo.move(target.id, expect["layer"])
+        elif op == "archive":
+            e = repo.archive(target.id, reason=f"round {rnd} op {i}")
+        else:
+            e = repo.purge(target.id, confirm=True, reason=f"round {rnd} op {i}")
+    if state(e) != expect:  # the parent fails the test at the end, after all crash checks
+        log({"t": "bad", "op": op, "id": e.id, "expect": expect, "returned": state(e)})
+    log({"t": "ack", "id": e.id, "expect": expect})
+'''
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def state_of(e: sediment.Entry) -> dict:
+    return {"title": e.title, "layer": e.layer, "room": e.room, "text": e.text, "status": e.status}
+
+
+def scan(root: Path) -> dict[str, list[sediment.Entry]]:
+    """Every .md file under the layer folders, parsed (a torn file fails here)."""
+    found: dict[str, list[sediment.Entry]] = defaultdict(list)
+    for layer in LAYERS:
+        for p in sorted((root / layer).rglob("*.md")):
+            rel = p.relative_to(root).as_posix()
+            e = sediment.parse(p.read_bytes(), rel)
+            found[e.id].append(e)
+    return found
+
+
+def temp_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob(".*.tmp"))
+
+
+def errors(repo: Repository) -> list[str]:
+    return [str(p) for p in repo.check() if p.severity == "error"]
+
+
+def pending_ops(root: Path) -> list[dict]:
+    j = Journal(root / "_system" / "journal.log")
+    return j.pending(j.read().records)
+
+
+def read_new_records(ack_path: Path, offset: int) -> tuple[list[dict], int]:
+    """Complete lines from ``offset``. A torn last line (the kill landed inside
+    the write) is cut off the file, so the next child appends on a fresh line."""
+    data = ack_path.read_bytes() if ack_path.exists() else b""
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        os.truncate(ack_path, end)
+    lines = data[offset:end].decode("utf-8").splitlines()
+    return [json.loads(ln) for ln in lines if ln.strip()], end
+
+
+def wait_acks(proc: subprocess.Popen, ack_path: Path, offset: int, n: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        with open(ack_path, "rb") as fh:
+            fh.seek(offset)
+            if fh.read().count(b'"t": "ack"') >= n:
+                return
+        time.sleep(0.002)
+
+
+def wait_ready(proc: subprocess.Popen, timeout: float) -> bool:
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    return bool(ready) and proc.stdout.readline().strip() == b"ready"
+
+
+# ---------------------------------------------------------------------------
+# the stream under SIGKILL
+
+
+def test_sigkill_during_a_stream_of_writes_loses_nothing_acknowledged(tmp_path):
+    seed = random.randrange(2 ** 32)
+    rng = random.Random(seed)
+    root = tmp_path / "mem"
+    ack_path = tmp_path / "ack.jsonl"
+    Repository(root, policy=POLICY)
+
+    model: dict[str, dict] = {}  # id -> last acknowledged (or observed) state
+    offset = 0
+    acked_ops = 0
+    mid_op_kills = 0
+    journal_pending_kills = 0
+    in_flight_happened = 0
+    bad_returns: list[dict] = []  # calls whose returned Entry differs from what was asked
+
+    for rnd in range(ROUNDS):
+        ctx = f"seed={seed} round={rnd}"
+        proc = subprocess.Popen(
+            [sys.executable, "-c", STREAM_CHILD, str(root), str(ack_path), str(rng.randrange(2 ** 32)),
+             str(rnd)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+        try:
+            if rnd % 5 == 4:
+                # counted from the start: may land in start-up, in recovery, or in the first ops
+                time.sleep(rng.uniform(0.05, 0.6))
+            else:
+                if not wait_ready(proc, 30):
+                    proc.kill()
+                    pytest.fail(f"{ctx}: child never got ready: {proc.communicate()[1].decode(errors='replace')}")
+                # let it acknowledge a few operations (none, sometimes), then kill at a
+                # random point of the following ones
+                wait_acks(proc, ack_path, offset, rng.randint(0, 12), 30)
+                time.sleep(rng.choice((rng.uniform(0, 0.003), rng.uniform(0, 0.02), rng.uniform(0, 0.08))))
+            alive = proc.poll() is None
+            if alive:
+                os.kill(proc.pid, signal.SIGKILL)
+        finally:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+        records, offset = read_new_records(ack_path, offset)
+        bad_returns += [r for r in records if r["t"] == "bad"]
+        assert alive, f"{ctx}: child exited by itself ({proc.returncode}): {err.decode(errors='replace')}"
+        assert proc.returncode == -signal.SIGKILL
+        in_flight = None
+        for rec in records:
+            if rec["t"] == "intent":
+                in_flight = rec
+            elif rec["t"] == "ack":
+                assert in_flight is not None and in_flight["expect"] == rec["expect"]
+                model[rec["id"]] = rec["expect"]
+                in_flight = None
+                acked_ops += 1
+        mid_op_kills += in_flight is not None
+        journal_pending_kills += bool(pending_ops(root))
+
+        repo = Repository(root, policy=POLICY)  # recovery runs here
+        found = scan(root)
+
+        dupes = {i: [e.path for e in es] for i, es in found.items() if len(es) != 1}
+        assert not dupes, f"{ctx}: memories on disk more than once: {dupes}"
+        for eid, expect in model.items():
+            assert eid in found, f"{ctx}: acknowledged memory {eid} ({expect}) is gone"
+            actual = state_of(found[eid][0])
+            if actual == expect:
+                continue
+            assert in_flight is not None and in_flight["id"] == eid and actual == in_flight["expect"], (
+                f"{ctx}: {eid} is {actual}, acknowledged {expect}; in flight: {in_flight}")
+            model[eid] = actual
+            in_flight_happened += 1
+        extra = [eid for eid in found if eid not in model]
+        if extra:
+            assert len(extra) == 1 and in_flight is not None and in_flight["op"] == "add", (
+                f"{ctx}: unknown memories on disk: {extra}; in flight: {in_flight}")
+            actual = state_of(found[extra[0]][0])
+            assert actual == in_flight["expect"], f"{ctx}: unacknowledged add looks wrong: {actual}"
+            model[extra[0]] = actual
+            in_flight_happened += 1
+
+        assert temp_files(root) == [], f"{ctx}: temp files left after reopen"
+        assert not pending_ops(root), f"{ctx}: journal operations still pending after reopen"
+        view = {e.id: e for e in repo.list()}
+        assert set(view) == set(found), f"{ctx}: the repository's view differs from the files"
+        for eid, e in view.items():
+            assert e.path == found[eid][0].path and state_of(e) == model[eid]
+        assert errors(repo) == [], f"{ctx}: check() reports errors"
+
+    print(f"\ncrash stream: seed={seed} rounds={ROUNDS} acked ops={acked_ops} memories={len(model)} "
+          f"kills mid-op={mid_op_kills} with journal op pending={journal_pending_kills} "
+          f"in-flight op had happened={in_flight_happened}")
+    assert not bad_returns, (f"{len(bad_returns)} calls returned an Entry that differs from what they "
+                             f"did (the files are right): {bad_returns[:2]}")
+    # the harness itself must have done real work and killed inside operations
+    assert acked_ops >= 2 * ROUNDS
+    assert mid_op_kills >= ROUNDS // 5
+    assert len(model) >= 20
+
+
+# ---------------------------------------------------------------------------
+# deterministic recovery paths (the crash simulated with the Journal API)
+
+
+def _one_memory(root: Path) -> sediment.Entry:
+    repo = Repository(root, policy=POLICY)
+    e = repo.add("the original text", title="moving note", room="topic", kind="fact")
+    repo.close()
+    return e
+
+
+def test_roll_forward_when_destination_written_but_source_not_removed(tmp_path):
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    dst = f"sediment/topic/{e.name}.md"
+    Journal(root / "_system" / "journal.log").begin("move", id=e.id, src=e.path, dst=dst)
+    (root / dst).parent.mkdir(parents=True)
+    shutil.copyfile(root / e.path, root / dst)  # the new file complete, the old not yet removed
+
+    repo = Repository(root, policy=POLICY)
+    found = scan(root)
+    assert [x.path for x in found[e.id]] == [dst]
+    assert not (root / e.path).exists()
+    assert repo.get(e.id).path == dst and repo.get(e.id).text == "the original text"
+    assert not pending_ops(root)
+    assert errors(repo) == []
+    # and it stays that way on the next open
+    assert [x.path for x in scan(root)[e.id]] == [dst]
+    assert Repository(root).get(e.id).path == dst
+
+
+def test_roll_forward_when_source_already_removed(tmp_path):
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    dst = f"bedrock/topic/{e.name}.md"
+    Journal(root / "_system" / "journal.log").begin("move", id=e.id, src=e.path, dst=dst)
+    (root / dst).parent.mkdir(parents=True)
+    os.replace(root / e.path, root / dst)  # crash after the unlink, before "done"
+
+    repo = Repository(root, policy=POLICY)
+    assert [x.path for x in scan(root)[e.id]] == [dst]
+    assert repo.get(e.id).path == dst
+    assert not pending_ops(root)
+    assert errors(repo) == []
+
+
+def test_roll_back_when_destination_never_written(tmp_path):
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    before = (root / e.path).read_bytes()
+    dst = f"archive/topic/{e.name}.md"
+    Journal(root / "_system" / "journal.log").begin("archive", id=e.id, src=e.path, dst=dst)
+    # the crash landed inside the atomic write: only a half-written temp file
+    (root / "archive" / "topic").mkdir(parents=True)
+    (root / "archive" / "topic" / f".{e.name}.md.0badf00d.tmp").write_bytes(before[: len(before) // 2])
+
+    repo = Repository(root, policy=POLICY)
+    assert [x.path for x in scan(root)[e.id]] == [e.path]
+    assert (root / e.path).read_bytes() == before
+    assert not (root / dst).exists()
+    assert temp_files(root) == []
+    assert repo.get(e.id).path == e.path
+    assert not pending_ops(root)
+    assert errors(repo) == []
+    # the memory is usable: the interrupted move can simply be done again
+    assert repo.archive(e.id, reason="again").path == dst
+    assert [x.path for x in scan(root)[e.id]] == [dst]
+
+
+# ---------------------------------------------------------------------------
+# real SIGKILL at chosen points inside a move (the child kills itself there)
+
+KILL_AT_CHILD = r'''
+import os, signal, sys
+import sediment.journal
+import sediment.repository as R
+from sediment import Repository
+
+root, point, eid = sys.argv[1], sys.argv[2], sys.argv[3]
+repo = Repository(root)
+
+
+def die(*a, **k):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if point == "before_destination":        # inside atomic_write, just before the rename
+    os.replace = die
+elif point == "before_source_removed":   # destination published, source still there
+    os.unlink = die
+elif point == "before_done":             # source removed, "done" not yet written
+    real = sediment.journal.Journal._append
+    def append(self, rec):
+        if rec.get("phase") == "done":
+            die()
+        real(self, rec)
+    sediment.journal.Journal._append = append
+repo.move(eid, "sediment", reason="promoted")
+sys.exit(0)  # not reached
+'''
+
+
+def _kill_inside_move(root: Path, eid: str, point: str) -> None:
+    proc = subprocess.run([sys.executable, "-c", KILL_AT_CHILD, str(root), point, eid],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode(errors="replace")
+
+
+@pytest.mark.parametrize("point,where", [
+    ("before_destination", "src"),
+    ("before_source_removed", "dst"),
+    ("before_done", "dst"),
+])
+def test_real_kill_inside_a_move_is_finished_or_undone(tmp_path, point, where):
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    dst = f"sediment/topic/{e.name}.md"
+    _kill_inside_move(root, e.id, point)
+    assert pending_ops(root), "the kill should have left the move's intent without 'done'"
+    if point == "before_source_removed":
+        assert (root / e.path).exists() and (root / dst).exists()  # the state recovery must resolve
+
+    repo = Repository(root, policy=POLICY)
+    expected_path = e.path if where == "src" else dst
+    assert [x.path for x in scan(root)[e.id]] == [expected_path]
+    got = repo.get(e.id)
+    assert got.path == expected_path and got.text == "the original text"
+    if where == "dst":
+        assert got.get("reason") == "promoted"
+    assert temp_files(root) == []
+    assert not pending_ops(root)
+    assert errors(repo) == []
+
+
+def test_live_writer_keeps_its_update_when_another_process_died_mid_move(tmp_path):
+    """Process A has the root open; process B is killed between writing a move's
+    destination and removing its source. A then updates the memory and gets an
+    acknowledgement. The update must survive the next open's recovery."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    a = Repository(root, policy=POLICY)
+    assert a.get(e.id).path == e.path
+    _kill_inside_move(root, e.id, "before_source_removed")
+
+    acked = a.update(e.id, text="an update A was told is saved")
+
+    reopened = Repository(root, policy=POLICY)
+    copies = scan(root)[e.id]
+    assert len(copies) == 1, [x.path for x in copies]
+    assert reopened.get(e.id).text == acked.text, (
+        f"acknowledged update lost: A wrote {acked.path}, recovery kept {copies[0].path}")
+
+
+# ---------------------------------------------------------------------------
+# torn journal tail (a crash cut the last append short: half a line, no newline)
+
+
+def _tear_last_line(journal: Path) -> bytes:
+    data = journal.read_bytes()
+    assert data.endswith(b"\n")
+    start = data.rstrip(b"\n").rfind(b"\n") + 1
+    last = data[start:-1]
+    journal.write_bytes(data[:start] + last[: len(last) // 2])
+    assert not journal.read_bytes().endswith(b"\n")
+    return last
+
+
+def _torn_root(tmp_path: Path, torn_record: str) -> tuple[Path, sediment.Entry, str]:
+    """A root whose journal ends in a torn record. 'done': the crash hit the
+    append of a finished move's "done" (the move itself completed). 'begin': it
+    hit the append of a move's intent, so the move never started."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    journal = root / "_system" / "journal.log"
+    if torn_record == "done":
+        where = Repository(root, policy=POLICY).move(e.id, "sediment").path
+    else:
+        Journal(journal).begin("move", id=e.id, src=e.path, dst=f"bedrock/topic/{e.name}.md")
+        where = e.path
+    torn = _tear_last_line(journal)
+    assert f'"phase":"{torn_record}"'.encode() in torn  # the line that was cut in half
+    return root, e, where
+
+
+@pytest.mark.parametrize("torn_record", ["done", "begin"])
+def test_torn_last_journal_line_is_tolerated_on_open(tmp_path, torn_record):
+    root, e, where = _torn_root(tmp_path, torn_record)
+    journal = root / "_system" / "journal.log"
+
+    repo = Repository(root, policy=POLICY)
+    assert [x.path for x in scan(root)[e.id]] == [where]
+    assert repo.get(e.id).path == where and repo.get(e.id).text == "the original text"
+    assert not pending_ops(root)
+    assert temp_files(root) == []
+    # the journal keeps working: the next records start on a fresh line and are read back
+    moved = repo.move(e.id, "archive" if where.startswith("sediment/") else "sediment")
+    updated = repo.update(e.id, text="after the torn line")
+    assert journal.read_bytes().endswith(b"\n")
+    records = Journal(journal).read().records
+    assert any(r.get("phase") == "done" and moved.path in r.get("paths", ()) for r in records)
+    reopened = Repository(root, policy=POLICY)
+    assert [x.path for x in scan(root)[e.id]] == [moved.path]
+    assert reopened.get(e.id).text == updated.text == "after the torn line"
+    assert not pending_ops(root)
+
+
+@pytest.mark.parametrize("torn_record", ["done", "begin"])
+def test_torn_journal_tail_is_not_reported_as_damage(tmp_path, torn_record):
+    """The journal promises that a torn last line is ignored. After the next
+    append (recovery's own, or the next write's) it must not turn into an
+    error-severity problem that check() reports for ever after."""
+    root, e, where = _torn_root(tmp_path, torn_record)
+    repo = Repository(root, policy=POLICY)
+    repo.update(e.id, text="one more write")
+    problems = [str(p) for p in Repository(root, policy=POLICY).check() if p.severity == "error"]
+    assert problems == [], "a crash-torn journal tail is reported as damage"
+
+
+# ---------------------------------------------------------------------------
+# temp files of interrupted writes are swept on open
+
+
+def test_temp_files_of_interrupted_writes_are_swept_on_open(tmp_path):
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    planted = [
+        "shallow/topic/.moving-note.md.0a1b2c3d.tmp",
+        "sediment/.other.md.deadbeef.tmp",
+        "archive/deep/room/.x.md.12345678.tmp",
+        "_system/.policy.yaml.0a1b2c3d.tmp",
+        "_system/.journal.log.0a1b2c3d.tmp",
+        "_system/usage/.destructive.log.0a1b2c3d.tmp",
+    ]
+    for rel in planted:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"---\nid: half")
+    assert temp_files(root) == sorted(planted)
+
+    repo = Repository(root, policy=POLICY)
+    assert temp_files(root) == []
+    assert [x.path for x in scan(root)[e.id]] == [e.path]
+    assert errors(repo) == []
+
+
+def test_temp_file_of_an_interrupted_cache_save_is_swept_on_open(tmp_path):
+    """The index snapshot in ``_system/cache`` is saved with atomic_write too (on
+    open and on close), so a process killed while saving it leaves a
+    ``.index.bin.<hex>.tmp`` there; nothing else ever removes it."""
+    root = tmp_path / "mem"
+    _one_memory(root)
+    Repository(root).close()
+    leftover = root / "_system" / "cache" / ".index.bin.0a1b2c3d.tmp"
+    leftover.parent.mkdir(parents=True, exist_ok=True)
+    leftover.write_bytes(b"half a snapshot")
+
+    Repository(root, policy=POLICY)
+    assert temp_files(root) == [], "a killed cache save leaves its temp file for ever"
+
+
+# ---------------------------------------------------------------------------
+# what the stream's acknowledgements rely on: a call returns the memory as it left it
+
+
+def test_move_returns_the_memory_in_its_new_layer(tmp_path):
+    """A move made in the same second as the memory's last write changes no
+    frontmatter, so it is a pure rename; the Entry it returns (and the view)
+    must still say where the file now is."""
+    repo = Repository(tmp_path / "mem", policy=POLICY)
+    e = repo.add("a note that is promoted at once", title="quick promotion", kind="fact")
+    for layer in ("sediment", "bedrock", "archive", "shallow"):
+        moved = repo.move(e.id, layer)
+        assert moved.path == f"{layer}/{e.name}.md" and e.name.startswith("quick-promotion-")
+        assert (moved.layer, repo.get(e.id).layer) == (layer, layer), (
+            f"moved to {moved.path}, but the returned entry says layer {moved.layer!r} and the "
+            f"view says {repo.get(e.id).layer!r}")
+        assert [x.id for x in repo.list(layer=layer)] == [e.id]
