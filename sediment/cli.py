@@ -195,6 +195,31 @@ def cmd_strength(ns):
     return asdict(s), s.explain()
 
 
+@command("watch", "keep the index current while files change; runs until interrupted",
+         arg("--verbose", "-v", action="store_true", help="print a line per change"),
+         arg("--seconds", type=float, help="stop after this long (default: until Ctrl-C)"))
+def cmd_watch(ns):
+    import time
+    repo = _repo(ns)
+    count = {"changes": 0}
+
+    def on_change(what: str, path: str) -> None:
+        count["changes"] += 1
+        if ns.verbose:
+            print(f"{what}: {path}", flush=True)
+
+    deadline = None if ns.seconds is None else time.monotonic() + ns.seconds
+    if not ns.json:
+        print(f"watching {repo.root} (Ctrl-C to stop)", flush=True)
+    try:
+        with repo.watch(on_change):
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.2)
+    except KeyboardInterrupt:
+        pass
+    return count, f"stopped after {count['changes']} change(s)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sediment", description="Long-term memory in markdown files.")
     p.add_argument("--root", default=os.environ.get("SEDIMENT_ROOT") or "./memory_root",
