@@ -1,5 +1,8 @@
-"""The in-memory search index: two lanes (words, CJK bigrams), BM25 in each,
-fused by reciprocal rank. Pure: no I/O; ``snapshot``/``restore`` turn it into
+"""The in-memory search index. Three rankings fused by reciprocal rank
+(1/(60 + rank)): BM25 over words, the rare-term ranking over the same words
+(sum of the IDFs of the query words a document has: dsh-chain's "rare-term
+lane", which rewards covering the query over repeating one of its words), and
+BM25 over CJK character bigrams. Pure: no I/O; ``snapshot``/``restore`` turn it into
 bytes and back, and the repository decides where those live.
 
 Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
@@ -113,40 +116,55 @@ class _Lane:
             out.append(d)
         return out
 
-    def score(self, qterms: dict[str, int], mask: bytes, allowed: Callable[[int], bool] | None,
-              depth: int) -> tuple[list[tuple[float, int]], dict[int, list[str]]]:
-        """BM25 over the slots whose ``mask`` byte is set; the top ``depth``
-        (score, slot), and for those, which query terms they contain."""
+    def df(self, t: str) -> int:
+        return sum(len(p[0]) for p in self.postings(t)) - self.dead_df.get(t, 0)
+
+    def idf(self, t: str) -> float:
+        df = self.df(t)
+        return math.log(1 + (max(self.live, 1) - df + 0.5) / (df + 0.5)) if df > 0 else 0.0
+
+    def score(self, qterms: dict[str, float], mask: bytes, allowed: Callable[[int], bool] | None,
+              depth: int, rare: bool = False
+              ) -> tuple[list[tuple[float, int]], dict[int, list[str]], list[tuple[float, int]]]:
+        """BM25 over the slots whose ``mask`` byte is set: the top ``depth``
+        (score, slot) and, for those, which query terms they contain. With
+        ``rare``, in the same pass, the rare-term ranking too: the sum of the
+        IDFs of the query terms a document has, blind to how often and how long
+        (it rewards covering more, and rarer, words of the query)."""
         n = max(self.live, 1)
         avg = self.total_len / n if self.total_len else 1.0
         lengths = self.lengths
         norm_a, norm_b = K1 * (1 - B), K1 * B / avg
         acc: dict[int, float] = {}
+        cover: dict[int, float] = {}
         hits: dict[int, list[str]] = {}
-        acc_get = acc.get
-        for t, qtf in qterms.items():
+        acc_get, cover_get = acc.get, cover.get
+        for t, qw in qterms.items():
             plist = self.postings(t)
             if not plist:
                 continue
             df = sum(len(p[0]) for p in plist) - self.dead_df.get(t, 0)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            w = idf * (1 + 0.5 * (qtf - 1)) * (K1 + 1)  # a repeated query term counts a little more
+            w = idf * qw * (K1 + 1)
             for slots, tfs in plist:
                 for s, tf in zip(slots, tfs):
                     if mask[s]:
                         acc[s] = acc_get(s, 0.0) + w * tf / (tf + norm_a + norm_b * lengths[s])
+                        if rare:
+                            cover[s] = cover_get(s, 0.0) + idf
                         h = hits.get(s)
                         if h is None:
                             hits[s] = [t]
                         else:
                             h.append(t)
         if allowed is not None:
-            items = [(sc, s) for s, sc in acc.items() if allowed(s)]
+            keep = [s for s in acc if allowed(s)]
         else:
-            items = [(sc, s) for s, sc in acc.items()]
-        top = heapq.nlargest(depth, items)
-        return top, {s: hits[s] for _, s in top}
-
+            keep = list(acc)
+        top = heapq.nlargest(depth, ((acc[s], s) for s in keep))
+        top_rare = heapq.nlargest(depth, ((cover[s], s) for s in keep)) if rare else []
+        shown = {s for _, s in top} | {s for _, s in top_rare}
+        return top, {s: hits[s] for s in shown}, top_rare
 
     def rebuild(self, remap: array | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
@@ -338,7 +356,7 @@ class Index:
     def search(self, words: dict[str, int], bigrams: dict[str, int], *,
                exclude: int = 0, allowed: Callable[[str], bool] | None = None,
                tiebreak: Callable[[str], tuple] | None = None,
-               limit: int = 10, lane_weights: dict[str, float] | None = None) -> list[Hit]:
+               limit: int = 10) -> list[Hit]:
         """Fuse the lanes by reciprocal rank. A key with no term of the query in
         either lane is never returned. Documents with any of the ``exclude``
         flag bits are skipped (in C, via a translated mask); ``allowed`` filters
@@ -348,7 +366,6 @@ class Index:
         if table is None:
             table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
         mask = self.flags.translate(table)
-        lane_weights = lane_weights or {}
         allow_slot = None
         if allowed is not None:
             key_of = self.key_of
@@ -356,11 +373,15 @@ class Index:
         fused: dict[int, float] = {}
         matched: dict[int, set[str]] = {}
         ranks: dict[int, dict[str, int]] = {}
-        for name, lane, q in (("words", self.words, words), ("bigrams", self.bigrams, bigrams)):
-            if not q:
-                continue
-            top, hits = lane.score(q, mask, allow_slot, max(LANE_DEPTH, limit))
-            weight = lane_weights.get(name, 1.0)
+        depth = max(LANE_DEPTH, limit)
+        rankings: list[tuple[str, list[tuple[float, int]], dict[int, list[str]]]] = []
+        if words:
+            top, hits, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True)
+            rankings += [("words", top, hits), ("rare", top_rare, hits)]
+        if bigrams:
+            top, hits, _ = self.bigrams.score(bigrams, mask, allow_slot, depth)
+            rankings.append(("bigrams", top, hits))
+        for name, top, hits in rankings:
             rank, prev = 0, None
             for pos, (sc, s) in enumerate(top, 1):
                 # equal lane scores share a rank, so that only strength and
@@ -368,7 +389,7 @@ class Index:
                 key = round(sc, 9)
                 if key != prev:
                     rank, prev = pos, key
-                fused[s] = fused.get(s, 0.0) + weight / (RRF_K + rank)
+                fused[s] = fused.get(s, 0.0) + 1.0 / (RRF_K + rank)
                 matched.setdefault(s, set()).update(hits[s])
                 ranks.setdefault(s, {})[name] = rank
         key_of = self.key_of

@@ -1064,7 +1064,8 @@ class Repository(LifecycleVerbs):
                include_archive: bool = False, record: bool = True) -> list[SearchHit]:
         """Memories that share words with ``query``, best first.
 
-        Two lanes — words (jieba + Latin words, BM25) and CJK character bigrams
+        Three rankings — words (jieba + Latin words, BM25), rare terms (the
+        summed IDF of the query words a memory has) and CJK character bigrams
         (BM25) — fused by reciprocal rank. A memory with no term of the query is
         never returned; strength and recency only break ties. ``archive/`` is
         searched only with ``include_archive=True`` (or ``layer='archive'``);
@@ -1091,7 +1092,7 @@ class Repository(LifecycleVerbs):
                                     else bool(layer) and "archive" in layer)
         exclude = PURGED | (0 if asked else IN_ARCHIVE)
         self._usage_now = self._usage.load(), time.time()
-        hits = self._index.search(Counter(words), Counter(bigrams), exclude=exclude, allowed=allowed,
+        hits = self._index.search(_weights(words), _weights(bigrams), exclude=exclude, allowed=allowed,
                                   tiebreak=self._tiebreak, limit=limit)
         if record and hits:
             self._usage.record([h.key for h in hits], "recall")
@@ -1180,6 +1181,11 @@ class Repository(LifecycleVerbs):
 
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def _weights(terms: list[str]) -> dict[str, float]:
+    """Query term weights: a repeated term counts a little more."""
+    return {t: 1 + 0.5 * (n - 1) for t, n in Counter(terms).items()}
 
 
 # index flag bits: searches skip these groups without looking at each entry
