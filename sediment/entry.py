@@ -27,14 +27,16 @@ import yaml
 
 from .errors import InvalidInput, ParseError, UnsafePath
 
-# The C loader is several times faster. The C emitter is not used: libyaml
-# escapes characters outside the BMP (an emoji tag becomes "\U0001F680"),
-# and Unicode must be written as-is. Rendering happens only on writes.
-from yaml import SafeDumper as _Dumper
+# The C loader and emitter are several times faster than PyYAML's own. But
+# libyaml escapes characters outside the BMP (an emoji tag becomes
+# "\U0001F680"), and Unicode must be written as-is: such frontmatter is
+# emitted again by the pure-Python emitter. The choice depends only on the
+# data, so rendering stays deterministic.
+from yaml import SafeDumper as _PyDumper
 try:
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeDumper as _Dumper, CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader
+    from yaml import SafeDumper as _Dumper, SafeLoader as _Loader
 
 LAYERS = ("shallow", "sediment", "bedrock", "archive")
 STATUSES = ("active", "superseded", "archived", "purged")
@@ -372,8 +374,10 @@ def _order(meta: Mapping[str, Any]) -> dict[str, Any]:
 def render(entry: Entry) -> str:
     """The file text of an entry. Deterministic: the same entry gives the same bytes."""
     meta = _order(entry.meta)
-    fm = yaml.dump(meta, Dumper=_Dumper, allow_unicode=True, sort_keys=False,
-                   default_flow_style=False, width=10_000)
+    opts = dict(allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000)
+    fm = yaml.dump(meta, Dumper=_Dumper, **opts)
+    if "\\U" in fm or "\\u" in fm:
+        fm = yaml.dump(meta, Dumper=_PyDumper, **opts)
     body = entry.body
     if body and not body.endswith("\n"):
         body += "\n"

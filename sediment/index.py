@@ -268,6 +268,12 @@ class Index:
         if self._dead > 1000 and self._dead * 4 > len(self.key_of):
             self.compact()
 
+    def set_flags(self, key: str, flags: int) -> None:
+        """Change a document's flag bits in place (a move between layers changes
+        where it is, not what it says: its terms stay)."""
+        slot = self.slot_of[key]
+        self.flags[slot] = ALIVE | (flags & 0x7F)
+
     def compact(self) -> None:
         """Drop dead slots and fold the deltas into the base."""
         dead = 0xFFFFFFFF

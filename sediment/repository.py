@@ -369,7 +369,25 @@ class Repository(LifecycleVerbs):
             entry._cache["off"] = len(data) - len(entry.body.encode("utf-8"))
         self._add_to_view(entry)
 
-    def _forget_path(self, rel: str) -> None:
+    def _relocate(self, old: Entry, fresh: Entry) -> None:
+        """The view after a move that changed no indexed text: same index slot,
+        new path and flags. No tokenizing: moves are metabolism's bulk work."""
+        self._problems.pop(old.path, None)
+        self._stats.pop(old.path, None)
+        self._by_path.pop(old.path, None)
+        self._entries[fresh.id] = fresh
+        self._by_path[fresh.path] = fresh.id
+        try:
+            st = os.stat(self.root / fresh.path)
+            self._stats[fresh.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            pass
+        self._index.set_flags(fresh.id, _flags(fresh))
+        self._index_dirty = True
+
+    def _forget_path(self, rel: str, terms: DocTerms | None = None) -> None:
+        """Drop whatever the view holds for this path. ``terms``: the indexed
+        terms of its entry when the caller has them already (saves tokenizing)."""
         self._problems.pop(rel, None)
         self._stats.pop(rel, None)
         eid = self._by_path.pop(rel, None)
@@ -382,7 +400,9 @@ class Repository(LifecycleVerbs):
                 ids.remove(eid)
             if not ids:
                 self._by_name.pop(old.name, None)
-        self._index.remove(eid, self._doc_terms(old) if old is not None else None)
+        if terms is None and old is not None:
+            terms = self._doc_terms(old)
+        self._index.remove(eid, terms)
         self._index_dirty = True
 
     def _register(self, entry: Entry) -> None:
@@ -390,9 +410,9 @@ class Repository(LifecycleVerbs):
         self._by_path[entry.path] = entry.id
         self._by_name.setdefault(entry.name, []).append(entry.id)
 
-    def _add_to_view(self, entry: Entry) -> None:
+    def _add_to_view(self, entry: Entry, terms: DocTerms | None = None) -> None:
         self._register(entry)
-        self._index.put(entry.id, self._doc_terms(entry), _flags(entry))
+        self._index.put(entry.id, terms or self._doc_terms(entry), _flags(entry))
         self._index_dirty = True
 
     # ------------------------------------------------------------------ tokens
@@ -619,7 +639,7 @@ class Repository(LifecycleVerbs):
         return sum(1 for e in self._entries.values()
                    if e.meta.get("unclassified") and e.layer != "archive" and " ".join(e.text.split()) == norm)
 
-    def _load_known(self, entry: Entry) -> None:
+    def _load_known(self, entry: Entry, terms: DocTerms | None = None) -> None:
         """Put an entry we just wrote into the view without reading it back."""
         self._forget_path(entry.path)
         try:
@@ -627,7 +647,7 @@ class Repository(LifecycleVerbs):
             self._stats[entry.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             pass
-        self._add_to_view(entry)
+        self._add_to_view(entry, terms)
 
     def _check_core_cap(self) -> None:
         n = sum(1 for e in self._entries.values() if e.kind == "core" and e.layer != "archive")
@@ -811,8 +831,11 @@ class Repository(LifecycleVerbs):
             fresh = self._publish(rel, entry.with_(meta=meta))
             os.unlink(self.root / entry.path)
             fsync_dir((self.root / entry.path).parent)
-        self._forget_path(entry.path)
-        self._load_known(fresh)
+        if fresh.room == entry.room and entry.id in self._index:
+            self._relocate(entry, fresh)
+        else:  # the room is indexed too
+            self._forget_path(entry.path)
+            self._load_known(fresh)
         self._journal_done(seq, op, entry.path, rel)
         return fresh
 
