@@ -86,7 +86,6 @@ class LifecycleVerbs:
         metabolize. Journaled: a crash between the two files is finished on open.
         Returns the old memory as it is now."""
         with self._write_lock():
-            self._sync()
             old, new = self._reread(self._resolve(old_id)), self._reread(self._resolve(new_id))
             if old.id == new.id:
                 raise InvalidInput("a memory cannot supersede itself")
@@ -137,7 +136,6 @@ class LifecycleVerbs:
             raise InvalidInput(f"consolidate needs a real kind (one of "
                                f"{', '.join(k for k in self.policy['kinds'] if k != 'inbox')})")
         with self._write_lock():
-            self._sync()
             given = [self._resolve(i) for i in fragment_ids]
             new = self.add(text, kind=kind, **fields)
             covered = {e.id: e for e in given}
@@ -173,8 +171,9 @@ class LifecycleVerbs:
         ``_system/reports/``.
         """
         when = _now(now)
-        self._sync()
-        moves = plan(self._entries.values(), self._usage.load(), self.policy, when.timestamp())
+        with self._view_lock:  # a watcher thread may be changing the view
+            self._sync()
+            moves = plan(list(self._entries.values()), self._usage.load(), self.policy, when.timestamp())
         counts: dict[str, int] = {}
         for m in moves:
             key = f"{m.source}→{m.target}"
@@ -186,7 +185,6 @@ class LifecycleVerbs:
             raise PolicyError("this plan archives memories; apply it with confirm=True "
                               "(policy confirm_destructive)", rule="confirm")
         with self._write_lock():
-            self._sync()
             # Re-plan under the lock: another writer may have changed things since.
             moves = plan(self._entries.values(), self._usage.load(), self.policy, when.timestamp())
             for m in moves:

@@ -608,7 +608,6 @@ class Repository(LifecycleVerbs):
         created = E.now_iso(now)
         event = extra.get("event")
         with self._write_lock():
-            self._sync()
             siblings = [e for e in self._entries.values() if event is not None and e.event == event]
             for e in siblings:  # a retry of the same payload creates nothing new
                 if e.title == title and e.body == body and e.status != "purged":
@@ -715,7 +714,6 @@ class Repository(LifecycleVerbs):
         sediment.errors.Conflict: ...
         """
         with self._write_lock():
-            self._sync()
             current = self._reread(self._resolve(id))
             if expected is not None and expected != current.version:
                 raise Conflict(f"{current.path} changed since version {expected} was read "
@@ -854,7 +852,6 @@ class Repository(LifecycleVerbs):
         """
         layer = E.check_layer(layer)
         with self._write_lock():
-            self._sync()
             entry = self._reread(self._resolve(id))
             new_room = entry.room if room is None else E.check_room(room)
             changes: dict[str, Any] = {}
@@ -872,7 +869,6 @@ class Repository(LifecycleVerbs):
         if not reason or not isinstance(reason, str):
             raise InvalidInput("archive needs a reason")
         with self._write_lock():
-            self._sync()
             entry = self._reread(self._resolve(id))
             return self._move(entry, "archive", entry.room,
                               meta_changes={"status": "archived", "reason": E.one_line(reason),
@@ -890,7 +886,6 @@ class Repository(LifecycleVerbs):
         if self.policy["confirm_destructive"] and not confirm:
             raise PolicyError("purge needs confirm=True (policy confirm_destructive)", rule="confirm")
         with self._write_lock():
-            self._sync()
             entry = self._reread(self._resolve(id))
             self._check_rate()
             fresh = self._move(entry, "archive", entry.room,
