@@ -152,12 +152,13 @@ def cmd_stats(ns):
 
 
 @command("metabolize", "plan promotions and decay (dry run); --apply carries the plan out",
-         arg("--apply", action="store_true", help="apply the plan (archiving moves need no extra flag)"),
+         arg("--apply", action="store_true", help="apply the plan"),
+         arg("--confirm", action="store_true", help="allow the plan to archive (policy confirm_destructive)"),
          arg("--now", help="ISO 8601 time to plan for (default: now)"))
 def cmd_metabolize(ns):
     from .entry import parse_time
     now = parse_time(ns.now, key="now") if ns.now else None
-    p = _repo(ns).metabolize(dry_run=not ns.apply, confirm=ns.apply, now=now)
+    p = _repo(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=now)
     return p.to_dict(), str(p) + (f"\nreport: {p.report}" if p.report else "")
 
 

@@ -293,7 +293,7 @@ class Index:
 
     # -------------------------------------------------------------- snapshot
 
-    def snapshot(self, docs: dict[str, Any]) -> bytes:
+    def snapshot(self, docs: dict[str, Any], fingerprint: str = "") -> bytes:
         """The index and ``docs`` (per key, whatever the owner needs to skip
         parsing: JSON-able) as bytes. Dead slots are dropped first."""
         if self._dead:
@@ -302,7 +302,7 @@ class Index:
             self.words.rebuild(None)
             self.bigrams.rebuild(None)
         header: dict[str, Any] = {
-            "format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder,
+            "format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder, "fingerprint": fingerprint,
             "docs": [docs[k] for k in self.key_of],  # type: ignore[index]
             "keys": self.key_of,
         }
@@ -318,7 +318,7 @@ class Index:
         return _MAGIC + hashlib.sha256(body).digest() + body
 
     @classmethod
-    def restore(cls, data: bytes) -> tuple["Index", list[Any]]:
+    def restore(cls, data: bytes, fingerprint: str = "") -> tuple["Index", list[Any]]:
         """The index and the per-key docs from ``snapshot`` bytes. Raises
         ``ValueError`` for anything damaged or from another format."""
         if not data.startswith(_MAGIC):
@@ -333,6 +333,8 @@ class Index:
         pos += sizes[0]
         if head.get("format") != SNAPSHOT_FORMAT or head.get("byteorder") != sys.byteorder:
             raise ValueError("snapshot of another format")
+        if head.get("fingerprint") != fingerprint:
+            raise ValueError("snapshot made by another version of the tokenizer or parser")
         idx = cls()
         keys = head["keys"]
         idx.flags = bytearray(body[pos:pos + sizes[1]])

@@ -40,7 +40,6 @@ class JournalRead:
 class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.seq = 0
 
     def ensure(self) -> None:
         if not self.path.exists():
@@ -51,13 +50,24 @@ class Journal:
         atomic_write(self.path, (json.dumps({"epoch": epoch}) + "\n").encode())
         return epoch
 
-    def epoch(self) -> str:
+    def head(self) -> tuple[int, str, tuple[int, int]]:
+        """(end of the last complete line, epoch, (size, mtime_ns)), read from
+        one open file, so a compaction in between cannot mix two files."""
         try:
             with open(self.path, "rb") as fh:
-                head = fh.readline()
-            return json.loads(head).get("epoch", "")
-        except (FileNotFoundError, ValueError, AttributeError):
-            return ""
+                st = os.fstat(fh.fileno())
+                first = fh.readline()
+                fh.seek(max(0, st.st_size - 65536))
+                tail = fh.read()
+        except FileNotFoundError:
+            return 0, "", (-1, 0)
+        try:
+            epoch = json.loads(first).get("epoch", "")
+        except (ValueError, AttributeError):
+            epoch = ""
+        cut = tail.rfind(b"\n")  # a torn last line is not ours to skip past
+        end = st.st_size - len(tail) + cut + 1 if cut >= 0 else 0
+        return end, epoch, (st.st_size, st.st_mtime_ns)
 
     def read(self, offset: int = 0, epoch: str | None = None) -> JournalRead:
         """Records from ``offset`` on (reading only that part of the file). If the
@@ -116,38 +126,22 @@ class Journal:
             self._start_epoch()
         append_line(self.path, json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
 
-    def begin(self, op: str, **fields: Any) -> int:
-        """Record an intent; the caller holds the writer lock. Returns its seq."""
-        self.seq = max(self.seq, self._last_seq()) + 1
-        self._append({"seq": self.seq, "phase": "begin", "op": op, "pid": os.getpid(), **fields})
-        return self.seq
+    def begin(self, op: str, **fields: Any) -> str:
+        """Record an intent (fsync'd); the caller holds the writer lock. Returns
+        the operation's id, random so that no two operations share one, across
+        processes and compactions."""
+        seq = secrets.token_hex(8)
+        self._append({"seq": seq, "phase": "begin", "op": op, "pid": os.getpid(), **fields})
+        return seq
 
-    def done(self, seq: int) -> None:
+    def done(self, seq: str) -> None:
         self._append({"seq": seq, "phase": "done"})
-
-    def _last_seq(self) -> int:
-        # Cheap: seq only has to be unique among pending records, and the
-        # last lines hold the largest numbers.
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(0, os.SEEK_END)
-                size = fh.tell()
-                fh.seek(max(0, size - 65536))
-                tail = fh.read()
-        except FileNotFoundError:
-            return 0
-        for line in reversed(tail.split(b"\n")):
-            try:
-                return int(json.loads(line)["seq"])
-            except (ValueError, KeyError, TypeError):
-                continue
-        return 0
 
     @staticmethod
     def pending(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        begun: dict[int, dict[str, Any]] = {}
+        begun: dict[Any, dict[str, Any]] = {}
         for rec in records:
-            if rec.get("phase") == "begin":
+            if rec.get("phase") == "begin" and "seq" in rec:
                 begun[rec["seq"]] = rec
             elif rec.get("phase") == "done":
                 begun.pop(rec.get("seq"), None)

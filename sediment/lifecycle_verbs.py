@@ -6,13 +6,13 @@ rules themselves are pure functions in ``lifecycle``.
 from __future__ import annotations
 
 import datetime as _dt
-import os
+import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
 from . import entry as E
 from .entry import Entry
-from .errors import InvalidInput, PolicyError
+from .errors import InvalidInput, PolicyError, SedimentError
 from .files import atomic_write
 from .lifecycle import Move, Strength, bigram_similarity, overturns, plan, strength
 
@@ -28,10 +28,12 @@ class Plan:
     applied: bool = False
     report: str | None = None  # path of the markdown report, relative to the root
     counts: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[Move, str]] = field(default_factory=list)  # (move, why) not applied
 
     def to_dict(self) -> dict[str, Any]:
         return {"now": self.now, "applied": self.applied, "report": self.report,
-                "counts": self.counts, "moves": [m.to_dict() for m in self.moves]}
+                "counts": self.counts, "moves": [m.to_dict() for m in self.moves],
+                "skipped": [{**m.to_dict(), "why": why} for m, why in self.skipped]}
 
     def __str__(self) -> str:
         if not self.moves:
@@ -39,7 +41,21 @@ class Plan:
         verb = "moved" if self.applied else "would move"
         lines = [f"{verb} {len(self.moves)}: " + ", ".join(f"{k} {v}" for k, v in self.counts.items())]
         lines += [f"  {m.source} → {m.target}  {m.title}  ({m.reason})" for m in self.moves]
+        lines += [f"  skipped {m.title}: {why}" for m, why in self.skipped]
         return "\n".join(lines)
+
+
+def _counts(moves: list[Move]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for m in moves:
+        key = f"{m.source}→{m.target}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _plan(repo: "Repository", when: _dt.datetime) -> "Plan":
+    moves = plan(list(repo._entries.values()), repo._usage.load(), repo.policy, when.timestamp())
+    return Plan(when.isoformat(timespec="seconds"), moves, counts=_counts(moves))
 
 
 def _now(now: _dt.datetime | None) -> _dt.datetime:
@@ -91,7 +107,7 @@ class LifecycleVerbs:
                 raise InvalidInput("a memory cannot supersede itself")
             seq = self._journal.begin("supersede", old=old.path, new=new.path, reason=E.one_line(reason))
             old, _ = self._apply_supersede(old.path, new.path, reason)
-            self._journal_done(seq, "supersede", old.path, new.path)
+            self._note_done(old.path, new.path, seq=seq, op="supersede")
             return old
 
     def _apply_supersede(self: "Repository", old_path: str, new_path: str,
@@ -173,50 +189,59 @@ class LifecycleVerbs:
         when = _now(now)
         with self._view_lock:  # a watcher thread may be changing the view
             self._sync()
-            moves = plan(list(self._entries.values()), self._usage.load(), self.policy, when.timestamp())
-        counts: dict[str, int] = {}
-        for m in moves:
-            key = f"{m.source}→{m.target}"
-            counts[key] = counts.get(key, 0) + 1
-        result = Plan(when.isoformat(timespec="seconds"), moves, counts=counts)
-        if dry_run or not moves:
+            result = _plan(self, when)
+        if dry_run or not result.moves:
             return result
-        if self.policy["confirm_destructive"] and not confirm and any(m.target == "archive" for m in moves):
-            raise PolicyError("this plan archives memories; apply it with confirm=True "
-                              "(policy confirm_destructive)", rule="confirm")
         with self._write_lock():
-            # Re-plan under the lock: another writer may have changed things since.
-            moves = plan(self._entries.values(), self._usage.load(), self.policy, when.timestamp())
-            for m in moves:
+            # Plan again under the lock: another writer may have changed things
+            # since; the confirmation is checked against what will be applied.
+            result = _plan(self, when)
+            if (self.policy["confirm_destructive"] and not confirm
+                    and any(m.target == "archive" for m in result.moves)):
+                raise PolicyError("this plan archives memories; apply it with confirm=True "
+                                  "(policy confirm_destructive)", rule="confirm")
+            applied = []
+            for m in result.moves:
                 e = self._entries.get(m.id)
                 if e is None:
                     continue
-                e = self._reread(e)
-                changes: dict[str, Any] = {"reason": E.one_line(m.reason)}
-                if m.status:
-                    changes["status"] = m.status
-                self._move(e, m.target, e.room, meta_changes=changes, op="metabolize")
-            result.moves, result.applied = moves, True
+                try:
+                    e = self._reread(e)
+                    changes: dict[str, Any] = {"reason": E.one_line(m.reason)}
+                    if m.status:
+                        changes["status"] = m.status
+                    self._move(e, m.target, e.room, meta_changes=changes, op="metabolize")
+                    applied.append(m)
+                except SedimentError as exc:
+                    # a note a person just broke, moved or deleted: skip it, say so
+                    result.skipped.append((m, str(exc)))
+            result.moves, result.applied = applied, True
+            result.counts = _counts(applied)
             result.report = self._write_report(result)
         return result
 
     def _write_report(self: "Repository", result: Plan) -> str:
         stamp = result.now.replace(":", "").replace("-", "")[:15]
-        rel = f"{'_system'}/reports/metabolize-{stamp}-{os.getpid()}.md"
+        rel = f"_system/reports/metabolize-{stamp}-{secrets.token_hex(3)}.md"
         lines = [f"# Metabolism {result.now}", "",
                  f"{len(result.moves)} move(s): " + ", ".join(f"{k} {v}" for k, v in result.counts.items()),
                  "", "| memory | from | to | reason |", "| --- | --- | --- | --- |"]
         for m in result.moves:
             name = self._entries[m.id].name if m.id in self._entries else m.id
             lines.append(f"| [[{name}]] | {m.source} | {m.target} | {m.reason.replace('|', '/')} |")
+        for m, why in result.skipped:
+            lines.append(f"| {m.title} | {m.source} | (skipped) | {why.replace('|', '/')} |")
         atomic_write(self.root / rel, ("\n".join(lines) + "\n").encode("utf-8"))
         return rel
 
 
 def recover_supersede(repo: "Repository", rec: dict) -> list[str]:
     """Finish an interrupted supersede (both files still exist: it moves nothing)."""
+    from .files import resolve_inside
     old, new = rec.get("old"), rec.get("new")
-    if not old or not new or not (repo.root / old).exists() or not (repo.root / new).exists():
+    if not isinstance(old, str) or not isinstance(new, str):
+        return []
+    if not resolve_inside(repo.root, old).exists() or not resolve_inside(repo.root, new).exists():
         return []
     repo._apply_supersede(old, new, rec.get("reason") or "superseded")
     return [old, new]

@@ -57,7 +57,8 @@ lock_timeout_seconds: 10.0
 core_max: 32
 
 # Per kind: [grace days, half-life days, archive days]; null = never decays.
-# A memory with no kind, or a kind not listed here, goes to inbox.
+# Add a kind by listing it; a default kind left out keeps its default clocks.
+# A memory with no kind, or a kind not known, goes to inbox.
 kinds:
   core: null
   fact: [15, 365, 1095]
@@ -106,7 +107,9 @@ def validate(raw: Mapping[str, Any]) -> dict[str, Any]:
             if not isinstance(v, dict) or not v:
                 raise PolicyFileError("policy.yaml: kinds must map kind names to [grace, half-life, archive]",
                                       key=key)
-            kinds: dict[str, list[float] | None] = {}
+            # the file's kinds change or add to the defaults; a kind it does not
+            # list keeps its default clocks (it would otherwise decay as inbox)
+            kinds: dict[str, list[float] | None] = dict(DEFAULT_KINDS)
             for name, clocks in v.items():
                 k = f"kinds.{name}"
                 if clocks is None:
@@ -119,8 +122,6 @@ def validate(raw: Mapping[str, Any]) -> dict[str, Any]:
                 if h <= 0:
                     raise PolicyFileError(f"policy.yaml: {k}: half-life must be > 0", key=k)
                 kinds[str(name)] = [g, h, a]
-            if "inbox" not in kinds:
-                kinds["inbox"] = DEFAULT_KINDS["inbox"]  # the fallback kind must exist
             pol[key] = kinds
         elif key == "metabolism":
             from .lifecycle import DEFAULT_RULES

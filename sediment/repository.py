@@ -179,9 +179,12 @@ class Repository(LifecycleVerbs):
         """Stop watching and save the derived cache. The repository stays readable."""
         self._stop_watch()
         if not self._closed:
-            with self._view_lock:
-                if self._index_dirty:
-                    self._save_snapshot()
+            try:  # lock order as in writes: the file lock, then the view lock
+                with self._lock.hold(self.policy["lock_timeout_seconds"]), self._view_lock:
+                    if self._index_dirty:
+                        self._save_snapshot()
+            except LockTimeout:
+                log.debug("index snapshot not saved: the lock was busy")
             self._closed = True
 
     # ------------------------------------------------------------------ watching
@@ -228,12 +231,17 @@ class Repository(LifecycleVerbs):
                     present.append((rel, st))
                 except (FileNotFoundError, NotADirectoryError):
                     gone.append(rel)
+            freed = False
             for rel in gone:
                 if rel in self._stats or rel in self._problems:
+                    freed = freed or rel in self._by_path
                     self._forget_path(rel)
                     out.append(("removed", rel))
+            if freed:  # a copy left out as a duplicate may be the only one now
+                present += [(rel, None) for rel, p in self._problems.items() if p.code == "duplicate_id"
+                            and rel not in {r for r, _ in present}]
             for rel, st in present:
-                if self._stats.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
+                if st is not None and self._stats.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
                     continue  # our own write, or a touch that changed nothing
                 self._load_file(rel, st)
                 out.append(("invalid" if rel in self._problems else "changed", rel))
@@ -247,7 +255,9 @@ class Repository(LifecycleVerbs):
     def _walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Every ``.md`` under the layer folders: (relative posix path, stat).
         Symlinks are not followed: a link pointing out of the root is not ours."""
-        stack = [(self.root / layer, layer) for layer in E.LAYERS]
+        # a layer folder that is a symlink may point anywhere: not ours
+        stack = [(self.root / layer, layer) for layer in E.LAYERS
+                 if not (self.root / layer).is_symlink()]
         while stack:
             folder, rel = stack.pop()
             try:
@@ -272,7 +282,7 @@ class Repository(LifecycleVerbs):
         self._journal_pos = self._journal_head()
         snap: dict[str, tuple[int, list]] = {}
         try:
-            self._index, docs = Index.restore(self._snapshot_path.read_bytes())
+            self._index, docs = Index.restore(self._snapshot_path.read_bytes(), T.fingerprint())
             snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
         except FileNotFoundError:
             pass
@@ -314,7 +324,7 @@ class Repository(LifecycleVerbs):
         for eid, e in self._entries.items():
             docs[eid] = [e.path, e.version, dict(e.meta), e._cache.get("off")]
         try:
-            data = self._index.snapshot(docs)
+            data = self._index.snapshot(docs, T.fingerprint())
             self._snapshot_path.parent.mkdir(parents=True, exist_ok=True)
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._lock.hold(self.policy["lock_timeout_seconds"]):
@@ -326,11 +336,8 @@ class Repository(LifecycleVerbs):
     def _journal_head(self) -> tuple[int, str, tuple[int, int]]:
         """Our position at the end of the journal (the caller holds the lock or
         has just read everything)."""
-        try:
-            st = self._journal.path.stat()
-        except FileNotFoundError:
-            return 0, "", (-1, 0)
-        return st.st_size, self._journal.epoch(), (st.st_size, st.st_mtime_ns)
+        offset, epoch, seen = self._journal.head()
+        return offset, epoch, seen
 
     def _load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None) -> None:
         """(Re)read one file into the view, or drop it from the view if gone/bad."""
@@ -364,6 +371,8 @@ class Repository(LifecycleVerbs):
         if other is not None:
             self._problems[rel] = Problem(rel, f"id {entry.id} is also used by {other.path}; "
                                                f"this copy is left out", code="duplicate_id")
+            # no stat kept: when the twin goes, this file must be read again
+            self._stats.pop(rel, None)
             return
         if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
             entry._cache["off"] = len(data) - len(entry.body.encode("utf-8"))
@@ -518,7 +527,7 @@ class Repository(LifecycleVerbs):
         fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
         return fresh
 
-    def _note_done(self, *paths: str, seq: int | None = None, op: str = "write") -> None:
+    def _note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> None:
         rec = {"phase": "done", "op": op, "pid": os.getpid(), "paths": list(paths)}
         if seq is not None:
             rec["seq"] = seq
@@ -619,6 +628,10 @@ class Repository(LifecycleVerbs):
             eid = E.new_id(None if now is None else int(now.timestamp() * 1000))
             meta = E.build_meta(id=eid, title=title, created=created, kind=kind, tags=tags,
                                 value=value, source=source, links=links, extra=extra)
+            try:  # what we write must be what any later open reads back
+                meta = E.validate_meta(meta)
+            except ParseError as exc:
+                raise InvalidInput(exc.message.split(": ", 1)[-1]) from None
             name = self._unique_name(E.slugify(title), eid)
             rel = E.join_path(layer, room, name)
             draft = Entry(meta=meta, body=body)
@@ -757,6 +770,9 @@ class Repository(LifecycleVerbs):
                     raise InvalidInput(f"use move() to change {k}")
             if "source" in changes:
                 meta["source"] = changes.pop("source")
+            for k in changes:
+                if k in _RESERVED_FIELDS:
+                    raise InvalidInput(f"{k} is set by the library, not by the caller")
             meta.update(self._check_fields({k: v for k, v in changes.items() if v is not None}))
             for k, v in changes.items():
                 if v is None:
@@ -764,7 +780,10 @@ class Repository(LifecycleVerbs):
             body = E.compose_body(main, sections)
             self._check_body(body)
             meta["updated"] = E.now_iso()
-            meta = E.validate_meta({k: v for k, v in meta.items() if v is not None}, path=current.path)
+            try:
+                meta = E.validate_meta({k: v for k, v in meta.items() if v is not None}, path=current.path)
+            except ParseError as exc:
+                raise InvalidInput(exc.message.split(": ", 1)[-1]) from None
             fresh = self._publish(current.path, current.with_(meta=meta, body=body))
             self._load_known(fresh)
             self._note_done(fresh.path)
@@ -834,11 +853,9 @@ class Repository(LifecycleVerbs):
         else:  # the room is indexed too
             self._forget_path(entry.path)
             self._load_known(fresh)
-        self._journal_done(seq, op, entry.path, rel)
+        self._note_done(entry.path, rel, seq=seq, op=op)
         return fresh
 
-    def _journal_done(self, seq: int, op: str, *paths: str) -> None:
-        self._note_done(*paths, seq=seq, op=op)
 
     def move(self, id: str, layer: str, *, room: str | None = None, reason: str | None = None) -> Entry:
         """Move a memory to another layer (and/or room; the room is kept unless
@@ -857,7 +874,7 @@ class Repository(LifecycleVerbs):
             changes: dict[str, Any] = {}
             if reason is not None:
                 changes["reason"] = E.one_line(reason)
-            if layer != "archive" and entry.status == "archived":
+            if layer != "archive" and entry.status in ("archived", "purged"):
                 changes["status"] = "active"
             if layer != entry.layer or changes:
                 changes["updated"] = E.now_iso()
@@ -951,30 +968,33 @@ class Repository(LifecycleVerbs):
         outcomes = []
         for rec in pending:
             self._open_ops.pop(rec.get("seq"), None)
-            src, dst = rec.get("src"), rec.get("dst")
-            paths: list[str] = []
-            if rec.get("op") == "supersede":
-                paths = recover_supersede(self, rec)
-                outcomes.append("rolled_forward")
-            elif src and dst:
-                try:
-                    s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
-                except UnsafePath:
-                    continue  # a damaged record: check() reports it
-                if d.exists() and s.exists() and _same_id(d, rec.get("id")):
-                    s.unlink()  # the new file was complete before the old one was touched
-                    fsync_dir(s.parent)
-                    outcomes.append("rolled_forward")
-                elif d.exists():
-                    outcomes.append("rolled_forward")
-                else:
-                    outcomes.append("rolled_back")
-                paths = [src, dst]
-            self._journal._append({"seq": rec["seq"], "phase": "done", "op": "recover",
-                                   "pid": -1, "paths": paths})
+            done: dict[str, Any] = {"seq": rec.get("seq"), "phase": "done", "op": "recover", "paths": []}
+            try:
+                outcome, done["paths"] = self._finish_op(rec)
+                outcomes.append(outcome)
+            except (SedimentError, OSError) as exc:
+                # One damaged record or hand-broken file must not stop the root
+                # from opening: give up on this operation, say so, carry on.
+                # Nothing is lost: both files (if any) are still there.
+                done["failed"] = f"{type(exc).__name__}: {exc}"
+                log.warning("sediment: could not finish an interrupted %s: %s", rec.get("op"), exc)
+            self._journal._append(done)
             if self._view_ready:
-                self._apply_paths(paths)
+                self._apply_paths(done["paths"])
         return outcomes
+
+    def _finish_op(self, rec: dict[str, Any]) -> tuple[str, list[str]]:
+        if rec.get("op") == "supersede":
+            return "rolled_forward", recover_supersede(self, rec)
+        src, dst = rec.get("src"), rec.get("dst")
+        if not (isinstance(src, str) and isinstance(dst, str)):
+            raise InvalidInput(f"journal record without src/dst: {rec}")
+        s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
+        if d.exists() and s.exists() and _same_id(d, rec.get("id")):
+            s.unlink()  # the new file was complete before the old one was touched
+            fsync_dir(s.parent)
+            return "rolled_forward", [src, dst]
+        return ("rolled_forward" if d.exists() else "rolled_back"), [src, dst]
 
     def _sweep_temps(self) -> int:
         """Remove temp files of interrupted writes. Everything under the root is
@@ -983,7 +1003,8 @@ class Repository(LifecycleVerbs):
         n = 0
         with self._usage.lock():
             for top in (*E.LAYERS, SYSTEM):
-                n += self._sweep_folder(self.root / top)
+                if not (self.root / top).is_symlink():  # never delete through a link
+                    n += self._sweep_folder(self.root / top)
         if n:
             log.info("removed %d temp file(s) left by an interrupted write", n)
         return n
@@ -1113,7 +1134,10 @@ class Repository(LifecycleVerbs):
         hits = self._index.search(_weights(words), _weights(bigrams), exclude=exclude, allowed=allowed,
                                   tiebreak=self._tiebreak, limit=limit)
         if record and hits:
-            self._usage.record([h.key for h in hits], "recall")
+            try:
+                self._usage.record([h.key for h in hits], "recall")
+            except (LockTimeout, OSError) as exc:  # a lost recall must not fail a search
+                log.warning("sediment: recall not recorded: %s", exc)
         return [SearchHit(entries[h.key], h.score, h.terms, _snippet(entries[h.key], h.terms), h.lanes)
                 for h in hits]
 
@@ -1130,6 +1154,7 @@ class Repository(LifecycleVerbs):
 
     # ------------------------------------------------------------------ health
 
+    @_viewing
     def check(self, fix: bool = False) -> list[Problem]:
         """Problems in the root, each with path, line where known and reason.
 
@@ -1160,7 +1185,13 @@ class Repository(LifecycleVerbs):
             if b"\r\n" in raw:
                 problems.append(Problem(rel, "has Windows (CRLF) line ends", severity="warning",
                                         code="crlf"))
+        for top in (*E.LAYERS, SYSTEM):
+            if (self.root / top).is_symlink():
+                problems.append(Problem(top + "/", "is a symlink; sediment does not follow it",
+                                        code="symlink"))
         for p in sorted(self.root.iterdir()):
+            if p.is_symlink():
+                continue
             if p.is_file() and p.suffix == ".md":
                 problems.append(Problem(p.name, "a .md file outside any layer folder; not indexed",
                                         severity="warning", code="outside_layer"))
@@ -1174,7 +1205,12 @@ class Repository(LifecycleVerbs):
         for rec in self._journal.pending(jr.records):
             problems.append(Problem(f"{SYSTEM}/journal.log", f"unfinished {rec.get('op')} of "
                                     f"{rec.get('src')} (run recover)", code="journal_pending"))
-        for dirpath, _, filenames in os.walk(self.root):
+        for rec in jr.records:
+            if rec.get("failed"):
+                problems.append(Problem(f"{SYSTEM}/journal.log", "an interrupted operation could not "
+                                        f"be finished and was left as it was: {rec['failed']}",
+                                        severity="warning", code="journal_failed"))
+        for dirpath, _, filenames in os.walk(self.root):  # (os.walk does not follow links below the root)
             for f in filenames:
                 if is_temp(f):
                     rel = Path(dirpath, f).relative_to(self.root).as_posix()

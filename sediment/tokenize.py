@@ -154,6 +154,22 @@ class Tokenizer:
         return words, bigrams
 
 
+def fingerprint() -> str:
+    """Changes whenever what tokenizing produces may change: the library's and
+    jieba's versions, the stop lists, the HMM switch. A derived index made with
+    another fingerprint is rebuilt, not trusted."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        jv = version("jieba")
+    except PackageNotFoundError:  # pragma: no cover
+        jv = "?"
+    from . import __version__
+    parts = [__version__, jv, str(HMM), " ".join(sorted(EN_STOP)), " ".join(sorted(ZH_STOP)),
+             "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
 _SHARED: Tokenizer | None = None
 _SHARED_LOCK = threading.Lock()
 

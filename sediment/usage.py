@@ -120,41 +120,46 @@ class UsageLog:
                 self._compact_locked()
 
     def load(self) -> dict[str, Usage]:
-        """Totals per id, including other processes' records. Cheap when nothing
-        changed (one stat)."""
+        """Totals per id, including other processes' records. One stat when
+        nothing changed; otherwise only the new part of the log is read."""
         with self._mutex:
             try:
-                st = self.log.stat()
+                fh = open(self.log, "rb")
             except FileNotFoundError:
                 if not self.usage:
                     self.usage = self._read_summary()[0]
                 return self.usage
-            gen, offset, seen = self._pos
-            if st.st_size == seen and gen:
-                return self.usage
-            data = self.log.read_bytes()
-            nl = data.find(b"\n")
-            try:
-                file_gen = json.loads(data[:nl]).get("gen", "")
-            except (ValueError, AttributeError):
-                file_gen = ""
-            if file_gen != gen:  # new generation: start again from the summary
-                self.usage, consumed = self._read_summary()
-                offset = consumed.get("bytes", 0) if consumed.get("gen") == file_gen else nl + 1
-            self._fold(data, offset)
-            end = data.rfind(b"\n") + 1
-            self._pos = (file_gen, max(end, offset), len(data))
+            with fh:
+                size = os.fstat(fh.fileno()).st_size
+                gen, offset, seen = self._pos
+                if size == seen and gen:
+                    return self.usage
+                first = fh.readline()
+                try:
+                    file_gen = json.loads(first).get("gen", "")
+                except (ValueError, AttributeError):
+                    file_gen = ""
+                if file_gen != gen:  # a new generation: start again from the summary
+                    self.usage, consumed = self._read_summary()
+                    offset = consumed.get("bytes", 0) if consumed.get("gen") == file_gen else len(first)
+                fh.seek(offset)
+                data = fh.read()
+            end = self._fold(data)
+            self._pos = (file_gen, offset + end, offset + len(data))
             return self.usage
 
-    def _fold(self, data: bytes, offset: int) -> None:
-        end = data.rfind(b"\n") + 1  # a torn last line is read next time, once complete
-        for line in data[offset:end].splitlines():
+    def _fold(self, data: bytes) -> int:
+        """Add the complete lines of ``data``; returns how many bytes they take
+        (a torn last line is read next time, once complete)."""
+        end = data.rfind(b"\n") + 1
+        for line in data[:end].splitlines():
             try:
                 rec = json.loads(line)
                 t = float(rec["t"])
                 self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t))
             except (ValueError, KeyError, TypeError):
                 continue  # a damaged record costs one event, never the log
+        return end
 
     def _read_summary(self) -> tuple[dict[str, Usage], dict]:
         try:

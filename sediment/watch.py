@@ -46,7 +46,8 @@ class Watcher:
         self._last_event = 0.0
         self._stop = False
         self.applied = 0  # batches applied (tests and `watch --verbose` read it)
-        root = str(repo.root)
+        # resolved: some observers (macOS FSEvents) report real paths
+        root = str(repo.root.resolve())
         watcher = self
 
         class Handler(FileSystemEventHandler):

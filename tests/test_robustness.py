@@ -1,0 +1,138 @@
+"""Things that must not stop a root or lose a memory: damaged journal records,
+notes broken by hand in the middle of a metabolism, symlinked layer folders,
+partial policy files, a snapshot made by another version."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+import pytest
+
+from sediment import InvalidInput, Repository
+from sediment import index as I
+
+UTC = dt.timezone.utc
+
+
+def _journal(root):
+    return root / "_system" / "journal.log"
+
+
+def test_pending_supersede_over_a_hand_broken_note_does_not_stop_the_root(tmp_path):
+    repo = Repository(tmp_path)
+    a = repo.add("old judgement", title="a", kind="fact")
+    b = repo.add("new judgement", title="b", kind="fact")
+    repo.close()
+    with open(_journal(tmp_path), "a") as fh:
+        fh.write(json.dumps({"seq": "dead1", "phase": "begin", "op": "supersede",
+                             "old": a.path, "new": b.path}) + "\n")
+    broken = b"---\nid: [oops\n---\nbroken by hand\n"
+    (tmp_path / a.path).write_bytes(broken)
+
+    again = Repository(tmp_path)  # must open
+    assert (tmp_path / a.path).read_bytes() == broken  # never rewritten
+    assert again.get(b.id).title == "b"
+    codes = {p.code for p in again.check()}
+    assert "journal_failed" in codes and "journal_pending" not in codes
+    again.add("writes still work", title="c")  # the record no longer blocks writers
+
+
+def test_journal_record_pointing_outside_the_root_is_refused(tmp_path):
+    repo = Repository(tmp_path)
+    a = repo.add("x", title="a")
+    repo.close()
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("precious")
+    with open(_journal(tmp_path), "a") as fh:
+        fh.write(json.dumps({"seq": "dead2", "phase": "begin", "op": "move",
+                             "src": f"../{outside.name}", "dst": a.path, "id": "x"}) + "\n")
+    Repository(tmp_path)
+    assert outside.read_text() == "precious"
+
+
+def test_metabolize_skips_a_note_broken_by_hand_and_applies_the_rest(tmp_path):
+    now = dt.datetime(2026, 1, 10, tzinfo=UTC)
+    repo = Repository(tmp_path)
+    notes = [repo.add(f"useful fact {i}", title=f"fact {i}", kind="fact", value=0.9,
+                      now=now - dt.timedelta(days=5)) for i in range(3)]
+    repo.close()
+    repo = Repository(tmp_path)
+    broken = b"---\nid: [oops\n---\n"
+    (tmp_path / notes[1].path).write_bytes(broken)  # no watcher: the view still has it
+    plan = repo.metabolize(dry_run=False, confirm=True, now=now)
+    assert {m.id for m in plan.moves} == {notes[0].id, notes[2].id}
+    assert [m.id for m, _ in plan.skipped] == [notes[1].id]
+    assert (tmp_path / notes[1].path).read_bytes() == broken
+    assert plan.report and "skipped" in (tmp_path / plan.report).read_text()
+
+
+@pytest.mark.parametrize("field,value", [("event", ["a", "b"]), ("density", "high"),
+                                          ("source", {"k": "v"})])
+def test_add_refuses_fields_that_would_not_read_back(tmp_path, field, value):
+    repo = Repository(tmp_path)
+    kwargs = {field: value} if field != "source" else {"source": value}
+    with pytest.raises(InvalidInput):
+        repo.add("x", title="t", **kwargs)
+    assert not any((tmp_path / "shallow").iterdir())
+
+
+def test_update_refuses_to_clear_fields_the_library_owns(tmp_path):
+    repo = Repository(tmp_path)
+    e = repo.add("x", title="t")
+    repo.archive(e.id, reason="old")
+    for field in ("status", "created", "updated", "superseded_by"):
+        with pytest.raises(InvalidInput):
+            repo.update(e.id, **{field: None})
+    assert repo.get(e.id).status == "archived"
+
+
+def test_duplicate_comes_back_when_its_twin_goes(tmp_path):
+    repo = Repository(tmp_path)
+    e = repo.add("the twin", title="twin")
+    copy = tmp_path / "sediment" / f"{e.name}.md"
+    copy.write_bytes((tmp_path / e.path).read_bytes())  # a move by hand, half done
+    repo.refresh()
+    os.unlink(tmp_path / e.path)
+    repo._apply_paths([e.path])  # what the watcher does for the removal alone
+    assert repo.get(e.id).path == f"sediment/{e.name}.md"
+    assert [h.entry.id for h in repo.search("twin", record=False)] == [e.id]
+
+
+def test_symlinked_layer_folder_is_not_followed(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    Repository(root).close()
+    outside.mkdir()
+    (outside / "sub").mkdir()
+    (outside / "sub" / ".precious.md.0a1b2c3d.tmp").write_text("keep me")
+    (outside / "x.md").write_text("---\nid: OUT\ncreated: '2026-01-01T00:00:00+00:00'\n---\nzanzibar\n")
+    os.rmdir(root / "archive")
+    os.symlink(outside, root / "archive")
+    repo = Repository(root)
+    assert (outside / "sub" / ".precious.md.0a1b2c3d.tmp").exists()
+    assert repo.search("zanzibar", include_archive=True, record=False) == []
+    assert "symlink" in {p.code for p in repo.check()}
+
+
+def test_policy_listing_some_kinds_keeps_the_other_defaults(tmp_path):
+    Repository(tmp_path).close()
+    (tmp_path / "_system" / "policy.yaml").write_text("kinds:\n  rule: [1, 2, 3]\n  recipe: [5, 50, 500]\n")
+    repo = Repository(tmp_path)
+    kinds = repo.policy["kinds"]
+    assert kinds["rule"] == [1, 2, 3] and kinds["recipe"] == [5, 50, 500]
+    assert kinds["fact"] == [15, 365, 1095] and kinds["core"] is None
+
+
+def test_snapshot_from_another_tokenizer_version_is_rebuilt(tmp_path, monkeypatch):
+    repo = Repository(tmp_path)
+    e = repo.add("granite boulder", title="rock")
+    repo.close()
+    snap = tmp_path / "_system" / "cache" / "index.bin"
+    data = snap.read_bytes()
+    monkeypatch.setattr("sediment.tokenize.fingerprint", lambda: "another-version")
+    with pytest.raises(ValueError):
+        I.Index.restore(data, "another-version")
+    again = Repository(tmp_path)
+    assert [h.entry.id for h in again.search("granite", record=False)] == [e.id]
+    assert snap.read_bytes() != data  # rebuilt with the new fingerprint
