@@ -31,7 +31,13 @@ def arg(*names: str, **kw: Any) -> tuple[Sequence[str], dict[str, Any]]:
 
 def _repo(ns):
     from .repository import Repository
-    return Repository(ns.root, create=ns.command == "init" or os.path.isdir(ns.root))
+    from .errors import NotFound
+    # Only init makes a root: a mistyped --root must not sprout layer folders
+    # and a _system/ in some unrelated directory.
+    if ns.command != "init" and not os.path.isdir(os.path.join(ns.root, "_system")):
+        raise NotFound(f"{ns.root} is not a memory root (no _system/ folder); "
+                       f"create one with: sediment --root {ns.root} init", path=ns.root)
+    return Repository(ns.root, create=ns.command == "init")
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -248,6 +254,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if ns.json:
             print(json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False))
         print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the file system said no (permissions, disk full, …)
+        if ns.json:
+            print(json.dumps({"error": {"code": "storage", "message": str(exc)}}, ensure_ascii=False))
+        print(f"error: storage: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

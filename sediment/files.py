@@ -56,8 +56,9 @@ def is_temp(name: str) -> bool:
 
 
 def atomic_write(target: Path, data: bytes, *, durable: bool = True, exclusive: bool = False) -> None:
-    """Publish ``data`` at ``target`` atomically. With ``exclusive``, refuse to
-    replace an existing file (the check and the rename are both under our lock)."""
+    """Publish ``data`` at ``target`` atomically. With ``exclusive``, never
+    replace an existing file, not even one a person created a moment ago:
+    the temp file is hard-linked into place, which fails if the name is taken."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target)
     try:
@@ -66,15 +67,33 @@ def atomic_write(target: Path, data: bytes, *, durable: bool = True, exclusive: 
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
-        if exclusive and target.exists():
-            raise FileExistsError(str(target))
-        os.replace(tmp, target)
+        if exclusive:
+            move_new(tmp, target)
+        else:
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     if durable:
         fsync_dir(target.parent)
+
+
+def move_new(src: Path, target: Path) -> None:
+    """Move ``src`` to ``target``, failing with FileExistsError if that name is
+    taken (``os.rename`` would silently replace it): hard-link, then unlink.
+    Where the file system has no hard links, check-then-rename (racy only
+    against writers that ignore our lock)."""
+    try:
+        os.link(src, target)
+    except FileExistsError:
+        raise
+    except OSError:
+        if target.exists():
+            raise FileExistsError(str(target)) from None
+        os.rename(src, target)
+        return
+    os.unlink(src)
 
 
 def append_line(path: Path, line: str, *, durable: bool = True) -> None:

@@ -6,6 +6,7 @@ rules themselves are pure functions in ``lifecycle``.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
@@ -13,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from . import entry as E
 from .entry import Entry
 from .errors import InvalidInput, PolicyError, SedimentError
+
+log = logging.getLogger("sediment")
 from .files import atomic_write
 from .lifecycle import Move, Strength, bigram_similarity, overturns, plan, strength
 
@@ -136,9 +139,14 @@ class LifecycleVerbs:
         if not overturns(new.text):
             return
         older = [e for e in siblings if e.kind != "core" and e.status == "active" and e.layer != "archive"]
-        older.sort(key=lambda e: (e.meta.get("created", ""), e.id), reverse=True)
+        older.sort(key=lambda e: e.id, reverse=True)  # ULIDs sort by creation time
         for e in older[:2]:
-            self.supersede(e.id, new.id, reason=f"overturned by a later judgement in event {new.event}")
+            try:
+                self.supersede(e.id, new.id, reason=f"overturned by a later judgement in event {new.event}")
+            except SedimentError as exc:
+                # the new memory is written already: its add succeeded; a sibling a
+                # person broke or removed meanwhile is left as it is
+                log.warning("sediment: could not supersede %s: %s", e.path, exc)
 
     def consolidate(self: "Repository", fragment_ids: Iterable[str], text: str, *, kind: str,
                     **fields: Any) -> Entry:
@@ -153,6 +161,10 @@ class LifecycleVerbs:
                                f"{', '.join(k for k in self.policy['kinds'] if k != 'inbox')})")
         with self._write_lock():
             given = [self._resolve(i) for i in fragment_ids]
+            for e in given:
+                if e.kind != "inbox" or e.layer == "archive" or e.status != "active":
+                    raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
+                                       f"retires fragments only")
             new = self.add(text, kind=kind, **fields)
             covered = {e.id: e for e in given}
             for e in self._entries.values():

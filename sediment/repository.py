@@ -34,7 +34,7 @@ from . import policy as P
 from .entry import Entry
 from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError, SedimentError,
                      StorageError, TooLarge, UnsafePath)
-from .files import WriterLock, atomic_write, fsync_dir, is_temp, resolve_inside
+from .files import WriterLock, atomic_write, fsync_dir, is_temp, move_new, resolve_inside
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from .journal import Journal
 from .lifecycle import strength
@@ -833,21 +833,40 @@ class Repository(LifecycleVerbs):
             self._note_done(rel)
             return fresh
         target = resolve_inside(self.root, rel)
+        source = self.root / entry.path
         if target.exists():
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
         seq = self._journal.begin(op, id=entry.id, src=entry.path, dst=rel)
-        if same_bytes:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(self.root / entry.path, target)  # git sees a pure rename
-            fsync_dir(target.parent)
-            fsync_dir((self.root / entry.path).parent)
-            fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
-            if "off" in entry._cache:
-                fresh._cache["off"] = entry._cache["off"]
-        else:
-            fresh = self._publish(rel, entry.with_(meta=meta))
-            os.unlink(self.root / entry.path)
-            fsync_dir((self.root / entry.path).parent)
+        try:
+            if same_bytes:  # git sees a pure rename
+                target.parent.mkdir(parents=True, exist_ok=True)
+                move_new(source, target)  # never over a file that appeared meanwhile
+                fsync_dir(target.parent)
+                fsync_dir(source.parent)
+                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
+                if "off" in entry._cache:
+                    fresh._cache["off"] = entry._cache["off"]
+            else:
+                fresh = self._publish(rel, entry.with_(meta=meta), exclusive=True)
+                if E.content_version(_read_nofollow(source)) != entry.version:
+                    # a person saved the note while we moved it: keep their file,
+                    # withdraw our copy
+                    os.unlink(target)
+                    fsync_dir(target.parent)
+                    raise Conflict(f"{entry.path} changed while it was being moved; nothing moved",
+                                   id=entry.id)
+                os.unlink(source)
+                fsync_dir(source.parent)
+        except FileExistsError:
+            self._note_done(seq=seq, op=op)
+            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there",
+                           id=entry.id) from None
+        except Conflict:
+            self._note_done(seq=seq, op=op)
+            raise
+        except OSError as exc:
+            # leave the intent pending: recovery sorts out which copy is whole
+            raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
         if fresh.room == entry.room and entry.id in self._index:
             self._relocate(entry, fresh)
         else:  # the room is indexed too

@@ -381,8 +381,9 @@ def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-if point == "before_destination":        # inside atomic_write, just before the rename
+if point == "before_destination":        # inside atomic_write, just before the rename (or link)
     os.replace = die
+    os.link = die
 elif point == "before_source_removed":   # destination published, source still there
     os.unlink = die
 elif point == "before_done":             # source removed, "done" not yet written

@@ -136,3 +136,36 @@ def test_snapshot_from_another_tokenizer_version_is_rebuilt(tmp_path, monkeypatc
     again = Repository(tmp_path)
     assert [h.entry.id for h in again.search("granite", record=False)] == [e.id]
     assert snap.read_bytes() != data  # rebuilt with the new fingerprint
+
+
+def test_a_save_during_a_move_keeps_the_persons_edit(tmp_path):
+    from sediment import Conflict
+    repo = Repository(tmp_path)
+    e = repo.add("draft", title="edited meanwhile")
+    real = repo._publish
+
+    def publish_then_person_saves(rel, entry, **kw):
+        out = real(rel, entry, **kw)
+        (tmp_path / e.path).write_text((tmp_path / e.path).read_text() + "a person's new line\n")
+        return out
+
+    repo._publish = publish_then_person_saves
+    with pytest.raises(Conflict):
+        repo.move(e.id, "sediment", reason="promoted")
+    repo._publish = real
+    assert "a person's new line" in (tmp_path / e.path).read_text()
+    assert not (tmp_path / "sediment" / f"{e.name}.md").exists()
+    assert [p for p in repo.check() if p.severity == "error"] == []
+
+
+def test_move_never_replaces_a_file_that_appeared_at_the_target(tmp_path):
+    from sediment import Conflict
+    repo = Repository(tmp_path)
+    e = repo.add("x", title="target taken")
+    (tmp_path / "sediment").mkdir(exist_ok=True)
+    squatter = tmp_path / "sediment" / f"{e.name}.md"
+    squatter.write_text("a person's own file")
+    with pytest.raises(Conflict):
+        repo.move(e.id, "sediment")
+    assert squatter.read_text() == "a person's own file"
+    assert (tmp_path / e.path).exists()
