@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import math
-import os
 import re
 import secrets
 import time
