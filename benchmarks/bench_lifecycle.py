@@ -42,18 +42,21 @@ UTC = _dt.timezone.utc
 
 
 def build(root: Path, n: int, moves: int, seed: int) -> tuple[Repository, _dt.datetime]:
-    """A root of ``n`` fact memories of which about ``moves`` are strong enough to be
-    promoted at the returned ``now`` (value ≥ 0.7), the rest stay."""
+    """A root of ``n`` fact memories of which ``moves`` shallow ones are strong
+    enough to be promoted at the returned ``now`` (value 0.9), the rest stay
+    (value 0.3; what the plan archives on top is applied too and counted)."""
     gen.write_root(root, n, seed=seed)
     rng = random.Random(seed)
     repo = Repository(root)
     # make the plan non-trivial: usage for a tenth of the memories
     ids = [e.id for e in repo.list()]
     rng.shuffle(ids)
+    shallow = [e.id for e in repo.list(layer="shallow")]
+    rng.shuffle(shallow)
     t0 = time.time()
     repo._usage.record(ids[: n // 10], "recall", now=t0)
     repo._usage.record(ids[: n // 50], "confirm", now=t0)
-    chosen = set(ids[:moves])
+    chosen = set(shallow[:moves])  # promotable: shallow, valuable, old enough
     # promotion candidates: value 0.9 on `moves` memories, 0.3 on the rest (kind fact).
     # Written straight to the files (a fixture, not the thing measured).
     for e in repo.list():
