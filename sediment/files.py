@@ -55,15 +55,18 @@ def is_temp(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
-def atomic_write(target: Path, data: bytes, *, durable: bool = True, exclusive: bool = False) -> None:
-    """Publish ``data`` at ``target`` atomically. With ``exclusive``, never
+def atomic_write(target: Path, data: bytes | list[bytes], *, durable: bool = True,
+                 exclusive: bool = False) -> None:
+    """Publish ``data`` (bytes, or a list of chunks written in order) at
+    ``target`` atomically. With ``exclusive``, never
     replace an existing file, not even one a person created a moment ago:
     the temp file is hard-linked into place, which fails if the name is taken."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target)
     try:
         with open(tmp, "xb") as fh:
-            fh.write(data)
+            for chunk in (data if isinstance(data, list) else [data]):
+                fh.write(chunk)
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())

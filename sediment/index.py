@@ -331,9 +331,22 @@ class Index:
 
     # -------------------------------------------------------------- snapshot
 
-    def snapshot(self, docs: dict[str, Any], fingerprint: str = "") -> bytes:
+    def fold(self) -> None:
+        """Fold what was indexed since the last snapshot into the compact base.
+        A bulk load calls this now and then: a delta of a million small arrays
+        costs several times the memory of the same postings in the base."""
+        self.words.rebuild(None)
+        self.bigrams.rebuild(None)
+
+    @property
+    def delta_terms(self) -> int:
+        return len(self.words.delta) + len(self.bigrams.delta)
+
+    def snapshot(self, docs: dict[str, Any], fingerprint: str = "") -> list[bytes]:
         """The index and ``docs`` (per key, whatever the owner needs to skip
-        parsing: JSON-able) as bytes. Dead slots are dropped first."""
+        parsing: JSON-able) as a list of byte chunks to write one after the
+        other (never joined: at 100k memories that would double the peak
+        memory). Dead slots are dropped first."""
         if self._dead:
             self.compact()
         else:
@@ -351,9 +364,13 @@ class Index:
                         lane.lengths):
                 blobs.append(arr.tobytes())
         head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        del header
         sizes = [len(head)] + [len(b) for b in blobs]
-        body = struct.pack(f"<{len(sizes)}Q", *sizes) + head + b"".join(blobs)
-        return _MAGIC + hashlib.sha256(body).digest() + body
+        chunks = [struct.pack(f"<{len(sizes)}Q", *sizes), head, *blobs]
+        digest = hashlib.sha256()
+        for c in chunks:
+            digest.update(c)
+        return [_MAGIC, digest.digest(), *chunks]
 
     @classmethod
     def restore(cls, data: bytes, fingerprint: str = "") -> tuple["Index", list[Any]]:

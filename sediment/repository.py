@@ -274,6 +274,8 @@ class Repository(LifecycleVerbs, HealthVerbs):
         matched: set[int] = set()
         root = str(self.root)
         for rel, st in sorted(self._walk()):
+            if self._index.delta_terms > FOLD_TERMS:
+                self._index.fold()
             hit = snap.get(rel)
             if hit is None:
                 self._load_file(rel, st)
@@ -1095,6 +1097,11 @@ def _weights(terms: list[str]) -> dict[str, float]:
     """Query term weights: a repeated term counts a little more."""
     return {t: 1 + 0.5 * (n - 1) for t, n in Counter(terms).items()}
 
+
+# a cold open folds the index's delta into its compact base past this many
+# terms: a safety valve for very large roots (a fold costs ~10 µs a term, so
+# it is not worth it below a few hundred thousand memories' worth of terms)
+FOLD_TERMS = 2_000_000
 
 # index flag bits: searches skip these groups without looking at each entry
 IN_ARCHIVE = 1
