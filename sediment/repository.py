@@ -378,9 +378,8 @@ class Repository(LifecycleVerbs, HealthVerbs):
         self._index.set_flags(fresh.id, _flags(fresh))
         self._index_dirty = True
 
-    def _forget_path(self, rel: str, terms: DocTerms | None = None) -> None:
-        """Drop whatever the view holds for this path. ``terms``: the indexed
-        terms of its entry when the caller has them already (saves tokenizing)."""
+    def _forget_path(self, rel: str) -> None:
+        """Drop whatever the view holds for this path."""
         self._problems.pop(rel, None)
         self._stats.pop(rel, None)
         eid = self._by_path.pop(rel, None)
@@ -393,9 +392,8 @@ class Repository(LifecycleVerbs, HealthVerbs):
                 ids.remove(eid)
             if not ids:
                 self._by_name.pop(old.name, None)
-        if terms is None and old is not None:
-            terms = self._doc_terms(old)
-        self._index.remove(eid, terms)
+        # the terms it was indexed with, so document frequencies stay exact
+        self._index.remove(eid, self._doc_terms(old) if old is not None else None)
         self._index_dirty = True
 
     def _register(self, entry: Entry) -> None:
@@ -403,9 +401,9 @@ class Repository(LifecycleVerbs, HealthVerbs):
         self._by_path[entry.path] = entry.id
         self._by_name.setdefault(entry.name, []).append(entry.id)
 
-    def _add_to_view(self, entry: Entry, terms: DocTerms | None = None) -> None:
+    def _add_to_view(self, entry: Entry) -> None:
         self._register(entry)
-        self._index.put(entry.id, terms or self._doc_terms(entry), _flags(entry))
+        self._index.put(entry.id, self._doc_terms(entry), _flags(entry))
         self._index_dirty = True
 
     # ------------------------------------------------------------------ tokens
@@ -635,7 +633,7 @@ class Repository(LifecycleVerbs, HealthVerbs):
         return sum(1 for e in self._entries.values()
                    if e.meta.get("unclassified") and e.layer != "archive" and " ".join(e.text.split()) == norm)
 
-    def _load_known(self, entry: Entry, terms: DocTerms | None = None) -> None:
+    def _load_known(self, entry: Entry) -> None:
         """Put an entry we just wrote into the view without reading it back."""
         self._forget_path(entry.path)
         try:
@@ -643,7 +641,7 @@ class Repository(LifecycleVerbs, HealthVerbs):
             self._stats[entry.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             pass
-        self._add_to_view(entry, terms)
+        self._add_to_view(entry)
 
     def _check_core_cap(self) -> None:
         n = sum(1 for e in self._entries.values() if e.kind == "core" and e.layer != "archive")
@@ -1037,7 +1035,7 @@ class Repository(LifecycleVerbs, HealthVerbs):
         if not isinstance(limit, int) or limit < 1:
             raise InvalidInput("limit must be a positive whole number")
         words, bigrams = self._tokenizer.terms(query)
-        words += [_whole(r) for r in _CJK_RUN.findall(query) if 2 < len(r) <= 8]
+        words += [_whole(r) for r in T.CJK_RUN.findall(query) if 2 < len(r) <= 8]
         if not words and not bigrams:
             return []
         entries = self._entries
@@ -1090,7 +1088,6 @@ class Repository(LifecycleVerbs, HealthVerbs):
         }
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
 def _weights(terms: list[str]) -> dict[str, float]:

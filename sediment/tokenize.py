@@ -20,6 +20,7 @@ import unicodedata
 from pathlib import Path
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_RUN = re.compile(f"[{_CJK}]+")
 # Latin-ish words and numbers; CJK runs; everything else separates.
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*)", re.UNICODE)
 
