@@ -67,6 +67,7 @@ _HEADING_TO_SECTION = {v.lower(): k for k, v in SECTIONS.items()}
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {
     f"lpt{i}" for i in range(1, 10)}
 MAX_NAME_BYTES = 120  # well under the 255-byte limit of most file systems, with room for "-x1y2.md"
+MAX_PATH_BYTES = 1000  # far below PATH_MAX (4096) with room for any root folder
 
 
 # ---------------------------------------------------------------------------
@@ -187,9 +188,6 @@ def split_path(rel: str) -> tuple[str, str, str]:
     if len(parts) < 2 or parts[0] not in LAYERS or not parts[-1].endswith(".md"):
         raise ParseError(f"{rel}: not inside a layer folder", path=rel)
     return parts[0], "/".join(parts[1:-1]), parts[-1][:-3]
-
-
-MAX_PATH_BYTES = 1000  # far below PATH_MAX (4096) with room for any root folder
 
 
 def join_path(layer: str, room: str, name: str) -> str:
