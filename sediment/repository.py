@@ -34,7 +34,7 @@ from . import policy as P
 from .entry import Entry
 from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError, StorageError,
                      TooLarge, UnsafePath)
-from .files import WriterLock, atomic_write, fsync_dir, move_new, resolve_inside
+from .files import WriterLock, append_line, atomic_write, fsync_dir, move_new, resolve_inside
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from .journal import Journal
 from .lifecycle import strength
@@ -915,29 +915,37 @@ class Repository(LifecycleVerbs, HealthVerbs):
     def _rate_path(self) -> Path:
         return self.system / "usage" / "destructive.log"
 
-    def _check_rate(self) -> None:
-        limit = self.policy["destructive_per_hour"]
+    def _rate_times(self) -> tuple[list[float], int]:
+        """Times of the destructive operations in the last hour, and how many
+        lines the log has. A damaged line costs that line, never the limit."""
         cutoff = time.time() - 3600
         try:
-            times = [float(x) for x in self._rate_path().read_text().split() if x]
-        except (FileNotFoundError, ValueError):
-            times = []
-        recent = sum(1 for t in times if t > cutoff)
+            lines = self._rate_path().read_text().split()
+        except FileNotFoundError:
+            return [], 0
+        recent = []
+        for x in lines:
+            try:
+                t = float(x)
+            except ValueError:
+                continue
+            if t > cutoff:
+                recent.append(t)
+        return recent, len(lines)
+
+    def _check_rate(self) -> None:
+        limit = self.policy["destructive_per_hour"]
+        recent = len(self._rate_times()[0])
         if recent >= limit:
             raise PolicyError(f"{recent} destructive operations in the last hour; policy "
                               f"destructive_per_hour is {limit}", rule="rate_limit")
 
     def _record_destructive(self) -> None:
-        from .files import append_line
         p = self._rate_path()
         p.parent.mkdir(parents=True, exist_ok=True)
-        cutoff = time.time() - 3600
-        try:
-            kept = [x for x in p.read_text().split() if float(x) > cutoff]
-        except (FileNotFoundError, ValueError):
-            kept = []
-        if len(kept) > 1000:
-            atomic_write(p, ("\n".join(kept) + "\n").encode())
+        recent, total = self._rate_times()
+        if total > 2 * len(recent) + 100:  # mostly stale: keep only the last hour (we hold the lock)
+            atomic_write(p, "".join(f"{t:.3f}\n" for t in recent).encode())
         append_line(p, f"{time.time():.3f}")
 
     # ------------------------------------------------------------------ reading

@@ -169,3 +169,17 @@ def test_move_never_replaces_a_file_that_appeared_at_the_target(tmp_path):
         repo.move(e.id, "sediment")
     assert squatter.read_text() == "a person's own file"
     assert (tmp_path / e.path).exists()
+
+
+def test_rate_limit_survives_a_damaged_line_and_its_log_stays_small(tmp_path):
+    from sediment import PolicyError
+    repo = Repository(tmp_path, policy={"destructive_per_hour": 2})
+    log = tmp_path / "_system" / "usage" / "destructive.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("garbage\n" + "1.0\n" * 500)  # one damaged line, 500 stale ones
+    notes = [repo.add(f"n{i}", title=f"n{i}") for i in range(3)]
+    repo.purge(notes[0].id, confirm=True)
+    assert len(log.read_text().split()) < 100  # stale lines dropped
+    repo.purge(notes[1].id, confirm=True)
+    with pytest.raises(PolicyError):  # the damaged line did not switch the limit off
+        repo.purge(notes[2].id, confirm=True)
