@@ -160,31 +160,44 @@ class LifecycleVerbs:
             raise InvalidInput(f"consolidate needs a real kind (one of "
                                f"{', '.join(k for k in self.policy['kinds'] if k != 'inbox')})")
         with self._write_lock():
-            given = [self._resolve(i) for i in fragment_ids]
-            for e in given:
+            # A retry (after a crash, or of the same call) finds the memory it
+            # wrote and finishes retiring what is left, instead of writing twice.
+            main = " ".join(text.split())
+            existing = sorted(e.id for e in self._entries.values()
+                              if e.kind == kind and e.status == "active" and e.layer != "archive"
+                              and " ".join(e.text.split()) == main)
+            done_link = E.wikilink(self._entries[existing[0]].name) if existing else None
+            given, retired = [], []
+            for e in (self._resolve(i) for i in fragment_ids):
+                if done_link and done_link in (e.meta.get("superseded_by") or ()):
+                    retired.append(e)  # retired into this memory already
+                    continue
                 if e.kind != "inbox" or e.layer == "archive" or e.status != "active":
                     raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
                                        f"retires fragments only")
-            new = self.add(text, kind=kind, **fields)
+                given.append(e)
+            new = self._entries[existing[0]] if existing else self.add(text, kind=kind, **fields)
             covered = {e.id: e for e in given}
             for e in self._entries.values():
                 if e.kind == "inbox" and e.status == "active" and e.layer != "archive" and e.id != new.id:
                     frag = " ".join(e.text.split())
                     if frag and (frag in " ".join(text.split()) or bigram_similarity(frag, text) >= 0.55):
                         covered[e.id] = e
+            # links first, then the moves: a crash in between leaves the new
+            # memory naming fragments still to retire, which a retry finishes
+            meta = dict(self._entries[new.id].meta)
+            for e in sorted([*covered.values(), *retired], key=lambda x: x.id):
+                _add_link(meta, "supersedes", e.name)
+            if meta != dict(self._entries[new.id].meta):
+                fresh = self._publish(new.path, self._entries[new.id].with_(meta=meta))
+                self._load_known(fresh)
+                self._note_done(fresh.path)
             for e in sorted(covered.values(), key=lambda x: x.id):
                 cur = self._reread(e)
                 self._move(cur, "archive", cur.room, op="consolidate", meta_changes={
                     "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
                     "superseded_by": [E.wikilink(new.name)]})
-            if covered:
-                meta = dict(self._entries[new.id].meta)
-                for e in sorted(covered.values(), key=lambda x: x.id):
-                    _add_link(meta, "supersedes", e.name)
-                new = self._publish(new.path, self._entries[new.id].with_(meta=meta))
-                self._load_known(new)
-                self._note_done(new.path)
-            return new
+            return self._entries[new.id]
 
     def metabolize(self: "Repository", *, dry_run: bool = True, now: _dt.datetime | None = None,
                    confirm: bool = False) -> Plan:

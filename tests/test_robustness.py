@@ -183,3 +183,27 @@ def test_rate_limit_survives_a_damaged_line_and_its_log_stays_small(tmp_path):
     repo.purge(notes[1].id, confirm=True)
     with pytest.raises(PolicyError):  # the damaged line did not switch the limit off
         repo.purge(notes[2].id, confirm=True)
+
+
+def test_consolidate_retried_after_a_crash_writes_nothing_twice(tmp_path, monkeypatch):
+    repo = Repository(tmp_path)
+    frags = [repo.add(f"deploy fragment {i}") for i in range(2)]
+    real_move = repo._move
+    calls = {"n": 0}
+
+    def crash_after_first_move(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("simulated crash")
+        return real_move(*a, **k)
+
+    monkeypatch.setattr(repo, "_move", crash_after_first_move)
+    with pytest.raises(OSError):
+        repo.consolidate([f.id for f in frags], "Deploys go out on Fridays.", kind="fact")
+    monkeypatch.setattr(repo, "_move", real_move)
+    again = Repository(tmp_path)
+    new = again.consolidate([f.id for f in frags], "Deploys go out on Fridays.", kind="fact")
+    facts = again.list(kind="fact")
+    assert [e.id for e in facts] == [new.id]  # one memory, not two
+    assert all(again.get(f.id).layer == "archive" for f in frags)
+    assert sorted(new.meta["supersedes"]) == sorted(f"[[{f.name}]]" for f in frags)
