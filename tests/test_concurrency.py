@@ -25,7 +25,9 @@ from pathlib import Path
 import pytest
 
 import sediment
-from sediment import Conflict, LAYERS, Repository
+from sediment import Conflict, Repository
+
+from _disk import errors, scan, temp_files
 
 PROCS = 4
 OPS = 100
@@ -90,24 +92,6 @@ for i in range(n_ops):
     ack({"op": "update", "id": eid, "token": tok, "text": new})
 ack({"op": "end", "conflicts": conflicts, "cross": cross})
 '''
-
-
-def scan(root: Path) -> dict[str, list[sediment.Entry]]:
-    found: dict[str, list[sediment.Entry]] = defaultdict(list)
-    for layer in LAYERS:
-        for p in sorted((root / layer).rglob("*.md")):
-            rel = p.relative_to(root).as_posix()
-            e = sediment.parse(p.read_bytes(), rel)  # a torn file raises here
-            found[e.id].append(e)
-    return found
-
-
-def temp_files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob(".*.tmp"))
-
-
-def errors(repo: Repository) -> list[str]:
-    return [str(p) for p in repo.check() if p.severity == "error"]
 
 
 def _readline(proc: subprocess.Popen, timeout: float) -> str:

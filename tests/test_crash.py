@@ -37,14 +37,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 import sediment
-from sediment import LAYERS, Repository
+from sediment import Repository
 from sediment.journal import Journal
+
+from _disk import errors, scan, temp_files
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 
@@ -141,25 +142,6 @@ for i in range(1, 100000):
 
 def state_of(e: sediment.Entry) -> dict:
     return {"title": e.title, "layer": e.layer, "room": e.room, "text": e.text, "status": e.status}
-
-
-def scan(root: Path) -> dict[str, list[sediment.Entry]]:
-    """Every .md file under the layer folders, parsed (a torn file fails here)."""
-    found: dict[str, list[sediment.Entry]] = defaultdict(list)
-    for layer in LAYERS:
-        for p in sorted((root / layer).rglob("*.md")):
-            rel = p.relative_to(root).as_posix()
-            e = sediment.parse(p.read_bytes(), rel)
-            found[e.id].append(e)
-    return found
-
-
-def temp_files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob(".*.tmp"))
-
-
-def errors(repo: Repository) -> list[str]:
-    return [str(p) for p in repo.check() if p.severity == "error"]
 
 
 def pending_ops(root: Path) -> list[dict]:
