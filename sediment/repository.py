@@ -122,8 +122,8 @@ class Repository(LifecycleVerbs, HealthVerbs):
         self._watcher = None
         self._view_lock = threading.RLock()
         self._view_ready = False
-        self._usage_now: tuple[dict, float] = ({}, 0.0)
-        self._open_ops: dict[Any, dict[str, Any]] = {}  # journal begins seen without their done  # usage and time for tie-breaking, per search
+        self._usage_now: tuple[dict, float] = ({}, 0.0)  # usage and time for tie-breaking, per search
+        self._open_ops: dict[Any, dict[str, Any]] = {}  # journal begins seen without their done
         self._reset_view()
         self.recover()
         self._load_all()
@@ -1049,7 +1049,8 @@ class Repository(LifecycleVerbs, HealthVerbs):
         entries = self._entries
         allowed = None
         if any(x for x in (layer, room, tags, kind, since, until)):
-            pred = self._filter(layer=layer, room=room, tags=list(tags) if tags else None, kind=kind,
+            tag_list = [tags] if isinstance(tags, str) else list(tags) if tags else None
+            pred = self._filter(layer=layer, room=room, tags=tag_list, kind=kind,
                                 since=since, until=until, include_archive=True)
             allowed = lambda eid: pred(entries[eid])  # noqa: E731
         # archive is skipped unless asked for (by flag or by naming the layer); purged always
