@@ -451,7 +451,7 @@ class Repository(LifecycleVerbs, HealthVerbs):
                 self._open_ops[rec.get("seq")] = rec
             elif rec.get("phase") == "done":
                 self._open_ops.pop(rec.get("seq"), None)
-                paths.update(rec.get("paths", ()))
+                paths.update(p for p in rec.get("paths") or () if _note_path(p))
         self._apply_paths(sorted(paths))
         self._journal_pos = (jr.offset, jr.epoch, now_seen)
 
@@ -1097,6 +1097,15 @@ class Repository(LifecycleVerbs, HealthVerbs):
         }
 
 
+
+
+def _note_path(p: Any) -> bool:
+    """A journal path we may read: relative, inside a layer folder, no '..'
+    (the journal is ours, but a damaged line must not send us elsewhere)."""
+    if not isinstance(p, str) or p.startswith(("/", "\\")) or "\x00" in p:
+        return False
+    parts = p.split("/")
+    return parts[0] in E.LAYERS and ".." not in parts and p.endswith(".md")
 
 
 def _weights(terms: list[str]) -> dict[str, float]:
