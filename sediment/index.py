@@ -31,9 +31,13 @@ from typing import Any, Callable, Iterable, Sequence
 
 RRF_K = 60
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
-# memories are short and their length says little about relevance).
+# memories are short and their length says little about relevance), and
+# BM25+'s lower bound for a term that is present (Lv & Zhai 2011, their
+# recommended delta = 1): a long memory that has the word is never scored as
+# if it lacked it.
 K1 = 1.2
 B = 0.6
+DELTA = 1.0
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
 # word in the title or a tag says more about what a memory is than one in the body.
 TITLE_WEIGHT = 3
@@ -172,7 +176,7 @@ class _Lane:
         n = max(self.live, 1)
         avg = self.total_len / n if self.total_len else 1.0
         lengths = self.lengths
-        norm_a, norm_b = K1 * (1 - B), K1 * B / avg
+        norm_a, norm_b, k1p = K1 * (1 - B), K1 * B / avg, K1 + 1
         acc: dict[int, float] = {}
         cover: dict[int, float] = {}
         hits: dict[int, list[str]] = {}
@@ -183,11 +187,11 @@ class _Lane:
                 continue
             df = sum(len(p[0]) for p in plist) - self.dead_df.get(t, 0)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            w = idf * qw * (K1 + 1)
+            w = idf * qw
             for slots, tfs in plist:
                 for s, tf in zip(slots, tfs):
                     if mask[s]:
-                        acc[s] = acc_get(s, 0.0) + w * tf / (tf + norm_a + norm_b * lengths[s])
+                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + DELTA)
                         if rare:
                             cover[s] = cover_get(s, 0.0) + idf
                         h = hits.get(s)
