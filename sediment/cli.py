@@ -19,7 +19,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {}
 
 def command(name: str, help: str, *args: tuple[Sequence[str], dict[str, Any]]):
     def deco(fn):
-        fn.cli_name, fn.cli_help, fn.cli_args = name, help, args
+        fn.cli_help, fn.cli_args = help, args
         COMMANDS[name] = fn
         return fn
     return deco

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import heapq
+import itertools
 import json
 import math
 import struct
@@ -461,13 +462,19 @@ class Index:
                 ranks.setdefault(s, {})[name] = rank
         key_of = self.key_of
         tb = tiebreak or (lambda k: ())
-        # Tie-breaking is the slow part (it reads times), so it runs only on the
-        # candidates that can still reach the top ``limit``.
-        order = sorted(fused, key=lambda s: -fused[s])
-        if len(order) > limit:
-            cutoff = round(fused[order[limit - 1]], 12)
-            order = [s for s in order if round(fused[s], 12) >= cutoff]
-        best = sorted(order, key=lambda s: (-round(fused[s], 12), _neg(tb(key_of[s])), key_of[s]))[:limit]
+        # Tie-breaking is the slow part (it reads usage and times), so it runs
+        # only inside runs of equal scores that reach into the top ``limit``.
+        rounded = {s: round(sc, 12) for s, sc in fused.items()}
+        order = sorted(fused, key=lambda s: (-rounded[s], key_of[s]))
+        best: list[int] = []
+        for _, run in itertools.groupby(order, key=rounded.__getitem__):
+            run = list(run)
+            if len(run) > 1:
+                run.sort(key=lambda s: (_neg(tb(key_of[s])), key_of[s]))
+            best.extend(run)
+            if len(best) >= limit:
+                break
+        best = best[:limit]
         for s in best:  # matched terms only for what is returned
             for _, _, hits in rankings:
                 if s in hits:

@@ -122,7 +122,7 @@ class Repository(LifecycleVerbs, HealthVerbs):
         self._watcher = None
         self._view_lock = threading.RLock()
         self._view_ready = False
-        self._usage_now: tuple[dict, float] = ({}, 0.0)  # usage and time for tie-breaking, per search
+        self._usage_now: tuple[dict, float] | None = None  # usage and time for tie-breaking, per search
         self._open_ops: dict[Any, dict[str, Any]] = {}  # journal begins seen without their done
         self._reset_view()
         self.recover()
@@ -599,7 +599,7 @@ class Repository(LifecycleVerbs, HealthVerbs):
         created = E.now_iso(now)
         event = extra.get("event")
         with self._write_lock():
-            siblings = [e for e in self._entries.values() if event is not None and e.event == event]
+            siblings = [e for e in self._entries.values() if e.event == event] if event is not None else []
             for e in siblings:  # a retry of the same payload creates nothing new
                 if e.title == title and e.body == body and e.status != "purged":
                     return e
@@ -1057,7 +1057,7 @@ class Repository(LifecycleVerbs, HealthVerbs):
         asked = include_archive or (layer == "archive" if isinstance(layer, str)
                                     else bool(layer) and "archive" in layer)
         exclude = PURGED | (0 if asked else IN_ARCHIVE)
-        self._usage_now = self._usage.load(), time.time()
+        self._usage_now = None  # loaded by the first tie, if any
         hits = self._index.search(_weights(words), _weights(bigrams), exclude=exclude, allowed=allowed,
                                   tiebreak=self._tiebreak, limit=limit)
         if record and hits:
@@ -1071,6 +1071,8 @@ class Repository(LifecycleVerbs, HealthVerbs):
     def _tiebreak(self, eid: str) -> tuple:
         """Strength now, then recency: only ever compared between equal scores."""
         e = self._entries[eid]
+        if self._usage_now is None:
+            self._usage_now = self._usage.load(), time.time()
         usage, now = self._usage_now
         try:
             t = e.updated.timestamp()

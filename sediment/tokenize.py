@@ -12,6 +12,7 @@ Two kinds of terms, for two retrieval lanes:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -114,12 +115,6 @@ class Tokenizer:
                     self._jieba = tk
         return self._jieba
 
-    def cjk_words(self, run: str) -> list[str]:
-        """jieba search-mode words of one run of CJK characters."""
-        if len(run) == 1:
-            return [run]
-        return [w for w in self._jieba_tokenizer().cut_for_search(run, HMM=HMM)]
-
     def terms(self, text: str) -> tuple[list[str], list[str]]:
         """(words, bigrams) of ``text``."""
         text = normalize(text)
@@ -155,10 +150,9 @@ class Tokenizer:
         return words, bigrams
 
 
-def fingerprint() -> str:
-    """Changes whenever what tokenizing produces may change: the library's and
-    jieba's versions, the stop lists, the HMM switch. A derived index made with
-    another fingerprint is rebuilt, not trusted."""
+@functools.lru_cache(maxsize=2)
+def _fingerprint(hmm: bool) -> str:
+    """A derived index made with another fingerprint is rebuilt, not trusted."""
     import hashlib
     from importlib.metadata import PackageNotFoundError, version
     try:
@@ -166,9 +160,15 @@ def fingerprint() -> str:
     except PackageNotFoundError:  # pragma: no cover
         jv = "?"
     from . import __version__
-    parts = [__version__, jv, str(HMM), " ".join(sorted(EN_STOP)), " ".join(sorted(ZH_STOP)),
+    parts = [__version__, jv, str(hmm), " ".join(sorted(EN_STOP)), " ".join(sorted(ZH_STOP)),
              "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def fingerprint() -> str:
+    """Changes whenever what tokenizing produces may change: the library's and
+    jieba's versions, the stop lists, the HMM switch (computed once per setting)."""
+    return _fingerprint(HMM)
 
 
 _SHARED: Tokenizer | None = None
