@@ -54,8 +54,8 @@ def build(root: Path, n: int, moves: int, seed: int) -> tuple[Repository, _dt.da
     shallow = [e.id for e in repo.list(layer="shallow")]
     rng.shuffle(shallow)
     t0 = time.time()
-    repo._usage.record(ids[: n // 10], "recall", now=t0)
-    repo._usage.record(ids[: n // 50], "confirm", now=t0)
+    repo.usage.record(ids[: n // 10], "recall", now=t0)
+    repo.usage.record(ids[: n // 50], "confirm", now=t0)
     chosen = set(shallow[:moves])  # promotable: shallow, valuable, old enough
     # promotion candidates: value 0.9 on `moves` memories, 0.3 on the rest (kind fact).
     # Written straight to the files (a fixture, not the thing measured).
@@ -71,8 +71,8 @@ def run(n: int, moves: int, seed: int, tmp: str | None) -> dict[str, float]:
     try:
         repo, now = build(base / "root", n, moves, seed)
         t = time.perf_counter()
-        usage = repo._usage.load()
-        kinds = repo.policy["kinds"]
+        usage = repo.usage.load()
+        kinds = repo.policy.kinds
         for e in repo.list():
             strength(e, usage.get(e.id), kinds, now.timestamp())
         strength_pass = time.perf_counter() - t

@@ -10,7 +10,9 @@
 from .entry import LAYERS, Entry, parse, render
 from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
                      PolicyFileError, SedimentError, StorageError, TooLarge, UnsafePath)
-from .repository import Problem, Repository, SearchHit
+from .repository import Repository
+from .search import SearchHit
+from .view import Problem
 
 __version__ = "0.1.0"
 

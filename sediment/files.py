@@ -200,3 +200,11 @@ class WriterLock:
                 portalocker.unlock(fh)
             finally:
                 fh.close()  # closing drops the lock even if unlock failed
+
+
+def read_nofollow(path: Path) -> bytes:
+    """Read a note without following a symlink put in its place (O_NOFOLLOW
+    where the OS has it): a link could point anywhere outside the root."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()

@@ -21,16 +21,16 @@ from __future__ import annotations
 import bisect
 import hashlib
 import heapq
-import itertools
 import json
 import math
 import struct
 import sys
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-RRF_K = 60
+from .rank import Lane, Ranking, best, rrf
+
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
 # memories are short and their length says little about relevance), and
 # BM25+'s lower bound for a term that is present (Lv & Zhai 2011, their
@@ -422,15 +422,16 @@ class Index:
 
     # -------------------------------------------------------------- search
 
-    def search(self, words: dict[str, int], bigrams: dict[str, int], *,
+    def search(self, words: Mapping[str, float], bigrams: Mapping[str, float], *,
                exclude: int = 0, allowed: Callable[[str], bool] | None = None,
-               tiebreak: Callable[[str], tuple] | None = None,
-               limit: int = 10) -> list[Hit]:
+               tiebreak: Callable[[str], tuple[float, ...]] | None = None,
+               limit: int = 10, lanes: Sequence[Lane] = ()) -> list[Hit]:
         """Fuse the lanes by reciprocal rank. A key with no term of the query in
-        either lane is never returned. Documents with any of the ``exclude``
-        flag bits are skipped (in C, via a translated mask); ``allowed`` filters
-        the rest by key; ``tiebreak`` orders equal fused scores (higher first),
-        then the key keeps the order stable."""
+        either lexical lane is never returned by them. Documents with any of the
+        ``exclude`` flag bits are skipped (in C, via a translated mask);
+        ``allowed`` filters the rest by key; ``tiebreak`` orders equal fused
+        scores (higher first), then the key keeps the order stable. ``lanes``
+        are further rankings fused the same way."""
         table = _MASKS.get(exclude)
         if table is None:
             table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
@@ -438,50 +439,57 @@ class Index:
         allow_slot = None
         if allowed is not None:
             key_of = self.key_of
-            allow_slot = lambda s: allowed(key_of[s])  # noqa: E731
-        fused: dict[int, float] = {}
-        matched: dict[int, set[str]] = {}
-        ranks: dict[int, dict[str, int]] = {}
+            allow_slot = lambda s: allowed(key_of[s])  # type: ignore[arg-type]  # noqa: E731
         depth = max(LANE_DEPTH, limit)
-        rankings: list[tuple[str, list[tuple[float, int]], dict[int, list[str]]]] = []
+        rankings: list[tuple[str, Ranking]] = []
+        matched_in: list[dict[int, list[str]]] = []
         if words:
             top, hits, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True)
-            rankings += [("words", top, hits), ("rare", top_rare, hits)]
+            rankings += [("words", top), ("rare", top_rare)]
+            matched_in.append(hits)
         if bigrams:
             top, hits, _ = self.bigrams.score(bigrams, mask, allow_slot, depth)
-            rankings.append(("bigrams", top, hits))
-        for name, top, hits in rankings:
-            rank, prev = 0, None
-            for pos, (sc, s) in enumerate(top, 1):
-                # equal lane scores share a rank, so that only strength and
-                # recency (never the order documents were indexed in) split them
-                key = round(sc, 9)
-                if key != prev:
-                    rank, prev = pos, key
-                fused[s] = fused.get(s, 0.0) + 1.0 / (RRF_K + rank)
-                ranks.setdefault(s, {})[name] = rank
-        key_of = self.key_of
-        tb = tiebreak or (lambda k: ())
-        # Tie-breaking is the slow part (it reads usage and times), so it runs
-        # only inside runs of equal scores that reach into the top ``limit``.
-        rounded = {s: round(sc, 12) for s, sc in fused.items()}
-        order = sorted(fused, key=lambda s: (-rounded[s], key_of[s]))
-        best: list[int] = []
-        for _, run in itertools.groupby(order, key=rounded.__getitem__):
-            run = list(run)
-            if len(run) > 1:
-                run.sort(key=lambda s: (_neg(tb(key_of[s])), key_of[s]))
-            best.extend(run)
-            if len(best) >= limit:
-                break
-        best = best[:limit]
-        for s in best:  # matched terms only for what is returned
-            for _, _, hits in rankings:
-                if s in hits:
-                    matched.setdefault(s, set()).update(hits[s])
-        return [Hit(key_of[s], fused[s], tuple(sorted(matched[s])), ranks[s])  # type: ignore[arg-type]
-                for s in best]
+            rankings.append(("bigrams", top))
+            matched_in.append(hits)
+        rankings += [(lane.name, lane.rank(mask, allow_slot, depth)) for lane in lanes]
+        fused, ranks = rrf(rankings)
+        top_slots = best(fused, self.key_of, tiebreak, limit)
+        out = []
+        for s in top_slots:  # matched terms only for what is returned
+            matched: set[str] = set()
+            for hits in matched_in:
+                matched.update(hits.get(s, ()))
+            out.append(Hit(self.key_of[s], fused[s], tuple(sorted(matched)), ranks[s]))  # type: ignore[arg-type]
+        return out
 
+    # -------------------------------------------------------------- reading
 
-def _neg(t: tuple) -> tuple:
-    return tuple(-x for x in t)
+    def _lane(self, lane: str) -> _Lane:
+        if lane not in ("words", "bigrams"):
+            raise ValueError(f"no lane {lane!r} (words or bigrams)")
+        return self.words if lane == "words" else self.bigrams
+
+    def df(self, term: str, lane: str = "words") -> int:
+        """How many live documents have ``term``."""
+        return self._lane(lane).df(term)
+
+    def postings(self, term: str, lane: str = "words") -> list[tuple[str, int]]:
+        """(key, weighted term frequency) of every live document with ``term``."""
+        out = []
+        key_of, flags = self.key_of, self.flags
+        for slots, tfs in self._lane(lane).postings(term):
+            for s, tf in zip(slots, tfs, strict=True):
+                k = key_of[s]
+                if k is not None and flags[s] & ALIVE:
+                    out.append((k, tf))
+        return out
+
+    def terms(self, lane: str = "words", *, min_df: int = 1, max_df: int | None = None) -> Iterator[tuple[str, int]]:
+        """(term, document frequency) of the lane's terms whose frequency is in
+        the range, in term order."""
+        ln = self._lane(lane)
+        names = sorted(set(ln.base_index) | set(ln.delta)) if ln.delta else ln.base_index
+        for t in names:
+            df = ln.df(t)
+            if df >= min_df and (max_df is None or df <= max_df):
+                yield t, df

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .entry import LAYERS
 from .files import append_line, atomic_write
 
 COMPACT_BYTES = 1 << 20
@@ -102,6 +103,8 @@ class Journal:
                     rec = json.loads(line)
                     if not isinstance(rec, dict):
                         raise ValueError("not an object")
+                    if not isinstance(rec.get("seq", ""), (str, int)) or not isinstance(rec.get("phase", ""), str):
+                        raise ValueError("seq must be text or a number, phase text")
                     if "epoch" not in rec:
                         records.append(rec)
                 except ValueError as exc:
@@ -109,7 +112,8 @@ class Journal:
             line_no += 1
         return JournalRead(records, offset + start, file_epoch, damaged)
 
-    def _append(self, rec: dict[str, Any]) -> None:
+    def append(self, rec: dict[str, Any]) -> None:
+        """Append one record (the caller holds the writer lock)."""
         # A torn tail (a crash cut an append short) must not glue itself to our
         # record, nor stay behind as a damaged line: cut it off. Safe because the
         # caller holds the lock and readers never read past the last newline.
@@ -131,17 +135,23 @@ class Journal:
         the operation's id, random so that no two operations share one, across
         processes and compactions."""
         seq = secrets.token_hex(8)
-        self._append({"seq": seq, "phase": "begin", "op": op, "pid": os.getpid(), **fields})
+        self.append({"seq": seq, "phase": "begin", "op": op, "pid": os.getpid(), **fields})
         return seq
 
-    def done(self, seq: str) -> None:
-        self._append({"seq": seq, "phase": "done"})
+    def done(self, *paths: str, seq: str | None = None, op: str = "write", **fields: Any) -> None:
+        """Record a finished operation and the note paths it changed (readers in
+        other processes re-read exactly those). ``seq`` closes a ``begin``."""
+        rec: dict[str, Any] = {"phase": "done", "op": op, "pid": os.getpid(), "paths": list(paths)}
+        if seq is not None:
+            rec["seq"] = seq
+        rec.update(fields)
+        self.append(rec)
 
     @staticmethod
     def pending(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         begun: dict[Any, dict[str, Any]] = {}
         for rec in records:
-            if rec.get("phase") == "begin" and "seq" in rec:
+            if rec.get("phase") == "begin" and isinstance(rec.get("seq"), (str, int)):
                 begun[rec["seq"]] = rec
             elif rec.get("phase") == "done":
                 begun.pop(rec.get("seq"), None)
@@ -159,3 +169,55 @@ class Journal:
             return False
         self._start_epoch()
         return True
+
+
+def note_path(p: Any) -> bool:
+    """A journal path we may read: relative, inside a layer folder, no '..'
+    (the journal is ours, but a damaged line must not send us elsewhere)."""
+    if not isinstance(p, str) or p.startswith(("/", "\\")) or "\x00" in p:
+        return False
+    parts = p.split("/")
+    return parts[0] in LAYERS and ".." not in parts and p.endswith(".md")
+
+
+class Feed:
+    """The journal read as a change feed: what other processes finished since
+    we last looked. One ``stat`` per poll when nothing changed."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        # how far we have read: (offset, epoch, (size, mtime_ns) when we looked)
+        self.pos: tuple[int, str, tuple[int, int]] = (0, "", (-1, 0))
+        self.open_ops: dict[Any, dict[str, Any]] = {}  # begins seen without their done
+
+    def skip_to_end(self) -> None:
+        """Our own records are never read back: after each of our appends (under
+        the lock, so nothing else came between) the position moves past it."""
+        self.pos = self.journal.head()
+
+    def poll(self) -> list[str] | None:
+        """Note paths finished by others since the last poll, sorted; ``None``
+        when the journal was compacted meanwhile (records may have been missed:
+        the caller rescans)."""
+        offset, epoch, seen = self.pos
+        try:
+            st = self.journal.path.stat()
+        except FileNotFoundError:
+            return []
+        now_seen = (st.st_size, st.st_mtime_ns)
+        if now_seen == seen:
+            return []
+        jr = self.journal.read(offset, epoch)
+        self.pos = (jr.offset, jr.epoch, now_seen)
+        if jr.epoch != epoch:
+            self.open_ops.clear()  # compaction happens only when nothing is pending
+            return None
+        paths = set()
+        for rec in jr.records:
+            if rec.get("phase") == "begin":
+                self.open_ops[rec.get("seq", "")] = rec
+            elif rec.get("phase") == "done":
+                self.open_ops.pop(rec.get("seq", ""), None)
+                got = rec.get("paths")
+                paths.update(p for p in (got if isinstance(got, list) else ()) if note_path(p))
+        return sorted(paths)

@@ -13,25 +13,52 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .entry import Entry
-from .usage import Usage
+from .policy import Clock, Policy
 
 DAY = 86400.0
 
-# The metabolism rules' thresholds; each can be overridden under
-# ``metabolism:`` in policy.yaml.
-DEFAULT_RULES: dict[str, float] = {
-    "promote_min_age_days": 1,      # shallow → sediment not before this age
-    "promote_value": 0.7,           # … when value is at least this,
-    "promote_recalls": 2,           # … or it was recalled this often, or confirmed once
-    "archive_strength": 0.05,       # shallow/sediment → archive below this strength
-    "crystallize_confirms": 2,      # sediment → bedrock when confirmed this often,
-    "crystallize_recall_days": 3,   # … or recalled on this many distinct days,
-    "crystallize_min_age_days": 7,  # … and at least this old
-}
+
+@dataclass
+class Usage:
+    recalls: int = 0
+    confirms: int = 0
+    refutes: int = 0
+    days: set[str] = field(default_factory=set)  # distinct days with a recall
+    last_use: float = 0.0  # unix time of the last recall or confirmation
+    last_confirm: float = 0.0
+    last_refute: float = 0.0
+
+    def add(self, ev: str, t: float, day: str) -> None:
+        if ev == "recall":
+            self.recalls += 1
+            self.days.add(day)
+        elif ev == "confirm":
+            self.confirms += 1
+            self.last_confirm = max(self.last_confirm, t)
+        elif ev == "refute":
+            self.refutes += 1
+            self.last_refute = max(self.last_refute, t)
+            return
+        self.last_use = max(self.last_use, t)
+
+    @property
+    def refuted(self) -> bool:
+        """Refuted after the last confirmation (a later confirm outweighs it)."""
+        return self.refutes > 0 and self.last_refute >= self.last_confirm
+
+    def to_json(self) -> dict:
+        return {"recalls": self.recalls, "confirms": self.confirms, "refutes": self.refutes,
+                "days": sorted(self.days), "last_use": self.last_use,
+                "last_confirm": self.last_confirm, "last_refute": self.last_refute}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Usage":
+        return cls(d.get("recalls", 0), d.get("confirms", 0), d.get("refutes", 0), set(d.get("days", ())),
+                   d.get("last_use", 0.0), d.get("last_confirm", 0.0), d.get("last_refute", 0.0))
 
 # Words that, at the start of a new judgement, say it overturns an earlier one
 # in the same event (see Repository.add, auto-supersede).
@@ -80,7 +107,7 @@ def _ts(e: Entry) -> float:
         return 0.0
 
 
-def strength(e: Entry, u: Usage | None, kinds: Mapping[str, Any], now: float) -> Strength:
+def strength(e: Entry, u: Usage | None, kinds: Mapping[str, Clock | None], now: float) -> Strength:
     u = u or Usage()
     last = max(_ts(e), u.last_use)
     age = max(0.0, (now - last) / DAY)
@@ -111,7 +138,7 @@ def _date(t: float) -> str:
     return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).date().isoformat()
 
 
-def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Mapping[str, Any],
+def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Policy,
          now: float) -> list[Move]:
     """The moves metabolism would make, sorted by id. Pure and deterministic.
 
@@ -129,8 +156,8 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Mapping[s
        distinct days; kind core goes to bedrock. Inbox fragments are never
        promoted: they wait for ``consolidate``.
     """
-    rules = {**DEFAULT_RULES, **(policy.get("metabolism") or {})}
-    kinds = policy["kinds"]
+    rules = policy.metabolism
+    kinds = policy.kinds
     moves: list[Move] = []
     for e in sorted(entries, key=lambda x: x.id):
         if e.layer == "archive" or e.status == "purged":
@@ -149,9 +176,9 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Mapping[s
         if e.layer in ("shallow", "sediment") and s.grace is not None:
             clocks = kinds.get(e.kind, kinds.get("inbox"))
             archive_days = clocks[2] if clocks else None
-            if s.strength < rules["archive_strength"]:
+            if s.strength < rules.archive_strength:
                 moves.append(Move(e.id, e.title, e.layer, "archive",
-                                  f"decayed: strength {s.strength:.3f} < {rules['archive_strength']:g} "
+                                  f"decayed: strength {s.strength:.3f} < {rules.archive_strength:g} "
                                   f"(value {s.value:.2f}, unused for {s.days_since_use:.0f} d, "
                                   f"half-life {s.half_life:.0f} d)", "archived"))
                 continue
@@ -168,22 +195,22 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Mapping[s
             continue
         age = (now - _ts(e)) / DAY
         target, reasons = e.layer, []
-        if target == "shallow" and age >= rules["promote_min_age_days"]:
+        if target == "shallow" and age >= rules.promote_min_age_days:
             signal = []
-            if e.value >= rules["promote_value"]:
+            if e.value >= rules.promote_value:
                 signal.append(f"value {e.value:.2f}")
-            if u.recalls >= rules["promote_recalls"]:
+            if u.recalls >= rules.promote_recalls:
                 signal.append(f"recalled {u.recalls} times on {len(u.days)} day(s)")
             if u.confirms:
                 signal.append(f"confirmed {u.confirms} time(s)")
             if signal:
                 target = "sediment"
                 reasons.append("proved useful: " + "; ".join(signal))
-        if target == "sediment" and age >= rules["crystallize_min_age_days"]:
+        if target == "sediment" and age >= rules.crystallize_min_age_days:
             signal = []
-            if u.confirms >= rules["crystallize_confirms"]:
+            if u.confirms >= rules.crystallize_confirms:
                 signal.append(f"confirmed {u.confirms} times")
-            if len(u.days) >= rules["crystallize_recall_days"] and u.recalls:
+            if len(u.days) >= rules.crystallize_recall_days and u.recalls:
                 signal.append(f"recalled on {len(u.days)} distinct days")
             if signal:
                 target = "bedrock"

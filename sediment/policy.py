@@ -1,153 +1,190 @@
-"""Settings that a person may edit: ``_system/policy.yaml``.
+"""The settings a person may edit in ``_system/policy.yaml``, as typed, frozen
+data. Pure: no I/O (``policyfile.load`` reads the file).
 
-Written with the documented defaults (and a comment on each) on first open;
-afterwards read, never rewritten. A key left out takes its default; a key with
-a wrong type or value raises ``PolicyFileError`` naming it.
+Every default lives here once, on the field that holds it, with the comment
+that the ``policy.yaml`` template shows for it. Adding a setting is one field
+(and the line that uses it); the template, validation and README table follow.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Mapping
-
-import yaml
 
 from .errors import PolicyFileError
 
-# Per kind: [grace days, half-life days, archive days]; null = never decays.
-DEFAULT_KINDS: dict[str, list[float] | None] = {
+# [grace days, half-life days, archive days]; None = never decays.
+Clock = tuple[float, float, float]
+
+DEFAULT_KINDS: Mapping[str, Clock | None] = MappingProxyType({
     "core": None,
-    "fact": [15, 365, 1095],
-    "rule": [120, 730, 3650],
-    "skill": [15, 60, 365],
-    "event": [15, 120, 730],
-    "daily-core": [20, 60, 180],
-    "daily": [5, 20, 45],
-    "mood": [0.125, 1, 3],
-    "inbox": [0, 1, 14],
-}
-
-DEFAULT_POLICY: dict[str, Any] = {
-    "confirm_destructive": True,
-    "destructive_per_hour": 30,
-    "max_body_bytes": 1_000_000,
-    "lock_timeout_seconds": 10.0,
-    "core_max": 32,
-    "kinds": DEFAULT_KINDS,
-    "metabolism": {},
-}
-
-TEMPLATE = """\
-# sediment policy. Edit by hand; a key you delete takes its default again.
-# Documented in the README, section "Policy".
-
-# purge needs confirm=True (CLI: --confirm); without it nothing changes.
-confirm_destructive: true
-
-# At most this many purges in any rolling hour. A refused or failed call does not count.
-destructive_per_hour: 30
-
-# Largest memory body accepted, in bytes of UTF-8.
-max_body_bytes: 1000000
-
-# How long a writer waits for another process's lock before giving up.
-lock_timeout_seconds: 10.0
-
-# At most this many memories of kind core (they never decay and always go into context).
-core_max: 32
-
-# Per kind: [grace days, half-life days, archive days]; null = never decays.
-# Add a kind by listing it; a default kind left out keeps its default clocks.
-# A memory with no kind, or a kind not known, goes to inbox.
-kinds:
-  core: null
-  fact: [15, 365, 1095]
-  rule: [120, 730, 3650]
-  skill: [15, 60, 365]
-  event: [15, 120, 730]
-  daily-core: [20, 60, 180]
-  daily: [5, 20, 45]
-  mood: [0.125, 1, 3]
-  inbox: [0, 1, 14]
-
-# Thresholds of the metabolism rules (README, "Lifecycle"). Uncomment to change.
-metabolism:
-  # promote_min_age_days: 1      # shallow -> sediment not before this age
-  # promote_value: 0.7           # ... when value is at least this,
-  # promote_recalls: 2           # ... or recalled this often, or confirmed once
-  # archive_strength: 0.05       # shallow/sediment -> archive below this strength
-  # crystallize_confirms: 2      # sediment -> bedrock when confirmed this often,
-  # crystallize_recall_days: 3   # ... or recalled on this many distinct days,
-  # crystallize_min_age_days: 7  # ... and at least this old
-"""
+    "fact": (15, 365, 1095),
+    "rule": (120, 730, 3650),
+    "skill": (15, 60, 365),
+    "event": (15, 120, 730),
+    "daily-core": (20, 60, 180),
+    "daily": (5, 20, 45),
+    "mood": (0.125, 1, 3),
+    "inbox": (0, 1, 14),
+})
 
 
-def _number(key: str, v: Any, *, minimum: float, integer: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < minimum or (integer and v != int(v)):
+def setting(default: Any, doc: str, *, minimum: float | None = None) -> Any:
+    """A field of a settings class: its default, the comment the template shows
+    above it, and for numbers the least value accepted."""
+    return field(default=default, metadata={"doc": doc, "minimum": minimum})
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Thresholds of the metabolism rules (README, "Lifecycle")."""
+    promote_min_age_days: float = setting(1, "shallow -> sediment not before this age", minimum=0)
+    promote_value: float = setting(0.7, "... when value is at least this,", minimum=0)
+    promote_recalls: float = setting(2, "... or recalled this often, or confirmed once", minimum=0)
+    archive_strength: float = setting(0.05, "shallow/sediment -> archive below this strength", minimum=0)
+    crystallize_confirms: float = setting(2, "sediment -> bedrock when confirmed this often,", minimum=0)
+    crystallize_recall_days: float = setting(3, "... or recalled on this many distinct days,", minimum=0)
+    crystallize_min_age_days: float = setting(7, "... and at least this old", minimum=0)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A root's settings. Read with attribute access: ``policy.core_max``."""
+    confirm_destructive: bool = setting(
+        True, "purge needs confirm=True (CLI: --confirm); without it nothing changes.")
+    destructive_per_hour: int = setting(
+        30, "At most this many purges in any rolling hour. A refused or failed call does not count.",
+        minimum=0)
+    max_body_bytes: int = setting(1_000_000, "Largest memory body accepted, in bytes of UTF-8.", minimum=1)
+    lock_timeout_seconds: float = setting(
+        10.0, "How long a writer waits for another process's lock before giving up.", minimum=0)
+    core_max: int = setting(
+        32, "At most this many memories of kind core (they never decay and always go into context).",
+        minimum=0)
+    kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
+        "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
+        "Add a kind by listing it; a default kind left out keeps its default clocks.\n"
+        "A memory with no kind, or a kind not known, goes to inbox.")})
+    metabolism: Rules = field(default_factory=Rules, metadata={"doc": (
+        'Thresholds of the metabolism rules (README, "Lifecycle"). Uncomment to change.')})
+
+    def replace(self, **changes: Any) -> "Policy":
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULTS = Policy()
+
+
+def _yaml_scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer() and abs(v) >= 1:
+        return f"{v:.1f}"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _comment(doc: str) -> list[str]:
+    return [f"# {line}" for line in doc.split("\n")]
+
+
+def template() -> str:
+    """The ``policy.yaml`` written on first open: every default with its comment."""
+    lines = ["# sediment policy. Edit by hand; a key you delete takes its default again.",
+             '# Documented in the README, section "Policy".']
+    for f in dataclasses.fields(Policy):
+        lines += ["", *_comment(f.metadata["doc"])]
+        value = getattr(DEFAULTS, f.name)
+        if f.name == "kinds":
+            lines.append("kinds:")
+            lines += [f"  {k}: " + ("null" if c is None else "[" + ", ".join(_yaml_scalar(x) for x in c) + "]")
+                      for k, c in value.items()]
+        elif f.name == "metabolism":
+            lines.append("metabolism:")
+            for r in dataclasses.fields(Rules):
+                lines.append(f"  # {r.name + ': ' + _yaml_scalar(getattr(value, r.name)):<31}"
+                             f"# {r.metadata['doc']}")
+        else:
+            lines.append(f"{f.name}: {_yaml_scalar(value)}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# validation of what a file (or a caller's overrides) gives
+
+def _bad(key: str, why: str) -> PolicyFileError:
+    return PolicyFileError(f"policy.yaml: {key} {why}", key=key)
+
+
+def _number(key: str, v: Any, *, minimum: float | None, integer: bool = False) -> float:
+    ok = (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+          and (minimum is None or v >= minimum) and (not integer or v == int(v)))
+    if not ok:
         kind = "a whole number" if integer else "a number"
-        raise PolicyFileError(f"policy.yaml: {key} must be {kind} >= {minimum}, not {v!r}", key=key)
+        bound = f" >= {minimum:g}" if minimum is not None else ""
+        raise _bad(key, f"must be {kind}{bound}, not {v!r}")
     return int(v) if integer else float(v)
 
 
-def validate(raw: Mapping[str, Any]) -> dict[str, Any]:
-    pol = dict(DEFAULT_POLICY)
+def _typed(key: str, f: dataclasses.Field, v: Any) -> Any:
+    if f.type in ("bool", bool):
+        if not isinstance(v, bool):
+            raise _bad(key, f"must be true or false, not {v!r}")
+        return v
+    return _number(key, v, minimum=f.metadata.get("minimum"), integer=f.type in ("int", int))
+
+
+def _kinds(v: Any) -> Mapping[str, Clock | None]:
+    if not isinstance(v, dict) or not v:
+        raise _bad("kinds", "must map kind names to [grace, half-life, archive]")
+    # the file's kinds change or add to the defaults; a kind it does not
+    # list keeps its default clocks (it would otherwise decay as inbox)
+    kinds: dict[str, Clock | None] = dict(DEFAULT_KINDS)
+    for name, clocks in v.items():
+        k = f"kinds.{name}"
+        if clocks is None:
+            kinds[str(name)] = None
+            continue
+        if not isinstance(clocks, list) or len(clocks) != 3:
+            raise _bad(k, "must be [grace, half-life, archive] days or null")
+        g, h, a = (_number(k, x, minimum=0) for x in clocks)
+        if h <= 0:
+            raise _bad(k, "half-life must be > 0")
+        kinds[str(name)] = (g, h, a)
+    return MappingProxyType(kinds)
+
+
+def _rules(v: Any) -> Rules:
+    if v is None:
+        return Rules()
+    if isinstance(v, Rules):
+        return v
+    if not isinstance(v, dict):
+        raise _bad("metabolism", "must map rule names to numbers")
+    fields = {f.name: f for f in dataclasses.fields(Rules)}
+    out = {}
+    for name, x in v.items():
+        if name not in fields:
+            raise PolicyFileError(f"policy.yaml: unknown rule metabolism.{name} (known: {', '.join(fields)})",
+                                  key=f"metabolism.{name}")
+        out[name] = _typed(f"metabolism.{name}", fields[name], x)
+    return Rules(**out)
+
+
+def from_mapping(raw: Mapping[str, Any]) -> Policy:
+    """A ``Policy`` from the file's mapping; raises ``PolicyFileError`` naming the key."""
+    fields = {f.name: f for f in dataclasses.fields(Policy)}
+    values: dict[str, Any] = {}
     for key, v in raw.items():
-        if key not in DEFAULT_POLICY:
-            raise PolicyFileError(f"policy.yaml: unknown key {key!r} (known: {', '.join(DEFAULT_POLICY)})",
-                                  key=key)
-        if key == "confirm_destructive":
-            if not isinstance(v, bool):
-                raise PolicyFileError(f"policy.yaml: {key} must be true or false, not {v!r}", key=key)
-            pol[key] = v
-        elif key in ("destructive_per_hour", "core_max", "max_body_bytes"):
-            pol[key] = _number(key, v, minimum=0 if key != "max_body_bytes" else 1, integer=True)
-        elif key == "lock_timeout_seconds":
-            pol[key] = _number(key, v, minimum=0)
-        elif key == "kinds":
-            if not isinstance(v, dict) or not v:
-                raise PolicyFileError("policy.yaml: kinds must map kind names to [grace, half-life, archive]",
-                                      key=key)
-            # the file's kinds change or add to the defaults; a kind it does not
-            # list keeps its default clocks (it would otherwise decay as inbox)
-            kinds: dict[str, list[float] | None] = dict(DEFAULT_KINDS)
-            for name, clocks in v.items():
-                k = f"kinds.{name}"
-                if clocks is None:
-                    kinds[str(name)] = None
-                    continue
-                if not isinstance(clocks, list) or len(clocks) != 3:
-                    raise PolicyFileError(f"policy.yaml: {k} must be [grace, half-life, archive] days or null",
-                                          key=k)
-                g, h, a = (_number(k, x, minimum=0) for x in clocks)
-                if h <= 0:
-                    raise PolicyFileError(f"policy.yaml: {k}: half-life must be > 0", key=k)
-                kinds[str(name)] = [g, h, a]
-            pol[key] = kinds
+        if key not in fields:
+            raise PolicyFileError(f"policy.yaml: unknown key {key!r} (known: {', '.join(fields)})",
+                                  key=str(key))
+        if key == "kinds":
+            values[key] = v if isinstance(v, MappingProxyType) else _kinds(v)
         elif key == "metabolism":
-            from .lifecycle import DEFAULT_RULES
-            if v is None:
-                v = {}
-            if not isinstance(v, dict):
-                raise PolicyFileError("policy.yaml: metabolism must map rule names to numbers", key=key)
-            for name, x in v.items():
-                if name not in DEFAULT_RULES:
-                    raise PolicyFileError(f"policy.yaml: unknown rule metabolism.{name} "
-                                          f"(known: {', '.join(DEFAULT_RULES)})", key=f"metabolism.{name}")
-                _number(f"metabolism.{name}", x, minimum=0)
-            pol[key] = dict(v)
-    return pol
-
-
-def load(path: Path, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Read (or first write) the policy file, then apply ``overrides`` from code."""
-    if not path.exists():
-        from .files import atomic_write
-        atomic_write(path, TEMPLATE.encode("utf-8"))
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise PolicyFileError(f"policy.yaml is not valid YAML: {exc}", key=None) from exc
-    if not isinstance(raw, dict):
-        raise PolicyFileError("policy.yaml must be a mapping of keys to values", key=None)
-    raw.update(overrides or {})
-    return validate(raw)
+            values[key] = _rules(v)
+        else:
+            values[key] = _typed(key, fields[key], v)
+    return Policy(**values)

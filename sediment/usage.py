@@ -22,53 +22,14 @@ import json
 import os
 import secrets
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from .files import WriterLock, atomic_write
+from .lifecycle import Usage
 
 COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
-
-
-@dataclass
-class Usage:
-    recalls: int = 0
-    confirms: int = 0
-    refutes: int = 0
-    days: set[str] = field(default_factory=set)  # distinct days with a recall
-    last_use: float = 0.0  # unix time of the last recall or confirmation
-    last_confirm: float = 0.0
-    last_refute: float = 0.0
-
-    def add(self, ev: str, t: float, day: str) -> None:
-        if ev == "recall":
-            self.recalls += 1
-            self.days.add(day)
-        elif ev == "confirm":
-            self.confirms += 1
-            self.last_confirm = max(self.last_confirm, t)
-        elif ev == "refute":
-            self.refutes += 1
-            self.last_refute = max(self.last_refute, t)
-            return
-        self.last_use = max(self.last_use, t)
-
-    @property
-    def refuted(self) -> bool:
-        """Refuted after the last confirmation (a later confirm outweighs it)."""
-        return self.refutes > 0 and self.last_refute >= self.last_confirm
-
-    def to_json(self) -> dict:
-        return {"recalls": self.recalls, "confirms": self.confirms, "refutes": self.refutes,
-                "days": sorted(self.days), "last_use": self.last_use,
-                "last_confirm": self.last_confirm, "last_refute": self.last_refute}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "Usage":
-        return cls(d.get("recalls", 0), d.get("confirms", 0), d.get("refutes", 0), set(d.get("days", ())),
-                   d.get("last_use", 0.0), d.get("last_confirm", 0.0), d.get("last_refute", 0.0))
 
 
 def _day(t: float) -> str:

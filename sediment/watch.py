@@ -16,13 +16,11 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable
 
 from .entry import LAYERS
 from .files import is_temp
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .repository import Repository
+from .view import View
 
 log = logging.getLogger("sediment")
 
@@ -33,11 +31,11 @@ Callback = Callable[[str, str], None]  # (what, relative path): 'changed', 'remo
 
 
 class Watcher:
-    def __init__(self, repo: "Repository", on_change: Callback | None = None) -> None:
+    def __init__(self, view: View, on_change: Callback | None = None) -> None:
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
-        self.repo = repo
+        self.view = view
         self.on_change = on_change
         self._pending: set[str] = set()
         self._rescan = False
@@ -47,11 +45,11 @@ class Watcher:
         self._stop = False
         self.applied = 0  # batches applied (tests and `watch --verbose` read it)
         # resolved: some observers (macOS FSEvents) report real paths
-        root = str(repo.root.resolve())
+        root = str(view.root.resolve())
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:  # runs on the observer thread: be quick
+            def on_any_event(self, event: Any) -> None:  # runs on the observer thread: be quick
                 if event.event_type in ("opened", "closed", "closed_no_write"):
                     return
                 if event.is_directory and event.event_type == "modified":
@@ -127,13 +125,12 @@ class Watcher:
                 log.exception("sediment watch: could not apply a batch of changes")
 
     def _apply(self, batch: set[str], rescan: bool) -> None:
-        repo = self.repo
         if rescan:
-            counts = repo.refresh()
+            counts = self.view.refresh()
             if self.on_change and any(counts.values()):
                 self.on_change("rescan", ", ".join(f"{k} {v}" for k, v in counts.items()))
         else:
-            for what, rel in repo._apply_paths(sorted(batch)):
+            for what, rel in self.view.apply_paths(sorted(batch)):
                 if self.on_change:
                     self.on_change(what, rel)
         with self._cond:

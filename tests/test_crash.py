@@ -369,12 +369,12 @@ if point == "before_destination":        # inside atomic_write, just before the 
 elif point == "before_source_removed":   # destination published, source still there
     os.unlink = die
 elif point == "before_done":             # source removed, "done" not yet written
-    real = sediment.journal.Journal._append
+    real = sediment.journal.Journal.append
     def append(self, rec):
         if rec.get("phase") == "done":
             die()
         real(self, rec)
-    sediment.journal.Journal._append = append
+    sediment.journal.Journal.append = append
 repo.move(eid, "sediment", reason="promoted")
 sys.exit(0)  # not reached
 '''

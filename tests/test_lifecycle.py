@@ -43,7 +43,7 @@ def at(days: float) -> dt.datetime:
 
 def recall(repo: Repository, eid: str, days: float, n: int = 1) -> None:
     """n recalls of one memory at T0 + days (search records at the real clock)."""
-    repo._usage.record([eid] * n, "recall", now=at(days).timestamp())
+    repo.usage.record([eid] * n, "recall", now=at(days).timestamp())
 
 
 def snapshot(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
@@ -123,7 +123,7 @@ ISSUE_KINDS = {
 
 
 def test_default_kinds_table_is_the_documented_one_and_written_to_policy_yaml(repo):
-    kinds = repo.policy["kinds"]
+    kinds = repo.policy.kinds
     for k, clocks in ISSUE_KINDS.items():
         assert k in kinds
         if clocks is None:
@@ -291,14 +291,14 @@ def test_usage_survives_reopening_and_compaction(tmp_path):
     with Repository(root) as r:
         s = r.strength(e.id, now=at(40))
         assert (s.recalls, s.confirms) == (4, 1)
-        assert r._usage.load()[e.id].refutes == 1
+        assert r.usage.load()[e.id].refutes == 1
         assert plan_dict(r.metabolize(now=at(40))) == plan1
-        r._usage.compact()
+        r.usage.compact()
         r.search("kubernetes")
     with Repository(root) as r:
         s = r.strength(e.id, now=at(40))
         assert (s.recalls, s.confirms) == (5, 1)
-        assert at(2).date().isoformat() in r._usage.load()[e.id].days  # the recall at T0+2
+        assert at(2).date().isoformat() in r.usage.load()[e.id].days  # the recall at T0+2
 
 
 def test_recalls_are_counted_only_for_what_search_returned(repo):
@@ -840,7 +840,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.order)
     @rule(i=st.integers(0, 100), n=st.integers(1, 3))
     def recall_now(self, i, n):
-        self.repo._usage.record([self.pick(i)] * n, "recall", now=self.now.timestamp())
+        self.repo.usage.record([self.pick(i)] * n, "recall", now=self.now.timestamp())
 
     @rule(word=st.sampled_from(WORDS))
     def search(self, word):
@@ -884,7 +884,7 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @invariant()
     def bedrock_only_on_a_positive_signal(self):
-        usage = self.repo._usage.load()
+        usage = self.repo.usage.load()
         for e in self.repo.list(layer="bedrock"):
             u = usage.get(e.id)
             assert e.kind == "core" or (u is not None and (u.confirms >= 2 or (u.recalls and len(u.days) >= 3))), \

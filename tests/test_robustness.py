@@ -95,7 +95,7 @@ def test_duplicate_comes_back_when_its_twin_goes(tmp_path):
     copy.write_bytes((tmp_path / e.path).read_bytes())  # a move by hand, half done
     repo.refresh()
     os.unlink(tmp_path / e.path)
-    repo._apply_paths([e.path])  # what the watcher does for the removal alone
+    repo.view.apply_paths([e.path])  # what the watcher does for the removal alone
     assert repo.get(e.id).path == f"sediment/{e.name}.md"
     assert [h.entry.id for h in repo.search("twin", record=False)] == [e.id]
 
@@ -119,9 +119,9 @@ def test_policy_listing_some_kinds_keeps_the_other_defaults(tmp_path):
     Repository(tmp_path).close()
     (tmp_path / "_system" / "policy.yaml").write_text("kinds:\n  rule: [1, 2, 3]\n  recipe: [5, 50, 500]\n")
     repo = Repository(tmp_path)
-    kinds = repo.policy["kinds"]
-    assert kinds["rule"] == [1, 2, 3] and kinds["recipe"] == [5, 50, 500]
-    assert kinds["fact"] == [15, 365, 1095] and kinds["core"] is None
+    kinds = repo.policy.kinds
+    assert kinds["rule"] == (1, 2, 3) and kinds["recipe"] == (5, 50, 500)
+    assert kinds["fact"] == (15, 365, 1095) and kinds["core"] is None
 
 
 def test_snapshot_from_another_tokenizer_version_is_rebuilt(tmp_path, monkeypatch):
@@ -142,17 +142,17 @@ def test_a_save_during_a_move_keeps_the_persons_edit(tmp_path):
     from sediment import Conflict
     repo = Repository(tmp_path)
     e = repo.add("draft", title="edited meanwhile")
-    real = repo._publish
+    real = repo.store.publish
 
     def publish_then_person_saves(rel, entry, **kw):
         out = real(rel, entry, **kw)
         (tmp_path / e.path).write_text((tmp_path / e.path).read_text() + "a person's new line\n")
         return out
 
-    repo._publish = publish_then_person_saves
+    repo.store.publish = publish_then_person_saves
     with pytest.raises(Conflict):
         repo.move(e.id, "sediment", reason="promoted")
-    repo._publish = real
+    repo.store.publish = real
     assert "a person's new line" in (tmp_path / e.path).read_text()
     assert not (tmp_path / "sediment" / f"{e.name}.md").exists()
     assert [p for p in repo.check() if p.severity == "error"] == []
@@ -188,7 +188,7 @@ def test_rate_limit_survives_a_damaged_line_and_its_log_stays_small(tmp_path):
 def test_consolidate_retried_after_a_crash_writes_nothing_twice(tmp_path, monkeypatch):
     repo = Repository(tmp_path)
     frags = [repo.add(f"deploy fragment {i}") for i in range(2)]
-    real_move = repo._move
+    real_move = repo.store.move
     calls = {"n": 0}
 
     def crash_after_first_move(*a, **k):
@@ -197,10 +197,10 @@ def test_consolidate_retried_after_a_crash_writes_nothing_twice(tmp_path, monkey
             raise OSError("simulated crash")
         return real_move(*a, **k)
 
-    monkeypatch.setattr(repo, "_move", crash_after_first_move)
+    monkeypatch.setattr(repo.store, "move", crash_after_first_move)
     with pytest.raises(OSError):
         repo.consolidate([f.id for f in frags], "Deploys go out on Fridays.", kind="fact")
-    monkeypatch.setattr(repo, "_move", real_move)
+    monkeypatch.setattr(repo.store, "move", real_move)
     again = Repository(tmp_path)
     new = again.consolidate([f.id for f in frags], "Deploys go out on Fridays.", kind="fact")
     facts = again.list(kind="fact")

@@ -308,7 +308,7 @@ def test_text_with_nul_is_refused(env):
 
 def test_body_over_the_policy_limit_is_refused(env):
     repo, root, outside, keeper = env
-    assert repo.policy["max_body_bytes"] == 1000
+    assert repo.policy.max_body_bytes == 1000
     err = assert_refused(env, lambda: repo.add("x" * 5000, title="huge"), TooLarge)
     assert isinstance(err, InvalidInput)
     # bytes of UTF-8, not characters: 400 Chinese characters are 1200 bytes

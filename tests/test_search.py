@@ -354,11 +354,11 @@ def test_hit_has_score_terms_and_snippet_with_a_matched_term(repo, body, query):
     hits = repo.search(query, record=False)
     assert [h.entry.id for h in hits] == [e.id]
     h = hits[0]
-    qwords, qbigrams = repo._tokenizer.terms(query)
+    qwords, qbigrams = repo.view.tokenizer.terms(query)
     assert isinstance(h.score, float) and h.score > 0
     assert h.terms and all(t in set(qwords) | set(qbigrams) or t.startswith("#") for t in h.terms)
     assert 0 < len(h.snippet) <= 120
-    assert _shows_a_term(repo._tokenizer, h.snippet, h.terms), (h.terms, h.snippet)
+    assert _shows_a_term(repo.view.tokenizer, h.snippet, h.terms), (h.terms, h.snippet)
     d = h.to_dict()
     assert d["id"] == e.id and d["terms"] == list(h.terms) and d["snippet"] == h.snippet
 
@@ -402,13 +402,13 @@ def _first_difference(a: dict, b: dict) -> str:
 
 
 def _assert_same_as_fresh_open(repo: Repository) -> None:
-    idx = repo._index
+    idx = repo.view.index
     assert len(idx) == len(repo) == idx.words.live == idx.bigrams.live
     assert set(idx.slot_of) == {e.id for e in repo.list()}
     fresh = Repository(repo.root)
     assert {e.id: e.path for e in fresh.list()} == {e.id: e.path for e in repo.list()}
-    assert fresh._index.words.total_len == idx.words.total_len
-    assert fresh._index.bigrams.total_len == idx.bigrams.total_len
+    assert fresh.view.index.words.total_len == idx.words.total_len
+    assert fresh.view.index.bigrams.total_len == idx.bigrams.total_len
     live, new = _snapshot(repo), _snapshot(fresh)
     n_diff = sum(live[k] != new[k] for k in live)
     assert n_diff == 0, f"{n_diff} of {len(live)} result lists differ; first {_first_difference(live, new)}"
@@ -475,7 +475,7 @@ def test_index_equals_fresh_open_after_compaction(tmp_path):
                         + ["zz"] * (5 * i) + [f"doc{i}", f"v{k}"])
 
     es = [repo.add(text(i, 0), title=f"t{i}") for i in range(n)]
-    slots_before = len(repo._index.key_of)
+    slots_before = len(repo.view.index.key_of)
     k = 0
     while True:  # update (and now and then move) until dead slots force a compaction
         k += 1
@@ -485,11 +485,11 @@ def test_index_equals_fresh_open_after_compaction(tmp_path):
             repo.move(es[i].id, ("shallow", "sediment", "bedrock")[k % 3])
         else:
             repo.update(es[i].id, text=text(i, k))
-        slots = len(repo._index.key_of)
+        slots = len(repo.view.index.key_of)
         if slots < slots_before:
             break
         slots_before = slots
-    assert k > 1000 and len(repo._index.key_of) == n
+    assert k > 1000 and len(repo.view.index.key_of) == n
     for i in range(n):
         assert ids(repo, f"doc{i}") == [es[i].id]
     for q in ("granite", "花岗岩", "river", "granite river", "花岗岩 granite"):
@@ -499,7 +499,7 @@ def test_index_equals_fresh_open_after_compaction(tmp_path):
     for k2 in range(k + 1, k + 40):
         repo.update(es[k2 % n].id, text=text(k2 % n, k2))
     assert ids(repo, f"v{k + 39}") == [es[(k + 39) % n].id]
-    assert len(repo._index) == len(repo) == repo._index.words.live
+    assert len(repo.view.index) == len(repo) == repo.view.index.words.live
 
 
 # ---------------------------------------------------------------------------
@@ -647,7 +647,7 @@ def test_stale_cache_is_never_trusted_over_the_files(tmp_path):
         assert ids(fresh, "boulder", layer="bedrock", room="geo") == [walk]
         assert ids(fresh, "artist") == [] and wall not in fresh
         assert ids(fresh, "河马") == ["01HANDWRITTEN0000000000000"]
-        assert len(fresh._index) == len(fresh)
+        assert len(fresh.view.index) == len(fresh)
         fresh.close()
     res = _results(Repository(root))
     assert res == _cold_results(root), _first_difference(res, _cold_results(root))
@@ -755,7 +755,7 @@ def test_memory_written_by_another_process_is_searchable_without_reopening(tmp_p
         assert child("archive", eid) == eid
         assert ids(repo, "座头鲸") == []
         assert ids(repo, "座头鲸", include_archive=True) == [eid]
-        assert len(repo._index) == len(repo) == 2
+        assert len(repo.view.index) == len(repo) == 2
         # and our own writes reach the other process's open view as well
         assert child("search", "蓝鲸") == "-"
         mine = repo.add("蓝鲸又回来了", title="回来")

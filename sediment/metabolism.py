@@ -1,0 +1,174 @@
+"""The lifecycle verbs: strength, touch, consolidate and metabolize. The rules
+themselves are pure functions in ``lifecycle``; this module applies them
+through the store and writes the report.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from . import entry as E
+from . import validate as V
+from . import writes
+from .entry import Entry
+from .errors import InvalidInput, PolicyError, SedimentError
+from .files import atomic_write
+from .lifecycle import Move, Strength, bigram_similarity, plan, strength as _strength
+from .store import Store, add_link
+from .view import View
+
+
+@dataclass
+class Plan:
+    """What ``metabolize`` would do (``applied`` False) or did."""
+    now: str
+    moves: list[Move]
+    applied: bool = False
+    report: str | None = None  # path of the markdown report, relative to the root
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[Move, str]] = field(default_factory=list)  # (move, why) not applied
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"now": self.now, "applied": self.applied, "report": self.report,
+                "counts": self.counts, "moves": [m.to_dict() for m in self.moves],
+                "skipped": [{**m.to_dict(), "why": why} for m, why in self.skipped]}
+
+    def __str__(self) -> str:
+        if not self.moves:
+            return "nothing to do"
+        verb = "moved" if self.applied else "would move"
+        lines = [f"{verb} {len(self.moves)}: " + ", ".join(f"{k} {v}" for k, v in self.counts.items())]
+        lines += [f"  {m.source} → {m.target}  {m.title}  ({m.reason})" for m in self.moves]
+        lines += [f"  skipped {m.title}: {why}" for m, why in self.skipped]
+        return "\n".join(lines)
+
+
+def _counts(moves: list[Move]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for m in moves:
+        key = f"{m.source}→{m.target}"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _plan(store: Store, view: View, when: _dt.datetime) -> Plan:
+    moves = plan(list(view.entries.values()), store.usage.load(), store.policy, when.timestamp())
+    return Plan(when.isoformat(timespec="seconds"), moves, counts=_counts(moves))
+
+
+def strength(store: Store, id: str, *, now: _dt.datetime | None = None) -> Strength:
+    when = V.now(now)
+    with store.view.reading() as view:
+        e = view.resolve(id)
+    return _strength(e, store.usage.load().get(e.id), store.policy.kinds, when.timestamp())
+
+
+def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
+          now: _dt.datetime | None = None) -> Entry:
+    if outcome not in ("confirm", "refute"):
+        raise InvalidInput("outcome must be 'confirm' or 'refute'")
+    when = V.now(now)
+    with store.view.reading() as view:
+        e = view.resolve(id)
+    store.usage.record([e.id], outcome, now=when.timestamp())
+    if outcome == "refute" and confirm:
+        return writes.archive(store, e.id, reason=f"refuted on {when.date().isoformat()}")
+    return e
+
+
+def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: str, **fields: Any) -> Entry:
+    kinds = store.policy.kinds
+    if kind not in kinds or kind == "inbox":
+        raise InvalidInput(f"consolidate needs a real kind (one of "
+                           f"{', '.join(k for k in kinds if k != 'inbox')})")
+    with store.writing() as view:
+        # A retry (after a crash, or of the same call) finds the memory it
+        # wrote and finishes retiring what is left, instead of writing twice.
+        main = " ".join(text.split())
+        existing = sorted(e.id for e in view.entries.values()
+                          if e.kind == kind and e.status == "active" and e.layer != "archive"
+                          and " ".join(e.text.split()) == main)
+        done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
+        given, retired = [], []
+        for e in (view.resolve(i) for i in fragment_ids):
+            if done_link and done_link in (e.meta.get("superseded_by") or ()):
+                retired.append(e)  # retired into this memory already
+                continue
+            if e.kind != "inbox" or e.layer == "archive" or e.status != "active":
+                raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
+                                   f"retires fragments only")
+            given.append(e)
+        new = view.entries[existing[0]] if existing else writes.add(store, text, kind=kind, **fields)
+        covered = {e.id: e for e in given}
+        for e in view.entries.values():
+            if e.kind == "inbox" and e.status == "active" and e.layer != "archive" and e.id != new.id:
+                frag = " ".join(e.text.split())
+                if frag and (frag in main or bigram_similarity(frag, text) >= 0.55):
+                    covered[e.id] = e
+        # links first, then the moves: a crash in between leaves the new
+        # memory naming fragments still to retire, which a retry finishes
+        meta = dict(view.entries[new.id].meta)
+        for e in sorted([*covered.values(), *retired], key=lambda x: x.id):
+            add_link(meta, "supersedes", e.name)
+        if meta != dict(view.entries[new.id].meta):
+            store.rewrite(view.entries[new.id], meta=meta)
+        for e in sorted(covered.values(), key=lambda x: x.id):
+            cur = store.reread(e)
+            store.move(cur, "archive", cur.room, op="consolidate", meta_changes={
+                "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
+                "superseded_by": [E.wikilink(new.name)]})
+        return view.entries[new.id]
+
+
+def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | None = None,
+               confirm: bool = False) -> Plan:
+    when = V.now(now)
+    with store.view.reading() as view:  # a watcher thread may be changing the view
+        result = _plan(store, view, when)
+    if dry_run or not result.moves:
+        return result
+    with store.writing() as view:
+        # Plan again under the lock: another writer may have changed things
+        # since; the confirmation is checked against what will be applied.
+        result = _plan(store, view, when)
+        if (store.policy.confirm_destructive and not confirm
+                and any(m.target == "archive" for m in result.moves)):
+            raise PolicyError("this plan archives memories; apply it with confirm=True "
+                              "(policy confirm_destructive)", rule="confirm")
+        applied = []
+        for m in result.moves:
+            e = view.entries.get(m.id)
+            if e is None:
+                continue
+            try:
+                e = store.reread(e)
+                changes: dict[str, Any] = {"reason": E.one_line(m.reason)}
+                if m.status:
+                    changes["status"] = m.status
+                store.move(e, m.target, e.room, meta_changes=changes, op="metabolize")
+                applied.append(m)
+            except SedimentError as exc:
+                # a note a person just broke, moved or deleted: skip it, say so
+                result.skipped.append((m, str(exc)))
+        result.moves, result.applied = applied, True
+        result.counts = _counts(applied)
+        result.report = _write_report(store, view, result)
+    return result
+
+
+def _write_report(store: Store, view: View, result: Plan) -> str:
+    stamp = result.now.replace(":", "").replace("-", "")[:15]
+    rel = f"_system/reports/metabolize-{stamp}-{secrets.token_hex(3)}.md"
+    lines = [f"# Metabolism {result.now}", "",
+             f"{len(result.moves)} move(s): " + ", ".join(f"{k} {v}" for k, v in result.counts.items()),
+             "", "| memory | from | to | reason |", "| --- | --- | --- | --- |"]
+    for m in result.moves:
+        name = view.entries[m.id].name if m.id in view.entries else m.id
+        lines.append(f"| [[{name}]] | {m.source} | {m.target} | {m.reason.replace('|', '/')} |")
+    for m, why in result.skipped:
+        lines.append(f"| {m.title} | {m.source} | (skipped) | {why.replace('|', '/')} |")
+    atomic_write(store.root / rel, ("\n".join(lines) + "\n").encode("utf-8"))
+    return rel

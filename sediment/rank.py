@@ -1,0 +1,63 @@
+"""Rank fusion: several rankings of the same documents become one.
+
+Reciprocal rank fusion (Cormack et al. 2009): a document gains 1/(K + rank)
+from each ranking it appears in. Only ranks count, never raw scores, so lanes
+whose scores are not comparable (BM25, summed IDF, a future dense similarity)
+fuse without calibration. Pure; works on the index's slot numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Iterable, Protocol, Sequence
+
+RRF_K = 60
+
+# (score, slot), best first
+Ranking = Sequence[tuple[float, int]]
+
+
+class Lane(Protocol):
+    """A ranking of the index's slots for one query, fused with the lexical
+    lanes. ``mask[slot]`` is 0 for slots the search skips; ``allowed`` (when
+    given) filters the rest."""
+    name: str
+
+    def rank(self, mask: bytes, allowed: Callable[[int], bool] | None, depth: int) -> Ranking: ...
+
+
+def rrf(rankings: Iterable[tuple[str, Ranking]]) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+    """Fused score per slot, and per slot its rank in each lane (1-based)."""
+    fused: dict[int, float] = {}
+    ranks: dict[int, dict[str, int]] = {}
+    for name, top in rankings:
+        rank, prev = 0, None
+        for pos, (sc, s) in enumerate(top, 1):
+            # equal lane scores share a rank, so that only strength and
+            # recency (never the order documents were indexed in) split them
+            key = round(sc, 9)
+            if key != prev:
+                rank, prev = pos, key
+            fused[s] = fused.get(s, 0.0) + 1.0 / (RRF_K + rank)
+            ranks.setdefault(s, {})[name] = rank
+    return fused, ranks
+
+
+def best(fused: dict[int, float], key_of: Sequence[str | None],
+         tiebreak: Callable[[str], tuple[float, ...]] | None, limit: int) -> list[int]:
+    """The first ``limit`` slots by fused score; equal scores ordered by
+    ``tiebreak`` (higher first), then by key, so the order is stable."""
+    tb = tiebreak or (lambda k: ())
+    # Tie-breaking is the slow part (it reads usage and times), so it runs
+    # only inside runs of equal scores that reach into the top ``limit``.
+    rounded = {s: round(sc, 12) for s, sc in fused.items()}
+    order = sorted(fused, key=lambda s: (-rounded[s], key_of[s]))
+    out: list[int] = []
+    for _, group in itertools.groupby(order, key=rounded.__getitem__):
+        run = list(group)
+        if len(run) > 1:
+            run.sort(key=lambda s: (tuple(-x for x in tb(key_of[s])), key_of[s]))  # type: ignore[arg-type]
+        out.extend(run)
+        if len(out) >= limit:
+            break
+    return out[:limit]

@@ -1,0 +1,158 @@
+"""What a search means, apart from where the data lives: the terms of a query
+and of a memory (title and tags weigh more), the filter predicate, snippets
+and ``SearchHit``. Pure: the caller hands in the index, the entries and, for
+tie-breaking, a way to get usage — this module reads nothing itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from . import entry as E
+from . import tokenize as T
+from .entry import Entry
+from .errors import ParseError
+from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
+from .lifecycle import Usage, strength
+from .policy import Clock
+
+# index flag bits: searches skip these groups without looking at each entry
+IN_ARCHIVE = 1
+PURGED = 2
+
+
+@dataclass
+class SearchHit:
+    entry: Entry
+    score: float
+    terms: tuple[str, ...]
+    snippet: str
+    lanes: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
+                "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
+                "lanes": self.lanes}
+
+
+def flags(e: Entry) -> int:
+    return (IN_ARCHIVE if e.layer == "archive" else 0) | (PURGED if e.status == "purged" else 0)
+
+
+def whole(s: str) -> str:
+    """The index term of a tag (or a short CJK run) taken as a whole."""
+    return "#" + E.slugify(s, max_bytes=200)
+
+
+def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
+    """What a memory is indexed with: title and tags weigh more than the body."""
+    title = entry.title
+    tags = "\n".join(entry.tags)
+    rest = "\n".join([entry.body, entry.room.replace("/", " "), " ".join(entry.links)])
+    if title and entry.body.lstrip(" #\t\n").startswith(title):
+        title = ""  # a title taken from the first line would count that line four times
+    tw, tb = tok.terms(title)
+    gw, gb = tok.terms(tags)
+    # a tag also matches as a whole, so '移动端' finds the tag even though
+    # jieba cuts the query into '移动' + '端'
+    gw = gw + [whole(t) for t in entry.tags]
+    rw, rb = tok.terms(rest)
+    return DocTerms.build([(tw, tb, TITLE_WEIGHT), (gw, gb, TAG_WEIGHT), (rw, rb, 1)])
+
+
+def _weights(terms: list[str]) -> dict[str, float]:
+    """Query term weights: a repeated term counts a little more."""
+    return {t: 1 + 0.5 * (n - 1) for t, n in Counter(terms).items()}
+
+
+def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
+    """(word weights, bigram weights) of a query."""
+    words, bigrams = tok.terms(query)
+    words += [whole(r) for r in T.CJK_RUN.findall(query) if 2 < len(r) <= 8]
+    return _weights(words), _weights(bigrams)
+
+
+Predicate = Callable[[Entry], bool]
+
+
+def make_filter(*, layer: str | Iterable[str] | None = None, room: str | None = None,
+                tags: Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
+                status: str | None = None, since: Any = None, until: Any = None,
+                include_archive: bool = True) -> Predicate:
+    layers = {layer} if isinstance(layer, str) else set(layer) if layer else None
+    kinds = {kind} if isinstance(kind, str) else set(kind) if kind else None
+    tagset = set(tags) if tags else None
+    since_dt = E.parse_time(since, key="since") if since else None
+    until_dt = E.parse_time(until, key="until") if until else None
+    room = room.strip("/") if room else None
+
+    def pred(e: Entry) -> bool:
+        if layers is not None and e.layer not in layers:
+            return False
+        if layers is None and not include_archive and e.layer == "archive":
+            return False
+        if room is not None and e.room != room and not e.room.startswith(room + "/"):
+            return False
+        if kinds is not None and e.kind not in kinds:
+            return False
+        if status is not None and e.status != status:
+            return False
+        if tagset is not None and not tagset.issubset(e.tags):
+            return False
+        if since_dt or until_dt:
+            try:
+                t = e.updated
+            except ParseError:
+                return False
+            if since_dt and t < since_dt or until_dt and t > until_dt:
+                return False
+        return True
+    return pred
+
+
+def snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
+    text = " ".join(entry.body.split())
+    pos = T.find_term(text, {t.lstrip("#") for t in terms})
+    if pos < 0:
+        return text[:width] + ("…" if len(text) > width else "")
+    start = max(0, pos - width // 3)
+    end = start + width
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+class Tiebreak:
+    """Strength now, then recency, then value: only ever asked for memories
+    with equal fused scores, so usage is fetched on the first tie, if any."""
+
+    def __init__(self, entries: Mapping[str, Entry], usage: Callable[[], Mapping[str, Usage]],
+                 kinds: Mapping[str, Clock | None]) -> None:
+        self.entries, self.usage_of, self.kinds = entries, usage, kinds
+        self._usage: Mapping[str, Usage] | None = None
+        self._now = 0.0
+
+    def __call__(self, eid: str) -> tuple[float, ...]:
+        e = self.entries[eid]
+        if self._usage is None:
+            self._usage, self._now = self.usage_of(), time.time()
+        try:
+            t = e.updated.timestamp()
+            st = strength(e, self._usage.get(eid), self.kinds, self._now).strength
+        except ParseError:
+            t, st = 0.0, e.value
+        return (round(st, 9), e.value, t)  # value matters when both have decayed to ~0
+
+
+def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
+        pred: Predicate | None, include_archive: bool, tiebreak: Tiebreak) -> list[SearchHit]:
+    """The ranked hits of one query (see ``Repository.search``)."""
+    words, bigrams = query_terms(tok, query)
+    if not words and not bigrams:
+        return []
+    allowed = None if pred is None else (lambda eid: pred(entries[eid]))
+    exclude = PURGED | (0 if include_archive else IN_ARCHIVE)
+    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit)
+    return [SearchHit(entries[h.key], h.score, h.terms, snippet(entries[h.key], h.terms), h.lanes)
+            for h in hits]

@@ -1,0 +1,327 @@
+"""Journaled writes: the writer lock, the journal and the view, together.
+
+Every change to a memory file goes through here, under the writer lock (one
+file, ``_system/lock``, never deleted; re-entrant within a thread). Taking the
+lock first syncs the view with what other processes wrote, and finishes any
+operation a dead writer left half done (a live writer never leaves a
+``begin`` without its ``done`` across a lock hold, so such a record can only
+be a dead one's). Each write then publishes atomically, updates the view and
+records ``done`` with the paths it changed, which is how other processes'
+views learn of it.
+
+The rules of what may be touched live here too: a file a person wrote is
+reported, never rewritten, moved or deleted by recovery.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+from . import entry as E
+from .entry import Entry
+from .errors import Conflict, InvalidInput, NotFound, ParseError, SedimentError, StorageError, UnsafePath
+from .files import WriterLock, atomic_write, fsync_dir, is_temp, move_new, read_nofollow, resolve_inside
+from .journal import Journal
+from .policy import Policy
+from .usage import UsageLog
+from .view import View
+
+log = logging.getLogger("sediment")
+
+SYSTEM = "_system"
+GITIGNORE = """\
+# sediment: derived and machine-local files. Notes and policy.yaml are versioned.
+_system/lock
+_system/journal.log
+_system/cache/
+_system/usage/
+_system/reports/
+.*.tmp
+.obsidian/workspace*.json
+"""
+
+
+def init_layout(root: Path) -> None:
+    """The folders of a new root, and the ``.gitignore`` of what is not versioned."""
+    for d in (*E.LAYERS, SYSTEM):
+        (root / d).mkdir(exist_ok=True)
+    gi = root / ".gitignore"
+    if not gi.exists():
+        atomic_write(gi, GITIGNORE.encode())
+
+
+def add_link(meta: dict[str, Any], key: str, name: str) -> None:
+    links = list(meta.get(key) or ())
+    if E.wikilink(name) not in links:
+        links.append(E.wikilink(name))
+    meta[key] = links
+
+
+class Store:
+    def __init__(self, root: Path, policy: Policy, view: View, lock: WriterLock, journal: Journal,
+                 usage: UsageLog) -> None:
+        self.root = root
+        self.policy = policy
+        self.view = view
+        self.lock = lock
+        self.journal = journal
+        self.usage = usage
+        # how an interrupted operation is finished, by the kind of its record;
+        # every op that carries src/dst (archive, purge, metabolize, …) is a move
+        self.recovery: dict[str, Callable[[dict[str, Any]], tuple[str, list[str]]]] = {
+            "move": self._finish_move, "supersede": self._finish_supersede}
+
+    # ------------------------------------------------------------------ the lock
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[View]:
+        """Hold the writer lock (and the view) for one write."""
+        # file lock first, then the view lock; the watcher takes only the view
+        # lock, so the order cannot deadlock
+        with self.lock.hold(self.policy.lock_timeout_seconds), self.view.lock:
+            if self.view.ready:
+                self.view.sync()
+                if self.view.feed.open_ops:  # begun by a writer that died before its done
+                    self.finish_ops(list(self.view.feed.open_ops.values()))
+                    self.view.feed.skip_to_end()
+            yield self.view
+
+    # ------------------------------------------------------------------ single files
+
+    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False) -> Entry:
+        """Write ``entry`` at ``rel`` atomically; returns it as now on disk."""
+        text = E.render(entry).encode("utf-8")
+        target = resolve_inside(self.root, rel)
+        try:
+            atomic_write(target, text, exclusive=exclusive)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+        body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
+        fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text))
+        fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
+        return fresh
+
+    def rewrite(self, entry: Entry, *, meta: Mapping[str, Any], body: str | None = None) -> Entry:
+        """Replace a note in place with new frontmatter (and body), and tell the
+        view and other processes."""
+        fresh = self.publish(entry.path, entry.with_(meta=meta, body=body))
+        self.view.load_known(fresh)
+        self.note_done(fresh.path)
+        return fresh
+
+    def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> None:
+        self.journal.done(*paths, seq=seq, op=op)
+        if self.journal.maybe_compact():
+            log.debug("journal compacted")
+        self.view.feed.skip_to_end()  # so sync does not re-read our own files
+
+    def reread(self, entry: Entry) -> Entry:
+        """The entry as it is on disk now (a person may have edited it)."""
+        try:
+            data = read_nofollow(self.root / entry.path)
+        except FileNotFoundError:
+            self.view.forget_path(entry.path)
+            raise NotFound(f"{entry.path} was removed", id=entry.id) from None
+        except OSError as exc:  # ELOOP: the note was replaced by a symlink
+            self.view.load_file(entry.path)
+            raise UnsafePath(f"{entry.path} is no longer a regular file; not followed",
+                             id=entry.id) from exc
+        if E.content_version(data) == entry.version:
+            return entry
+        try:
+            fresh = E.parse(data, entry.path)
+        except ParseError as exc:
+            self.view.load_file(entry.path)
+            raise Conflict(f"{entry.path} was edited and is no longer valid: {exc.message}",
+                           id=entry.id, actual=E.content_version(data)) from exc
+        self.view.load_file(entry.path)
+        return fresh
+
+    def unique_name(self, base: str, eid: str) -> str:
+        # Every name carries four characters of its (random) id: two machines
+        # that write a note with the same title must not create the same file,
+        # or their git histories would conflict on merge.
+        name = f"{base}-{eid[-4:].lower()}"
+        if name in self.view.by_name or self._name_on_disk(name):
+            name = f"{base}-{eid[-10:].lower()}"
+        return name
+
+    def _name_on_disk(self, name: str) -> bool:
+        # the view may miss a file another process wrote without journaling (a person);
+        # a cheap check of the usual places
+        return any((self.root / layer / f"{name}.md").exists() for layer in E.LAYERS)
+
+    # ------------------------------------------------------------------ moves
+
+    def move(self, entry: Entry, layer: str, room: str, *, meta_changes: Mapping[str, Any],
+             op: str) -> Entry:
+        """Move (and possibly restamp) one memory; journaled. Caller holds the lock.
+
+        Order matters: the intent is durable before any file changes; the new
+        file is complete (atomic write) before the old one is removed. A crash
+        in between leaves both; recovery sees the intent and removes the old one.
+        """
+        rel = E.join_path(layer, room, entry.name)
+        meta = {**entry.meta, **meta_changes}
+        meta = {k: v for k, v in meta.items() if v is not None}
+        same_bytes = meta == dict(entry.meta)
+        if rel == entry.path:
+            return entry if same_bytes else self.rewrite(entry, meta=meta)
+        target = resolve_inside(self.root, rel)
+        source = self.root / entry.path
+        if target.exists():
+            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
+        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel)
+        try:
+            if same_bytes:  # git sees a pure rename
+                target.parent.mkdir(parents=True, exist_ok=True)
+                move_new(source, target)  # never over a file that appeared meanwhile
+                fsync_dir(target.parent)
+                fsync_dir(source.parent)
+                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
+                if "off" in entry._cache:
+                    fresh._cache["off"] = entry._cache["off"]
+            else:
+                fresh = self.publish(rel, entry.with_(meta=meta), exclusive=True)
+                if E.content_version(read_nofollow(source)) != entry.version:
+                    # a person saved the note while we moved it: keep their file,
+                    # withdraw our copy
+                    os.unlink(target)
+                    fsync_dir(target.parent)
+                    raise Conflict(f"{entry.path} changed while it was being moved; nothing moved",
+                                   id=entry.id)
+                os.unlink(source)
+                fsync_dir(source.parent)
+        except FileExistsError:
+            self.note_done(seq=seq, op=op)
+            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there",
+                           id=entry.id) from None
+        except Conflict:
+            self.note_done(seq=seq, op=op)
+            raise
+        except OSError as exc:
+            # leave the intent pending: recovery sorts out which copy is whole
+            raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
+        if fresh.room == entry.room and entry.id in self.view.index:
+            self.view.relocate(entry, fresh)
+        else:  # the room is indexed too
+            self.view.forget_path(entry.path)
+            self.view.load_known(fresh)
+        self.note_done(entry.path, rel, seq=seq, op=op)
+        return fresh
+
+    def supersede(self, old: Entry, new: Entry, reason: str) -> Entry:
+        """Mark ``old`` superseded by ``new`` (links both ways); journaled, as it
+        changes two files. Returns the old memory as it is now."""
+        seq = self.journal.begin("supersede", old=old.path, new=new.path, reason=E.one_line(reason))
+        fresh, _ = self._apply_supersede(old.path, new.path, reason)
+        self.note_done(old.path, new.path, seq=seq, op="supersede")
+        return fresh
+
+    def _apply_supersede(self, old_path: str, new_path: str, reason: str) -> tuple[Entry, Entry]:
+        # Idempotent, so that recovery can simply run it again.
+        old = E.parse(read_nofollow(self.root / old_path), old_path)
+        new = E.parse(read_nofollow(self.root / new_path), new_path)
+        meta = dict(old.meta)
+        meta["status"] = "superseded"
+        meta["reason"] = E.one_line(reason)
+        add_link(meta, "superseded_by", new.name)
+        if meta != dict(old.meta):
+            old = self.publish(old_path, old.with_(meta=meta))
+        nmeta = dict(new.meta)
+        add_link(nmeta, "supersedes", old.name)
+        if nmeta != dict(new.meta):
+            new = self.publish(new_path, new.with_(meta=nmeta))
+        if self.view.ready:
+            self.view.load_known(old)
+            self.view.load_known(new)
+        return old, new
+
+    # ------------------------------------------------------------------ recovery
+
+    def finish_ops(self, pending: list[dict[str, Any]]) -> list[str]:
+        """Finish or undo operations whose writer died (the caller holds the
+        lock). Returns one outcome per operation finished."""
+        outcomes = []
+        for rec in pending:
+            self.view.feed.open_ops.pop(rec.get("seq"), None)
+            paths: list[str] = []
+            failed: dict[str, str] = {}
+            try:
+                handler = self.recovery["supersede" if rec.get("op") == "supersede" else "move"]
+                outcome, paths = handler(rec)
+                outcomes.append(outcome)
+            except (SedimentError, OSError) as exc:
+                # One damaged record or hand-broken file must not stop the root
+                # from opening: give up on this operation, say so, carry on.
+                # Nothing is lost: both files (if any) are still there.
+                failed = {"failed": f"{type(exc).__name__}: {exc}"}
+                log.warning("sediment: could not finish an interrupted %s: %s", rec.get("op"), exc)
+            self.journal.done(*paths, seq=rec.get("seq"), op="recover", **failed)
+            if self.view.ready:
+                self.view.apply_paths(paths)
+        return outcomes
+
+    def _finish_move(self, rec: dict[str, Any]) -> tuple[str, list[str]]:
+        """Roll forward when the new file is whole (it was complete before the
+        old one was touched), else leave the old one where it was."""
+        src, dst = rec.get("src"), rec.get("dst")
+        if not (isinstance(src, str) and isinstance(dst, str)):
+            raise InvalidInput(f"journal record without src/dst: {rec}")
+        s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
+        if d.exists() and s.exists() and _same_id(d, rec.get("id")):
+            s.unlink()
+            fsync_dir(s.parent)
+            return "rolled_forward", [src, dst]
+        return ("rolled_forward" if d.exists() else "rolled_back"), [src, dst]
+
+    def _finish_supersede(self, rec: dict[str, Any]) -> tuple[str, list[str]]:
+        """Both files still exist after an interrupted supersede: run it again."""
+        old, new = rec.get("old"), rec.get("new")
+        if not isinstance(old, str) or not isinstance(new, str):
+            return "rolled_forward", []
+        if not resolve_inside(self.root, old).exists() or not resolve_inside(self.root, new).exists():
+            return "rolled_forward", []
+        self._apply_supersede(old, new, rec.get("reason") or "superseded")
+        return "rolled_forward", [old, new]
+
+    def sweep_temps(self) -> int:
+        """Remove temp files of interrupted writes. Everything under the root is
+        written under the writer lock we hold (notes, journal, policy, the index
+        snapshot), except usage records, which have their own lock: we take it too."""
+        n = 0
+        with self.usage.lock():
+            for top in (*E.LAYERS, SYSTEM):
+                if not (self.root / top).is_symlink():  # never delete through a link
+                    n += _sweep_folder(self.root / top)
+        if n:
+            log.info("removed %d temp file(s) left by an interrupted write", n)
+        return n
+
+
+def _sweep_folder(folder: Path) -> int:
+    n = 0
+    for dirpath, _, filenames in os.walk(folder):
+        for f in filenames:
+            if is_temp(f):
+                try:
+                    os.unlink(os.path.join(dirpath, f))
+                    n += 1
+                except FileNotFoundError:
+                    pass
+    return n
+
+
+def _same_id(path: Path, eid: str | None) -> bool:
+    if eid is None:
+        return True
+    try:
+        return E.parse(read_nofollow(path)).id == eid
+    except (ParseError, OSError):
+        return False

@@ -1,0 +1,369 @@
+"""The in-memory view of a root: every memory by id, path and name, the
+problems found in files, and the search index, kept current with the disk.
+
+Files are the truth; the view is derived and rebuilt on open. A snapshot of
+the index (``_system/cache/index.bin``) saves parsing and tokenizing, but only
+for files whose bytes hash to the version recorded in it.
+
+Three sources of change reach the view:
+
+* the library's own writes (``store``) update it directly;
+* other processes' writes arrive through the journal (``sync``: one ``stat``
+  per call, and a read of the new journal lines when the file grew);
+* edits a person makes behind the library's back arrive through ``refresh``
+  (a stat scan) or the watcher (``apply_paths``).
+
+Consistency: every reader holds ``lock`` (a re-entrant lock) for the whole of
+one call — ``with view.reading():`` — and every change to the view is made
+under it, so a call that iterates 10k entries while the watcher applies an
+edit sees the view before the edit or after it, never half of it. The lock is
+held for reads of memory only (never for disk I/O of other processes), so
+holding it for a call costs a watcher batch a short wait, nothing more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import stat
+import struct
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from . import entry as E
+from . import search as S
+from . import tokenize as T
+from .entry import Entry
+from .errors import LockTimeout, NotFound, ParseError
+from .files import WriterLock, atomic_write, read_nofollow
+from .index import Index
+from .journal import Feed
+
+log = logging.getLogger("sediment")
+
+# a cold open folds the index's delta into its compact base past this many
+# terms: a safety valve for very large roots (a fold costs ~10 µs a term, so
+# it is not worth it below a few hundred thousand memories' worth of terms)
+FOLD_TERMS = 2_000_000
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something ``check`` found. ``severity`` is 'error' (the file is left out of
+    the index) or 'warning' (it is indexed; a person may want to look)."""
+    path: str
+    reason: str
+    line: int | None = None
+    severity: str = "error"
+    code: str = "parse"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{self.severity}: {where}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "reason": self.reason,
+                "severity": self.severity, "code": self.code}
+
+
+class View:
+    """Read-only for feature code: use ``reading()``, ``entries``, ``resolve``,
+    ``index`` and ``problems``; only the store and the watcher change it."""
+
+    def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path,
+                 writer_lock: WriterLock, lock_timeout: float) -> None:
+        self.root = root
+        self.tokenizer = tokenizer
+        self.feed = feed
+        self.snapshot_path = snapshot_path
+        self._writer_lock = writer_lock
+        self._lock_timeout = lock_timeout
+        self.lock = threading.RLock()
+        self.ready = False  # loaded: from now on writers sync before writing
+        self.entries: dict[str, Entry] = {}
+        self.by_path: dict[str, str] = {}
+        self.by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
+        self.problems: dict[str, Problem] = {}
+        self.file_stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
+        self.index = Index()
+        self.dirty = False  # changed since the snapshot was written
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator["View"]:
+        """Hold the view for one reader's call, current with other processes."""
+        with self.lock:
+            self.sync()
+            yield self
+
+    def resolve(self, key: Any) -> Entry:
+        """The entry with this id or name (``[[name]]`` accepted)."""
+        if not isinstance(key, str) or not key:
+            raise NotFound(f"no memory {key!r}", id=key)
+        e = self.entries.get(key)
+        if e is None:
+            ids = self.by_name.get(E.unwrap_link(key))
+            e = self.entries.get(ids[0]) if ids else None
+        if e is None:
+            raise NotFound(f"no memory with id or name {key!r}", id=key)
+        return e
+
+    def knows(self, key: Any) -> bool:
+        return isinstance(key, str) and (key in self.entries or E.unwrap_link(key) in self.by_name)
+
+    def counts(self) -> dict[str, Any]:
+        es = self.entries.values()
+        return {
+            "root": str(self.root),
+            "memories": len(self.entries),
+            "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in E.LAYERS},
+            "kinds": dict(sorted(Counter(e.kind for e in es).items())),
+            "rooms": dict(sorted(Counter(e.room or "-" for e in es).items())),
+            "problems": len(self.problems),
+            "index_terms": len(self.index.words) + len(self.index.bigrams),
+        }
+
+    # ------------------------------------------------------------------ loading
+
+    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Every ``.md`` under the layer folders: (relative posix path, stat).
+        Symlinks are not followed: a link pointing out of the root is not ours."""
+        # a layer folder that is a symlink may point anywhere: not ours
+        stack = [(self.root / layer, layer) for layer in E.LAYERS
+                 if not (self.root / layer).is_symlink()]
+        while stack:
+            folder, rel = stack.pop()
+            try:
+                it = os.scandir(folder)
+            except FileNotFoundError:
+                continue
+            with it:
+                for d in it:
+                    if d.name.startswith("."):
+                        continue
+                    r = f"{rel}/{d.name}"
+                    if d.is_dir(follow_symlinks=False):
+                        stack.append((Path(d.path), r))
+                    elif d.name.endswith(".md") and d.is_file(follow_symlinks=False):
+                        yield r, d.stat(follow_symlinks=False)
+
+    def load_all(self) -> None:
+        """Build the view. Every file is still read, so the snapshot can never
+        hide an edit; anything not matching it is parsed and indexed afresh."""
+        self.feed.skip_to_end()
+        snap: dict[str, tuple[int, list[Any]]] = {}
+        try:
+            self.index, docs = Index.restore(self.snapshot_path.read_bytes(), T.fingerprint())
+            snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
+        except FileNotFoundError:
+            pass
+        except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
+            log.debug("ignoring index snapshot: %s", exc)
+            self.index = Index()
+        matched: set[int] = set()
+        root = str(self.root)
+        for rel, st in sorted(self.walk()):
+            if self.index.delta_terms > FOLD_TERMS:
+                self.index.fold()
+            hit = snap.get(rel)
+            if hit is None:
+                self.load_file(rel, st)
+                continue
+            slot, (_, version, meta, off) = hit
+            try:
+                with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
+                    data = fh.read()
+            except OSError:
+                continue  # gone already, or unreadable: the slot dies below
+            if (off is None or E.content_version(data) != version or meta.get("id") in self.entries
+                    or self.index.key_of[slot] != meta.get("id")):
+                self.load_file(rel, st, data)
+                continue
+            entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version)
+            entry._cache["off"] = off
+            self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self._register(entry)
+            matched.add(slot)
+        for slot, key in enumerate(list(self.index.key_of)):
+            if key is not None and slot not in matched and self.entries.get(key) is None:
+                self.index.remove(key, None)  # its body is gone: compacted below
+        if not self.index.exact:
+            self.index.compact()
+        if self.dirty or len(matched) != len(snap):
+            self.save_snapshot()
+
+    def save_snapshot(self) -> None:
+        docs = {}
+        for eid, e in self.entries.items():
+            docs[eid] = [e.path, e.version, dict(e.meta), e._cache.get("off")]
+        try:
+            data = self.index.snapshot(docs, T.fingerprint())
+            self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+            # under the writer lock, so that recovery may sweep any temp file it finds
+            with self._writer_lock.hold(self._lock_timeout):
+                atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
+            self.dirty = False
+        except (OSError, LockTimeout) as exc:
+            log.debug("could not write the index snapshot: %s", exc)
+
+    def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None) -> None:
+        """(Re)read one file into the view, or drop it from the view if gone/bad."""
+        self.forget_path(rel)
+        path = self.root / rel
+        try:
+            if st is None:
+                st = path.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
+                                             code="not_a_file")
+                return
+            if data is None:
+                data = read_nofollow(path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.problems[rel] = Problem(rel, f"cannot read: {exc}", code="storage")
+            return
+        self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        try:
+            entry = E.parse(data, rel)
+        except ParseError as exc:
+            self.problems[rel] = Problem(rel, exc.message.split(": ", 1)[-1] if exc.message.startswith(rel)
+                                         else exc.message, line=exc.details.get("line"))  # type: ignore[arg-type]
+            return
+        other = self.entries.get(entry.id)
+        if other is not None and not (self.root / other.path).exists():
+            self.forget_path(other.path)  # moved by hand; the old path's event is still on its way
+            other = None
+        if other is not None:
+            self.problems[rel] = Problem(rel, f"id {entry.id} is also used by {other.path}; "
+                                              f"this copy is left out", code="duplicate_id")
+            # no stat kept: when the twin goes, this file must be read again
+            self.file_stats.pop(rel, None)
+            return
+        if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
+            entry._cache["off"] = len(data) - len(entry.body.encode("utf-8"))
+        self._add(entry)
+
+    def load_known(self, entry: Entry) -> None:
+        """Put an entry we just wrote into the view without reading it back."""
+        self.forget_path(entry.path)
+        try:
+            st = (self.root / entry.path).stat()
+            self.file_stats[entry.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            pass
+        self._add(entry)
+
+    def relocate(self, old: Entry, fresh: Entry) -> None:
+        """The view after a move that changed no indexed text: same index slot,
+        new path and flags. No tokenizing: moves are metabolism's bulk work."""
+        self.problems.pop(old.path, None)
+        self.file_stats.pop(old.path, None)
+        self.by_path.pop(old.path, None)
+        self.entries[fresh.id] = fresh
+        self.by_path[fresh.path] = fresh.id
+        try:
+            st = os.stat(self.root / fresh.path)
+            self.file_stats[fresh.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            pass
+        self.index.set_flags(fresh.id, S.flags(fresh))
+        self.dirty = True
+
+    def forget_path(self, rel: str) -> None:
+        """Drop whatever the view holds for this path."""
+        self.problems.pop(rel, None)
+        self.file_stats.pop(rel, None)
+        eid = self.by_path.pop(rel, None)
+        if eid is None:
+            return
+        old = self.entries.pop(eid, None)
+        if old is not None:
+            ids = self.by_name.get(old.name, [])
+            if eid in ids:
+                ids.remove(eid)
+            if not ids:
+                self.by_name.pop(old.name, None)
+        # the terms it was indexed with, so document frequencies stay exact
+        self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
+        self.dirty = True
+
+    def _register(self, entry: Entry) -> None:
+        self.entries[entry.id] = entry
+        self.by_path[entry.path] = entry.id
+        self.by_name.setdefault(entry.name, []).append(entry.id)
+
+    def _add(self, entry: Entry) -> None:
+        self._register(entry)
+        self.index.put(entry.id, S.doc_terms(self.tokenizer, entry), S.flags(entry))
+        self.dirty = True
+
+    # ------------------------------------------------------------------ keeping current
+
+    def sync(self) -> None:
+        """Apply what other processes wrote since we last looked (via the journal)."""
+        paths = self.feed.poll()
+        if paths is None:  # compacted by someone: we may have missed records
+            self.refresh()
+        elif paths:
+            self.apply_paths(paths)
+
+    def apply_paths(self, rels: Iterable[str]) -> list[tuple[str, str]]:
+        """Re-read these paths as they are on disk now. Removals first, so that
+        a note moved by hand is never seen twice (as a duplicate id)."""
+        out: list[tuple[str, str]] = []
+        with self.lock:
+            present: list[tuple[str, os.stat_result | None]] = []
+            gone = []
+            for rel in rels:
+                try:
+                    present.append((rel, (self.root / rel).stat(follow_symlinks=False)))
+                except (FileNotFoundError, NotADirectoryError):
+                    gone.append(rel)
+            freed = False
+            for rel in gone:
+                if rel in self.file_stats or rel in self.problems:
+                    freed = freed or rel in self.by_path
+                    self.forget_path(rel)
+                    out.append(("removed", rel))
+            if freed:  # a copy left out as a duplicate may be the only one now
+                named = {r for r, _ in present}
+                present += [(rel, None) for rel, p in self.problems.items()
+                            if p.code == "duplicate_id" and rel not in named]
+            for rel, st in present:
+                if st is not None and self.file_stats.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
+                    continue  # our own write, or a touch that changed nothing
+                self.load_file(rel, st)
+                out.append(("invalid" if rel in self.problems else "changed", rel))
+        return out
+
+    def refresh(self) -> dict[str, int]:
+        """Rescan the root: stat every file, re-read only what changed."""
+        with self.lock:
+            seen: set[str] = set()
+            added = changed = 0
+            for rel, st in self.walk():
+                seen.add(rel)
+                old = self.file_stats.get(rel)
+                if old == (st.st_mtime_ns, st.st_size, st.st_ino):
+                    continue
+                if old is None:
+                    added += 1
+                else:
+                    changed += 1
+                self.load_file(rel, st)
+            gone = [p for p in self.file_stats if p not in seen]
+            for rel in gone:
+                self.forget_path(rel)
+            # a file that stopped being a duplicate (its twin was fixed or removed) comes back
+            for rel, prob in list(self.problems.items()):
+                if prob.code == "duplicate_id":
+                    self.load_file(rel)
+            return {"added": added, "changed": changed, "removed": len(gone)}
