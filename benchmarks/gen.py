@@ -45,6 +45,7 @@ if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 
 from sediment import entry as E  # noqa: E402
+from sediment import names as N  # noqa: E402
 
 
 def default_data_dir() -> Path:
@@ -266,8 +267,8 @@ def memory(i: int, seed: int = 1) -> Memory:
     meta = E.build_meta(id=eid, title=title, created=m.created, kind=kind, tags=tags,
                         value=round(rng.uniform(0.2, 0.9), 2), source=f"session-{i // 40:05d}",
                         links=(), extra={})
-    name = f"{E.slugify(title, max_bytes=60)}-{i:06d}"
-    m.rel = E.join_path(layer, room, name)
+    name = f"{N.slugify(title, max_bytes=60)}-{i:06d}"
+    m.rel = N.join_path(layer, room, name)
     m.data = E.render(E.Entry(meta=meta, body=text + "\n")).encode("utf-8")
     return m
 

@@ -14,7 +14,7 @@ from .repository import Repository
 from .search import SearchHit
 from .view import Problem
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Repository",

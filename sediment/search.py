@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from . import entry as E
+from . import names as N
 from . import tokenize as T
 from .entry import Entry
 from .errors import ParseError
@@ -44,7 +45,7 @@ def flags(e: Entry) -> int:
 
 def whole(s: str) -> str:
     """The index term of a tag (or a short CJK run) taken as a whole."""
-    return "#" + E.slugify(s, max_bytes=200)
+    return "#" + N.slugify(s, max_bytes=200)
 
 
 def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from . import entry as E
+from . import names as N
 from .entry import Entry
 from .errors import Conflict, InvalidInput, NotFound, ParseError, SedimentError, StorageError, UnsafePath
 from .files import WriterLock, atomic_write, fsync_dir, is_temp, move_new, read_nofollow, resolve_inside
@@ -167,7 +168,7 @@ class Store:
         file is complete (atomic write) before the old one is removed. A crash
         in between leaves both; recovery sees the intent and removes the old one.
         """
-        rel = E.join_path(layer, room, entry.name)
+        rel = N.join_path(layer, room, entry.name)
         meta = {**entry.meta, **meta_changes}
         meta = {k: v for k, v in meta.items() if v is not None}
         same_bytes = meta == dict(entry.meta)

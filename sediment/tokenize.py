@@ -159,7 +159,7 @@ def _fingerprint(hmm: bool) -> str:
         jv = version("jieba")
     except PackageNotFoundError:  # pragma: no cover
         jv = "?"
-    from . import __version__
+    from ._version import __version__
     parts = [__version__, jv, str(hmm), " ".join(sorted(EN_STOP)), " ".join(sorted(ZH_STOP)),
              "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

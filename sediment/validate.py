@@ -14,6 +14,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from . import entry as E
+from . import names as N
 from .errors import InvalidInput, ParseError, TooLarge
 
 # set by the library, never by a caller's keyword fields
@@ -116,11 +117,11 @@ def weights(w: Any) -> None:
 
 
 def layer(v: Any) -> str:
-    return E.check_layer(v)
+    return N.check_layer(v)
 
 
 def room(v: Any) -> str:
-    return E.check_room(v)
+    return N.check_room(v)
 
 
 def now(v: _dt.datetime | None) -> _dt.datetime:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import entry as E
+from . import names as N
 from . import validate as V
 from .entry import Entry
 from .errors import Conflict, InvalidInput, PolicyError, SedimentError
@@ -65,13 +66,13 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
                             value=value, source=source, links=[_link_target(store, x) for x in link_names],
                             extra=extra)
         meta = V.meta(meta)
-        name = store.unique_name(E.slugify(title), eid)
-        rel = E.join_path(layer, room, name)
+        name = store.unique_name(N.slugify(title), eid)
+        rel = N.join_path(layer, room, name)
         draft = Entry(meta=meta, body=body)
         try:
             fresh = store.publish(rel, draft, exclusive=True)
         except FileExistsError:  # someone took the name between our check and the rename
-            rel = E.join_path(layer, room, f"{name}-{eid[-16:-10].lower()}")
+            rel = N.join_path(layer, room, f"{name}-{eid[-16:-10].lower()}")
             fresh = store.publish(rel, draft, exclusive=True)
         view.load_known(fresh)
         store.note_done(rel)

@@ -28,6 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 import sediment.usage
 from sediment import LAYERS, InvalidInput, PolicyError, Repository
 from sediment import entry as E
+from sediment import names as N
 from sediment.cli import main
 from sediment.lifecycle import OVERTURN_WORDS, bigram_similarity, overturns
 
@@ -1008,7 +1009,7 @@ def test_git_sees_an_applied_metabolize_as_renames_with_the_reason_inside(tmp_pa
     status = git(root, "status", "--porcelain").splitlines()
     assert status and all(ln.startswith("R") for ln in status), status
     renames = {tuple(ln[3:].split(" -> ")) for ln in status}
-    expected = {(e.path, E.join_path(moves[e.id].target, e.room, e.name))
+    expected = {(e.path, N.join_path(moves[e.id].target, e.room, e.name))
                 for e in (promoted, crystal, refuted)}
     assert renames == expected
     stat = git(root, "diff", "--cached", "--stat", "-M").splitlines()
@@ -1017,6 +1018,6 @@ def test_git_sees_an_applied_metabolize_as_renames_with_the_reason_inside(tmp_pa
     names = git(root, "diff", "--cached", "-M", "--name-status").splitlines()
     assert all(ln.startswith("R") for ln in names), names
     for e in (promoted, crystal, refuted):
-        moved = (root / E.join_path(moves[e.id].target, e.room, e.name)).read_text(encoding="utf-8")
+        moved = (root / N.join_path(moves[e.id].target, e.room, e.name)).read_text(encoding="utf-8")
         assert moves[e.id].reason in moved
     assert stays.path not in "".join(status)

@@ -763,3 +763,28 @@ def test_reindexing_cost_does_not_grow_with_the_size_of_the_root(tmp_path):
           f"{big:.2f} s in a root of {k + extra}")
     assert big < 3 * small + 0.3, (f"re-reading {k} notes took {big:.2f} s in a root of {k + extra} "
                                    f"but {small:.2f} s in a root of {k}: cost grows with the root")
+
+
+def test_a_reader_sees_one_consistent_view_for_the_whole_call(tmp_path):
+    """Readers hold the view for a whole call (``View.reading``): a watcher
+    batch applying a person's edit waits until the call is over, so a long
+    reader (context, patrol) never sees half an edit."""
+    repo = Repository(tmp_path)
+    notes = [repo.add(f"note {i} about gardens", title=f"g{i}") for i in range(20)]
+    (tmp_path / notes[3].path).unlink()  # a person deletes one, the watcher applies it
+    applied = threading.Event()
+
+    def watcher_batch() -> None:
+        repo.view.apply_paths([notes[3].path])
+        applied.set()
+
+    with repo.view.reading() as view:
+        before = sorted(view.entries)
+        t = threading.Thread(target=watcher_batch)
+        t.start()
+        t.join(0.3)
+        assert not applied.is_set()  # the batch waits for the reader
+        assert sorted(view.entries) == before and len(view.index) == len(before)
+    t.join(WAIT)
+    assert applied.is_set()
+    assert notes[3].id not in repo and len(repo) == 19
