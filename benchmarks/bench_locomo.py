@@ -130,7 +130,7 @@ def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
     res = {lvl: {"lib": Scores(), "base": Scores()} for lvl in ("turn", "session")}
     timing = defaultdict(float)
     skipped = 0
-    for si, s in enumerate(samples):
+    for s in samples:
         conv = s["conversation"]
         sess = sessions(conv)
         turns = [(n, date, t) for n, date, ts in sess for t in ts]

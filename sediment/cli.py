@@ -10,26 +10,40 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .errors import SedimentError
 
-COMMANDS: dict[str, Callable[..., Any]] = {}
+if TYPE_CHECKING:  # the CLI imports the library only when a command runs (fast --help)
+    from .repository import Repository
+
+Arg = tuple[Sequence[str], dict[str, Any]]
+Handler = Callable[[argparse.Namespace], tuple[Any, str]]  # → (data for --json, text)
 
 
-def command(name: str, help: str, *args: tuple[Sequence[str], dict[str, Any]]):
-    def deco(fn):
-        fn.cli_help, fn.cli_args = help, args
-        COMMANDS[name] = fn
+@dataclass(frozen=True)
+class Command:
+    run: Handler
+    help: str
+    args: tuple[Arg, ...]
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Handler]:
+    def deco(fn: Handler) -> Handler:
+        COMMANDS[name] = Command(fn, help, args)
         return fn
     return deco
 
 
-def arg(*names: str, **kw: Any) -> tuple[Sequence[str], dict[str, Any]]:
+def arg(*names: str, **kw: Any) -> Arg:
     return names, kw
 
 
-def _repo(ns):
+def _repo(ns: argparse.Namespace) -> "Repository":
     from .repository import Repository
     from .errors import NotFound
     # Only init makes a root: a mistyped --root must not sprout layer folders
@@ -47,7 +61,7 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
-def _entry_text(e) -> str:
+def _entry_text(e: Any) -> str:
     head = f"{e.id}  {e.path}\n{e.title}  [{e.kind}, {e.status}, value {e.value:g}]"
     if e.tags:
         head += "  #" + " #".join(e.tags)
@@ -56,7 +70,7 @@ def _entry_text(e) -> str:
 
 @command("init", "create a memory root (folders, policy.yaml, .gitignore)",
          arg("--git", action="store_true", help="also make the root a git repository"))
-def cmd_init(ns):
+def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
     repo = _repo(ns)
     out = {"root": str(repo.root), "git": False}
     if ns.git:
@@ -72,7 +86,7 @@ def cmd_init(ns):
          arg("--kind"), arg("--value", type=float), arg("--source"),
          arg("--link", dest="links", action="append", help="name of a linked memory (repeatable)"),
          arg("--layer", default="shallow"), arg("--event"))
-def cmd_add(ns):
+def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
     text = ns.text
     if text is None or text == "-":
         text = sys.stdin.read()
@@ -84,19 +98,19 @@ def cmd_add(ns):
 
 
 @command("get", "show one memory by id or name", arg("id"))
-def cmd_get(ns):
+def cmd_get(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _repo(ns).get(ns.id)
     return e.to_dict(), _entry_text(e)
 
 
-def _filters(p_args=()):
+def _filters(p_args: tuple[Arg, ...] = ()) -> tuple[Arg, ...]:
     return (arg("--layer", action="append"), arg("--room"), arg("--tag", action="append"),
             arg("--kind", action="append"), *p_args)
 
 
 @command("list", "list memories, filtered by layer, room, tag, kind, status",
          *_filters(), arg("--status"))
-def cmd_list(ns):
+def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
     tags = _split(ns.tag)
     entries = _repo(ns).list(layer=ns.layer, room=ns.room, kind=ns.kind, status=ns.status)
     entries = [e for e in entries if set(tags).issubset(e.tags)]
@@ -108,7 +122,7 @@ def cmd_list(ns):
          arg("query"), arg("--limit", type=int, default=10), *_filters(),
          arg("--since"), arg("--until"), arg("--archive", action="store_true",
                                              help="also search archive/"))
-def cmd_search(ns):
+def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
     hits = _repo(ns).search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
                             tags=_split(ns.tag) or None, kind=ns.kind, since=ns.since,
                             until=ns.until, include_archive=ns.archive)
@@ -118,27 +132,27 @@ def cmd_search(ns):
 
 @command("move", "move a memory to another layer (and/or room)",
          arg("id"), arg("layer"), arg("--room"), arg("--reason"))
-def cmd_move(ns):
+def cmd_move(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _repo(ns).move(ns.id, ns.layer, room=ns.room, reason=ns.reason)
     return e.to_dict(), f"moved to {e.path}"
 
 
 @command("archive", "move a memory to archive/ with a reason", arg("id"), arg("--reason", required=True))
-def cmd_archive(ns):
+def cmd_archive(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _repo(ns).archive(ns.id, reason=ns.reason)
     return e.to_dict(), f"archived to {e.path}"
 
 
 @command("purge", "retire a memory for good (kept in archive/, marked purged); needs --confirm",
          arg("id"), arg("--confirm", action="store_true"), arg("--reason", default="purged"))
-def cmd_purge(ns):
+def cmd_purge(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _repo(ns).purge(ns.id, confirm=ns.confirm, reason=ns.reason)
     return e.to_dict(), f"purged; kept at {e.path}"
 
 
 @command("check", "report malformed files, duplicates, unfinished operations; exit 1 on errors",
          arg("--fix", action="store_true", help="run recover first (never touches bad files)"))
-def cmd_check(ns):
+def cmd_check(ns: argparse.Namespace) -> tuple[Any, str]:
     problems = _repo(ns).check(fix=ns.fix)
     text = "\n".join(str(p) for p in problems) or "no problems"
     ns.exit_code = 1 if any(p.severity == "error" for p in problems) else 0
@@ -146,13 +160,13 @@ def cmd_check(ns):
 
 
 @command("recover", "finish or undo interrupted operations, remove temp files")
-def cmd_recover(ns):
+def cmd_recover(ns: argparse.Namespace) -> tuple[Any, str]:
     rep = _repo(ns).recover()
     return rep, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in rep.items())
 
 
 @command("stats", "counts by layer, kind and room")
-def cmd_stats(ns):
+def cmd_stats(ns: argparse.Namespace) -> tuple[Any, str]:
     s = _repo(ns).stats()
     return s, "\n".join(f"{k}: {v}" for k, v in s.items())
 
@@ -161,7 +175,7 @@ def cmd_stats(ns):
          arg("--apply", action="store_true", help="apply the plan"),
          arg("--confirm", action="store_true", help="allow the plan to archive (policy confirm_destructive)"),
          arg("--now", help="ISO 8601 time to plan for (default: now)"))
-def cmd_metabolize(ns):
+def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
     from .entry import parse_time
     now = parse_time(ns.now, key="now") if ns.now else None
     p = _repo(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=now)
@@ -171,14 +185,14 @@ def cmd_metabolize(ns):
 @command("touch", "record that a memory proved right (confirm) or wrong (refute)",
          arg("id"), arg("outcome", choices=["confirm", "refute"]),
          arg("--confirm", action="store_true", help="with refute: archive at once"))
-def cmd_touch(ns):
+def cmd_touch(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _repo(ns).touch(ns.id, ns.outcome, confirm=ns.confirm)
     return e.to_dict(), f"{ns.outcome} recorded for {e.id}  {e.path}"
 
 
 @command("supersede", "retire OLD in favour of NEW (links both ways)",
          arg("old"), arg("new"), arg("--reason", default="superseded"))
-def cmd_supersede(ns):
+def cmd_supersede(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _repo(ns).supersede(ns.old, ns.new, reason=ns.reason)
     return e.to_dict(), f"{e.path} is superseded by {ns.new}"
 
@@ -188,14 +202,14 @@ def cmd_supersede(ns):
                           help="id of a fragment it covers (repeatable)"),
          arg("--kind", required=True), arg("--title"), arg("--room"),
          arg("--tag", dest="tags", action="append"))
-def cmd_consolidate(ns):
+def cmd_consolidate(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _repo(ns).consolidate(_split(ns.fragments), ns.text, kind=ns.kind, title=ns.title,
                               room=ns.room, tags=_split(ns.tags))
     return e.to_dict(), f"added {e.id}  {e.path}; covers {', '.join(e.meta.get('supersedes') or []) or 'nothing'}"
 
 
 @command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now"))
-def cmd_strength(ns):
+def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
     from dataclasses import asdict
     from .entry import parse_time
     s = _repo(ns).strength(ns.id, now=parse_time(ns.now, key="now") if ns.now else None)
@@ -205,7 +219,7 @@ def cmd_strength(ns):
 @command("watch", "keep the index current while files change; runs until interrupted",
          arg("--verbose", "-v", action="store_true", help="print a line per change"),
          arg("--seconds", type=float, help="stop after this long (default: until Ctrl-C)"))
-def cmd_watch(ns):
+def cmd_watch(ns: argparse.Namespace) -> tuple[Any, str]:
     import time
     repo = _repo(ns)
     count = {"changes": 0}
@@ -233,14 +247,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="memory root (default: $SEDIMENT_ROOT, else ./memory_root)")
     p.add_argument("--json", action="store_true", help="print JSON")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, fn in COMMANDS.items():
-        sp = sub.add_parser(name, help=fn.cli_help, description=fn.cli_help)
+    for name, cmd in COMMANDS.items():
+        sp = sub.add_parser(name, help=cmd.help, description=cmd.help)
         # --json/--root are accepted after the subcommand too
         sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
         sp.add_argument("--root", default=argparse.SUPPRESS, help="memory root")
-        for names, kw in fn.cli_args:
+        for names, kw in cmd.args:
             sp.add_argument(*names, **kw)
-        sp.set_defaults(func=fn)
+        sp.set_defaults(func=cmd.run)
     return p
 
 

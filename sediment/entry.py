@@ -36,7 +36,7 @@ from yaml import SafeDumper as _PyDumper
 try:
     from yaml import CSafeDumper as _Dumper, CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeDumper as _Dumper, SafeLoader as _Loader
+    from yaml import SafeDumper as _Dumper, SafeLoader as _Loader  # type: ignore[assignment]
 
 STATUSES = ("active", "superseded", "archived", "purged")
 
@@ -279,13 +279,17 @@ def _order(meta: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _dump(meta: dict[str, Any], dumper: Any) -> str:
+    return yaml.dump(meta, Dumper=dumper, allow_unicode=True, sort_keys=False, default_flow_style=False,
+                     width=10_000)
+
+
 def render(entry: Entry) -> str:
     """The file text of an entry. Deterministic: the same entry gives the same bytes."""
     meta = _order(entry.meta)
-    opts = dict(allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000)
-    fm = yaml.dump(meta, Dumper=_Dumper, **opts)
+    fm = _dump(meta, _Dumper)
     if "\\U" in fm or "\\u" in fm:
-        fm = yaml.dump(meta, Dumper=_PyDumper, **opts)
+        fm = _dump(meta, _PyDumper)
     body = entry.body
     if body and not body.endswith("\n"):
         body += "\n"

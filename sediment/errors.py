@@ -20,6 +20,8 @@ travel between processes in tests and in multiprocessing users).
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "SedimentError",
     "NotFound",
@@ -43,14 +45,14 @@ class SedimentError(Exception):
         self.message = message
         self.details = details
 
-    def __reduce__(self):  # keep details across pickling
+    def __reduce__(self) -> tuple[Any, ...]:  # keep details across pickling
         return (_rebuild, (type(self), self.message, self.details))
 
     def __str__(self) -> str:
         return self.message
 
 
-def _rebuild(cls, message, details):
+def _rebuild(cls: type[SedimentError], message: str, details: dict[str, Any]) -> SedimentError:
     return cls(message, **details)
 
 

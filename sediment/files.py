@@ -21,7 +21,7 @@ import secrets
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterator
 
 import portalocker
 
@@ -152,7 +152,7 @@ class WriterLock:
         self._pid = os.getpid()
         self._thread_lock = threading.RLock()
         self._depth = 0
-        self._fh = None
+        self._fh: IO[bytes] | None = None
 
     @contextlib.contextmanager
     def hold(self, timeout: float) -> Iterator[None]:

@@ -29,7 +29,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .rank import Lane, Ranking, best, rrf
+from .rank import Lane, Mask, Ranking, best, rrf
 
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
 # memories are short and their length says little about relevance), and
@@ -97,7 +97,7 @@ class _Vocab:
     def __getitem__(self, i: int) -> str:
         return self.blob[self.starts[i]:self.starts[i + 1] - 1]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))
 
     def find(self, t: str) -> int | None:
@@ -149,7 +149,7 @@ class _Lane:
             dd[t] = dd.get(t, 0) + 1
 
     def postings(self, t: str) -> list[tuple[Sequence[int], Sequence[int]]]:
-        out = []
+        out: list[tuple[Sequence[int], Sequence[int]]] = []
         i = self.base_index.find(t)
         if i is not None:
             a, b = self.base_offsets[i], self.base_offsets[i + 1]
@@ -166,7 +166,7 @@ class _Lane:
         df = self.df(t)
         return math.log(1 + (max(self.live, 1) - df + 0.5) / (df + 0.5)) if df > 0 else 0.0
 
-    def score(self, qterms: dict[str, float], mask: bytes, allowed: Callable[[int], bool] | None,
+    def score(self, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
               depth: int, rare: bool = False
               ) -> tuple[list[tuple[float, int]], dict[int, list[str]], list[tuple[float, int]]]:
         """BM25 over the slots whose ``mask`` byte is set: the top ``depth``

@@ -212,7 +212,7 @@ class Feed:
         if jr.epoch != epoch:
             self.open_ops.clear()  # compaction happens only when nothing is pending
             return None
-        paths = set()
+        paths: set[str] = set()
         for rec in jr.records:
             if rec.get("phase") == "begin":
                 self.open_ops[rec.get("seq", "")] = rec

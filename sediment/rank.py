@@ -15,6 +15,8 @@ RRF_K = 60
 
 # (score, slot), best first
 Ranking = Sequence[tuple[float, int]]
+# per slot, non-zero where the search may return it
+Mask = bytes | bytearray
 
 
 class Lane(Protocol):
@@ -23,7 +25,7 @@ class Lane(Protocol):
     given) filters the rest."""
     name: str
 
-    def rank(self, mask: bytes, allowed: Callable[[int], bool] | None, depth: int) -> Ranking: ...
+    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking: ...
 
 
 def rrf(rankings: Iterable[tuple[str, Ranking]]) -> tuple[dict[int, float], dict[int, dict[str, int]]]:

@@ -11,6 +11,7 @@ Writers take the lock; readers never do. Reading never writes a memory file.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import datetime as _dt
 import os
@@ -179,7 +180,7 @@ class Repository:
 
     def list(self, *, layer: str | Iterable[str] | None = None, room: str | None = None,
              tag: str | None = None, kind: str | Iterable[str] | None = None,
-             status: str | None = None) -> list[Entry]:
+             status: str | None = None) -> builtins.list[Entry]:
         """Memories that match every filter given, ordered by path.
 
         >>> import tempfile
@@ -193,7 +194,7 @@ class Repository:
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
                kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
-               include_archive: bool = False, record: bool = True) -> list[SearchHit]:
+               include_archive: bool = False, record: bool = True) -> builtins.list[SearchHit]:
         """Memories that share words with ``query``, best first.
 
         Three rankings — words (jieba + Latin words, BM25), rare terms (the
@@ -416,7 +417,7 @@ class Repository:
         """
         return health.recover(self.store)
 
-    def check(self, fix: bool = False) -> list[Problem]:
+    def check(self, fix: bool = False) -> builtins.list[Problem]:
         """Problems in the root, each with path, line where known and reason.
 
         Reported, never repaired: malformed files, duplicate ids and names,

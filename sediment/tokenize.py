@@ -19,6 +19,7 @@ import re
 import threading
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -40,7 +41,8 @@ you've your yours yourself yourselves also just s t d ll m re ve
 """.split())
 
 # Function characters: particles, pronouns and copulas that glue sentences together.
-ZH_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀着过地得之乎也么嘛哦哈是在和与及或就都而且但并被把给让向从对于这那其此个们我你他她它")
+ZH_FUNCTION_CHARS = frozenset(
+    "的了吗呢吧啊呀着过地得之乎也么嘛哦哈是在和与及或就都而且但并被把给让向从对于这那其此个们我你他她它")
 ZH_STOP = frozenset("""
 的 了 吗 呢 吧 啊 呀 着 过 地 得 之 也 么 嘛 哦 是 在 和 与 及 或 就 都 而 且 但 并 被 把 给 让 向 从 对 于
 这 那 其 此 个 们 我 你 他 她 它 我们 你们 他们 她们 它们 这个 那个 这些 那些 什么 怎么 如何 为什么
@@ -89,7 +91,7 @@ class Tokenizer:
         self._jieba = None
         self._lock = threading.Lock()
 
-    def _jieba_tokenizer(self):
+    def _jieba_tokenizer(self) -> Any:
         if self._jieba is None:
             with self._lock:
                 if self._jieba is None:

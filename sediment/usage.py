@@ -22,6 +22,7 @@ import json
 import os
 import secrets
 import threading
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Iterable
 
@@ -47,7 +48,7 @@ class UsageLog:
         self.usage: dict[str, Usage] = {}
         self._pos: tuple[str, int, int] = ("", 0, -1)  # generation, offset read, size seen
 
-    def lock(self):
+    def lock(self) -> AbstractContextManager[None]:
         """The usage lock (held for an append or a compaction)."""
         return self._lock.hold(self._timeout)
 

@@ -477,7 +477,7 @@ def test_time_passing_or_many_runs_never_promote_an_unused_memory(repo):
     mid = add(repo, "mid value rule", value=0.5, kind="rule")
     high = add(repo, "high value unused", value=0.9)
     layers = {low.id: [], mid.id: [], high.id: []}
-    for i in range(20):  # many runs at the same now …
+    for _ in range(20):  # many runs at the same now …
         repo.metabolize(now=at(0.5), dry_run=False, confirm=True)
     for i in range(20):  # … and at increasing now
         repo.metabolize(now=at(1 + 100 * i), dry_run=False, confirm=True)
@@ -534,7 +534,7 @@ def test_a_confirmation_day_is_not_a_recall_day(repo):
 
 
 def test_applying_is_journaled_and_changes_only_status_and_reason(repo):
-    m = varied_root(repo)
+    varied_root(repo)
     planned = repo.metabolize(now=at(10))
     before = {e.id: (e.path, (repo.root / e.path).read_bytes()) for e in repo.list()}
     p = repo.metabolize(now=at(10), dry_run=False, confirm=True)
@@ -550,7 +550,7 @@ def test_applying_is_journaled_and_changes_only_status_and_reason(repo):
         assert new.body == old.body
         assert new.meta["reason"] == mv.reason
         assert new.meta.get("status") == (mv.status or old.meta.get("status"))
-        rest = lambda meta: {k: v for k, v in meta.items() if k not in ("status", "reason")}
+        def rest(meta): return {k: v for k, v in meta.items() if k not in ("status", "reason")}
         assert rest(new.meta) == rest(old.meta)
         # byte level: only the status and reason lines differ
         new_lines = (repo.root / new.path).read_bytes().decode().splitlines()
@@ -727,7 +727,7 @@ CONSOLIDATED = "The staging database password rotates on the first Monday of eve
 
 
 def test_consolidate_retires_listed_contained_and_similar_fragments(repo):
-    frag = lambda text, d=0: repo.add(text, now=at(d))  # no kind: inbox fragments
+    def frag(text, d=0): return repo.add(text, now=at(d))  # no kind: inbox fragments
     listed = frag("pw rotation?? ask ops")
     contained = frag("rotates on the first Monday")
     similar = frag("staging database password rotates first Monday every month!")
