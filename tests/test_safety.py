@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sediment import (Conflict, InvalidInput, NotFound, PolicyError, PolicyFileError, Repository,
+from sediment import (InvalidInput, NotFound, PolicyError, PolicyFileError, Repository,
                       SedimentError, TooLarge, UnsafePath)
 
 BAIT = """---
