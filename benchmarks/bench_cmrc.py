@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         repo = Repository(tmp / "root")
         id2p = {}
         for i, (title, ctx) in enumerate(paras):
-            id2p[repo.add(ctx, title=title or None).id] = i
+            id2p[repo.add(ctx, title=title or None, now=gen.add_time(i)).id] = i
         t_add = time.perf_counter() - t0
         texts = [f"{title}\n{ctx}" for title, ctx in paras]
         base_bi, base_w = BM25(texts, bigrams), BM25(texts, words)

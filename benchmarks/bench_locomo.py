@@ -152,8 +152,8 @@ def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
             t0 = time.perf_counter()
             repo = Repository(root)
             id2dia = {}
-            for (_, _, t), text in zip(turns, texts):
-                id2dia[repo.add(text).id] = t["dia_id"]
+            for i, ((_, _, t), text) in enumerate(zip(turns, texts)):
+                id2dia[repo.add(text, now=gen.add_time(i)).id] = t["dia_id"]
             t1 = time.perf_counter()
             timing["turn_add"] += t1 - t0
             base = BM25Baseline(texts)
@@ -173,8 +173,8 @@ def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
             texts = ["\n".join(turn_line(date, t) for t in ts) for _, date, ts in sess]
             repo = Repository(root)
             id2sess = {}
-            for (n, date, _), text in zip(sess, texts):
-                id2sess[repo.add(text, title=date or f"session {n}").id] = n
+            for i, ((n, date, _), text) in enumerate(zip(sess, texts)):
+                id2sess[repo.add(text, title=date or f"session {n}", now=gen.add_time(i)).id] = n
             base = BM25Baseline(texts)
             nums = [n for n, _, _ in sess]
             for cat, q, ev in qas:

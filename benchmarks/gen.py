@@ -48,6 +48,16 @@ from sediment import entry as E  # noqa: E402
 from sediment import names as N  # noqa: E402
 
 
+# Retrieval benchmarks add their memories at fixed, increasing times: ties
+# between equal scores are broken by recency, so wall-clock add times (and
+# where second boundaries fall) would otherwise move the figures run to run.
+ADD_T0 = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def add_time(i: int) -> _dt.datetime:
+    return ADD_T0 + _dt.timedelta(seconds=i)
+
+
 def default_data_dir() -> Path:
     """``../shared/bench-data`` seen from the repository root."""
     return (REPO_DIR / ".." / "shared" / "bench-data").resolve()
