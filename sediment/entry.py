@@ -26,6 +26,8 @@ import yaml
 from .errors import InvalidInput, ParseError
 from .names import LAYERS as LAYERS  # part of this module's API: entry.LAYERS
 from .names import split_path
+from .shape import MAX_META_SIZE, check_shape
+from .shape import is_plain as is_plain  # part of this module's API
 
 # The C loader and emitter are several times faster than PyYAML's own. But
 # libyaml escapes characters outside the BMP (an emoji tag becomes
@@ -77,7 +79,13 @@ def now_iso(now: _dt.datetime | None = None) -> str:
     return now.replace(microsecond=0).isoformat()
 
 
-def parse_time(value: Any, *, key: str = "time") -> _dt.datetime:
+UTC = _dt.timezone.utc
+
+
+def parse_time(value: Any, *, key: str = "time", tz: _dt.tzinfo = UTC) -> _dt.datetime:
+    """A time as an aware datetime. A date without a time (``2024-01-01``, as
+    Obsidian writes a date property) is midnight in ``tz``, the root's
+    timezone; so is a time written without an offset."""
     if isinstance(value, _dt.datetime):
         dt = value
     elif isinstance(value, _dt.date):
@@ -89,8 +97,8 @@ def parse_time(value: Any, *, key: str = "time") -> _dt.datetime:
             raise ParseError(f"{key}: not an ISO 8601 time: {value!r}", key=key) from exc
     else:
         raise ParseError(f"{key}: not a time: {value!r}", key=key)
-    if dt.tzinfo is None:  # hand-written without an offset: read as UTC, say so nowhere
-        dt = dt.replace(tzinfo=_dt.timezone.utc)
+    if dt.tzinfo is None:  # hand-written without an offset: the root's timezone
+        dt = dt.replace(tzinfo=tz)
     return dt
 
 
@@ -124,7 +132,10 @@ class Entry:
     body: str
     path: str = ""
     version: str = ""
-    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # the root's timezone: where a date without a time (or a time without an
+    # offset) that a person wrote is read
+    tz: _dt.tzinfo = field(default=UTC, compare=False, repr=False)
 
     # --- identity and place
     @property
@@ -150,10 +161,10 @@ class Entry:
         """The main text: the body without the structured sections."""
         return split_sections(self.body)[0]
     @property
-    def created(self) -> _dt.datetime: return parse_time(self.meta["created"], key="created")
+    def created(self) -> _dt.datetime: return parse_time(self.meta["created"], key="created", tz=self.tz)
     @property
     def updated(self) -> _dt.datetime:
-        return parse_time(self.meta.get("updated") or self.meta["created"], key="updated")
+        return parse_time(self.meta.get("updated") or self.meta["created"], key="updated", tz=self.tz)
     @property
     def kind(self) -> str: return self.meta.get("kind") or "inbox"
     @property
@@ -301,7 +312,8 @@ def _line_of(exc: yaml.YAMLError) -> int | None:
     return None if mark is None else mark.line + 2  # +1 for 0-based, +1 for the opening '---'
 
 
-def parse(text: str | bytes, path: str = "") -> Entry:
+def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
+          max_meta_size: int = MAX_META_SIZE) -> Entry:
     """Read a memory file. Raises ``ParseError`` (with ``path``, ``line`` where known
     and a reason) for anything that is not a valid memory; never guesses a fix.
 
@@ -330,10 +342,21 @@ def parse(text: str | bytes, path: str = "") -> Entry:
         line = _line_of(exc)
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"{path}:{line or '?'}: malformed YAML: {reason}", path=path, line=line) from exc
+    except Exception as exc:  # noqa: BLE001
+        # PyYAML's constructors raise plain errors for what a person can type:
+        # ValueError for 2024-02-30, KeyError for `!!bool maybe`, RecursionError
+        # for deep nesting. Any of them makes this file a problem, never a crash.
+        raise ParseError(f"{path}: frontmatter cannot be read: {type(exc).__name__}: {exc}"[:300],
+                         path=path, line=None) from exc
     if not isinstance(meta, dict):
         raise ParseError(f"{path}:2: frontmatter is not a mapping", path=path, line=2)
-    meta = validate_meta(meta, path=path, fm_text=fm_text)
-    return Entry(meta=meta, body=body, path=path, version=version)
+    plain = check_shape(meta, path, max_meta_size)
+    meta = validate_meta(meta, path=path, fm_text=fm_text, tz=tz)
+    entry = Entry(meta=meta, body=body, path=path, version=version, tz=tz)
+    entry._cache["plain"] = plain
+    return entry
+
+
 
 
 def _line_of_key(fm_text: str, key: str) -> int | None:
@@ -343,9 +366,12 @@ def _line_of_key(fm_text: str, key: str) -> int | None:
     return None
 
 
-def validate_meta(meta: dict, *, path: str = "", fm_text: str = "") -> dict:
-    """Check types of the known fields; normalise what YAML loaded in another type
-    (unquoted timestamps → strings). Raises ParseError naming the key and line."""
+def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
+                  tz: _dt.tzinfo = UTC) -> dict[str, Any]:
+    """Check types of the known fields. Times and other typed values are kept
+    as YAML loaded them (an unquoted date stays a date), so that rewriting a
+    note a person wrote keeps their values. Raises ParseError naming the key
+    and line."""
 
     def bad(key: str, why: str) -> ParseError:
         line = _line_of_key(fm_text, key)
@@ -366,15 +392,11 @@ def validate_meta(meta: dict, *, path: str = "", fm_text: str = "") -> dict:
     if "title" in meta:
         meta["title"] = str(meta["title"])
     for key in ("created", "updated"):
-        if key in meta:
-            dt = parse_time(meta[key], key=key) if not isinstance(meta[key], str) else None
-            if dt is not None:
-                meta[key] = dt.isoformat()
-            else:
-                try:
-                    parse_time(meta[key], key=key)
-                except ParseError:
-                    raise bad(key, f"not an ISO 8601 time: {meta[key]!r}") from None
+        if key in meta:  # kept as written (a date, a date-time or text), only checked
+            try:
+                parse_time(meta[key], key=key, tz=tz)
+            except ParseError:
+                raise bad(key, f"not an ISO 8601 time: {meta[key]!r}") from None
     if "created" not in meta:
         raise bad("created", "missing")
     for key in LIST_FIELDS:

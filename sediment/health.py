@@ -37,10 +37,12 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
         problems = list(view.problems.values())
         problems += _duplicate_names(view)
         problems += _file_shapes(view)
+        problems += _not_regular(view)
         problems += _outside_layers(view.root)
         problems += _journal(store)
         problems += _temps(view.root)
-    return sorted(problems, key=lambda p: (p.path, p.line or 0, p.code))
+    unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
+    return sorted(unique.values(), key=lambda p: (p.path, p.line or 0, p.code))
 
 
 def _duplicate_names(view: View) -> list[Problem]:
@@ -65,6 +67,36 @@ def _file_shapes(view: View) -> list[Problem]:
             out.append(Problem(rel, "starts with a byte-order mark", severity="warning", code="bom"))
         if b"\r\n" in raw:
             out.append(Problem(rel, "has Windows (CRLF) line ends", severity="warning", code="crlf"))
+    return out
+
+
+def _not_regular(view: View) -> list[Problem]:
+    """What the walk passes over in layer folders: symlinks (to a file or a
+    folder: never followed, they may point anywhere), FIFOs, sockets and
+    devices named like notes, and folders named like notes."""
+    out = []
+    stack = [(view.root / layer, layer) for layer in E.LAYERS if not (view.root / layer).is_symlink()]
+    while stack:
+        folder, rel = stack.pop()
+        try:
+            it = os.scandir(folder)
+        except OSError:
+            continue
+        with it:
+            for d in it:
+                r = f"{rel}/{d.name}"
+                if d.is_symlink():
+                    if d.name.endswith(".md") or d.is_dir():
+                        out.append(Problem(r, "is a symlink; sediment does not follow it", code="not_a_file"))
+                elif d.is_dir(follow_symlinks=False):
+                    if d.name.endswith(".md"):
+                        out.append(Problem(r + "/", "a folder named like a note; its notes are read as a room",
+                                           severity="warning", code="folder_md"))
+                    if not d.name.startswith("."):
+                        stack.append((Path(d.path), r))
+                elif d.name.endswith(".md") and not d.is_file(follow_symlinks=False):
+                    out.append(Problem(r, "not a regular file (a FIFO, socket or device); not read",
+                                       code="not_a_file"))
     return out
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .entry import LAYERS
+from .errors import StorageError
 from .files import append_line, atomic_write
 
 COMPACT_BYTES = 1 << 20
@@ -36,6 +37,43 @@ class JournalRead:
     offset: int  # where the next read should start
     epoch: str
     damaged: list[tuple[int, str]]  # (line number, reason) of lines that are not the torn tail
+
+
+def _epoch(first_line: bytes) -> str:
+    try:
+        epoch = json.loads(first_line).get("epoch", "")
+    except (ValueError, AttributeError, RecursionError):
+        return ""
+    return epoch if isinstance(epoch, str) else ""
+
+
+def _text(x: Any) -> bool:
+    return isinstance(x, str) and bool(x)
+
+
+def _shape_problem(rec: Any) -> str | None:
+    """Why a record is not one the library writes (it is then skipped and
+    reported), or None. Only well-formed records may steer recovery."""
+    if not isinstance(rec, dict):
+        return "not an object"
+    if "epoch" in rec:
+        return None
+    phase, seq = rec.get("phase"), rec.get("seq")
+    if seq is not None and (isinstance(seq, bool) or not isinstance(seq, (str, int))):
+        return "seq must be text"
+    if phase == "begin":
+        if seq is None or not _text(rec.get("op")):
+            return "a begin needs seq and op"
+        a, b = ("old", "new") if rec["op"] == "supersede" else ("src", "dst")
+        if not (_text(rec.get(a)) and _text(rec.get(b))) or rec[a] == rec[b]:
+            return f"a {rec['op']} needs two different paths {a} and {b}"
+        return None
+    if phase == "done":
+        paths = rec.get("paths", [])
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            return "paths must be a list of text"
+        return None
+    return "phase must be begin or done"
 
 
 class Journal:
@@ -62,10 +100,7 @@ class Journal:
                 tail = fh.read()
         except FileNotFoundError:
             return 0, "", (-1, 0)
-        try:
-            epoch = json.loads(first).get("epoch", "")
-        except (ValueError, AttributeError):
-            epoch = ""
+        epoch = _epoch(first)
         cut = tail.rfind(b"\n")  # a torn last line is not ours to skip past
         end = st.st_size - len(tail) + cut + 1 if cut >= 0 else 0
         return end, epoch, (st.st_size, st.st_mtime_ns)
@@ -77,11 +112,7 @@ class Journal:
         view as stale."""
         try:
             with open(self.path, "rb") as fh:
-                head = fh.readline()
-                try:
-                    file_epoch = json.loads(head).get("epoch", "")
-                except (ValueError, AttributeError):
-                    file_epoch = ""
+                file_epoch = _epoch(fh.readline())
                 if epoch is not None and file_epoch != epoch:
                     offset = 0
                 fh.seek(offset)
@@ -101,19 +132,26 @@ class Journal:
             if line.strip():
                 try:
                     rec = json.loads(line)
-                    if not isinstance(rec, dict):
-                        raise ValueError("not an object")
-                    if not isinstance(rec.get("seq", ""), (str, int)) or not isinstance(rec.get("phase", ""), str):
-                        raise ValueError("seq must be text or a number, phase text")
-                    if "epoch" not in rec:
+                except (ValueError, RecursionError) as exc:  # RecursionError: '[[[[…' typed by hand
+                    damaged.append((line_no, f"unreadable journal line: {type(exc).__name__}: {exc}"[:200]))
+                else:
+                    why = _shape_problem(rec)
+                    if why:
+                        damaged.append((line_no, f"journal line skipped: {why}"))
+                    elif "epoch" not in rec:
                         records.append(rec)
-                except ValueError as exc:
-                    damaged.append((line_no, f"unreadable journal line: {exc}"))
             line_no += 1
         return JournalRead(records, offset + start, file_epoch, damaged)
 
     def append(self, rec: dict[str, Any]) -> None:
-        """Append one record (the caller holds the writer lock)."""
+        """Append one record (the caller holds the writer lock). Raises
+        ``StorageError`` when the file system refuses (a full disk)."""
+        try:
+            self._append(rec)
+        except OSError as exc:
+            raise StorageError(f"cannot write the journal: {exc}", path=str(self.path)) from exc
+
+    def _append(self, rec: dict[str, Any]) -> None:
         # A torn tail (a crash cut an append short) must not glue itself to our
         # record, nor stay behind as a damaged line: cut it off. Safe because the
         # caller holds the lock and readers never read past the last newline.
@@ -151,7 +189,7 @@ class Journal:
     def pending(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         begun: dict[Any, dict[str, Any]] = {}
         for rec in records:
-            if rec.get("phase") == "begin" and isinstance(rec.get("seq"), (str, int)):
+            if rec.get("phase") == "begin":
                 begun[rec["seq"]] = rec
             elif rec.get("phase") == "done":
                 begun.pop(rec.get("seq"), None)

@@ -56,9 +56,23 @@ class Usage:
                 "last_confirm": self.last_confirm, "last_refute": self.last_refute}
 
     @classmethod
-    def from_json(cls, d: dict) -> "Usage":
-        return cls(d.get("recalls", 0), d.get("confirms", 0), d.get("refutes", 0), set(d.get("days", ())),
-                   d.get("last_use", 0.0), d.get("last_confirm", 0.0), d.get("last_refute", 0.0))
+    def from_json(cls, d: Any) -> "Usage":
+        """What ``to_json`` wrote; ``ValueError`` for anything else (a damaged
+        summary costs that memory's record, never the file)."""
+        if not isinstance(d, dict):
+            raise ValueError("not an object")
+
+        def num(key: str) -> float:
+            v = d.get(key, 0)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"{key} is not a number")
+            return v
+
+        days = d.get("days", [])
+        if not isinstance(days, list) or not all(isinstance(x, str) for x in days):
+            raise ValueError("days is not a list of text")
+        return cls(int(num("recalls")), int(num("confirms")), int(num("refutes")), set(days),
+                   float(num("last_use")), float(num("last_confirm")), float(num("last_refute")))
 
 # Words that, at the start of a new judgement, say it overturns an earlier one
 # in the same event (see Repository.add, auto-supersede).

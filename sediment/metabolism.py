@@ -6,6 +6,7 @@ through the store and writes the report.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -14,11 +15,13 @@ from . import entry as E
 from . import validate as V
 from . import writes
 from .entry import Entry
-from .errors import InvalidInput, PolicyError, SedimentError
+from .errors import InvalidInput, PolicyError, SedimentError, StorageError
 from .files import atomic_write
 from .lifecycle import Move, Strength, bigram_similarity, plan, strength as _strength
 from .store import Store, add_link
 from .view import View
+
+log = logging.getLogger("sediment")
 
 
 @dataclass
@@ -139,7 +142,8 @@ def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | None =
             raise PolicyError("this plan archives memories; apply it with confirm=True "
                               "(policy confirm_destructive)", rule="confirm")
         applied = []
-        for m in result.moves:
+        refused: StorageError | None = None
+        for i, m in enumerate(result.moves):
             e = view.entries.get(m.id)
             if e is None:
                 continue
@@ -150,12 +154,27 @@ def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | None =
                     changes["status"] = m.status
                 store.move(e, m.target, e.room, meta_changes=changes, op="metabolize")
                 applied.append(m)
+            except StorageError as exc:
+                # the file system refused (a full disk): every later move would
+                # fail the same way, so stop here and say what was not done
+                refused = exc
+                result.skipped.append((m, str(exc)))
+                result.skipped += [(x, "not attempted: the storage refused an earlier move")
+                                   for x in result.moves[i + 1:]]
+                break
             except SedimentError as exc:
                 # a note a person just broke, moved or deleted: skip it, say so
                 result.skipped.append((m, str(exc)))
         result.moves, result.applied = applied, True
         result.counts = _counts(applied)
-        result.report = _write_report(store, view, result)
+        try:  # best effort: the moves are what matters, the report only tells of them
+            result.report = _write_report(store, view, result)
+        except OSError as exc:
+            log.warning("sediment: metabolize report not written: %s", exc)
+    if refused is not None:
+        raise StorageError(f"metabolize stopped after {len(result.moves)} of "
+                           f"{len(result.moves) + len(result.skipped)} moves: {refused}",
+                           plan=result) from refused
     return result
 
 

@@ -9,7 +9,9 @@ that the ``policy.yaml`` template shows for it. Adding a setting is one field
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import math
+import zoneinfo
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -64,6 +66,12 @@ class Policy:
     core_max: int = setting(
         32, "At most this many memories of kind core (they never decay and always go into context).",
         minimum=0)
+    timezone: str = setting(
+        "UTC", "Days (recall days, reports) are counted in this timezone, and a date written without a\n"
+        "time (2024-01-01, as Obsidian writes a date property) is midnight here. UTC or an IANA name.")
+    max_meta_size: int = setting(
+        100_000, "Largest frontmatter accepted, in characters and values once YAML aliases are expanded.",
+        minimum=100)
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"
@@ -73,6 +81,10 @@ class Policy:
 
     def replace(self, **changes: Any) -> "Policy":
         return dataclasses.replace(self, **changes)
+
+    @property
+    def tz(self) -> _dt.tzinfo:
+        return _zone(self.timezone)
 
 
 DEFAULTS = Policy()
@@ -128,10 +140,25 @@ def _number(key: str, v: Any, *, minimum: float | None, integer: bool = False) -
     return int(v) if integer else float(v)
 
 
-def _typed(key: str, f: dataclasses.Field, v: Any) -> Any:
+def _zone(name: str) -> _dt.tzinfo:
+    if name.upper() in ("UTC", "Z"):
+        return _dt.timezone.utc
+    return zoneinfo.ZoneInfo(name)
+
+
+def _typed(key: str, f: dataclasses.Field[Any], v: Any) -> Any:
     if f.type in ("bool", bool):
         if not isinstance(v, bool):
             raise _bad(key, f"must be true or false, not {v!r}")
+        return v
+    if f.type in ("str", str):
+        if not isinstance(v, str) or not v.strip():
+            raise _bad(key, f"must be text, not {v!r}")
+        if key == "timezone":
+            try:
+                _zone(v)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+                raise _bad(key, f"is not a timezone this machine knows: {v!r} ({exc})") from None
         return v
     return _number(key, v, minimum=f.metadata.get("minimum"), integer=f.type in ("int", int))
 

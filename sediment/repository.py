@@ -72,7 +72,8 @@ class Repository:
         self.usage = UsageLog(system / "usage", self.policy.lock_timeout_seconds)
         self.view = View(self.root, tokenizer=T.shared(system / "cache"), feed=Feed(journal),
                          snapshot_path=system / "cache" / "index.bin", writer_lock=lock,
-                         lock_timeout=self.policy.lock_timeout_seconds)
+                         lock_timeout=self.policy.lock_timeout_seconds, tz=self.policy.tz,
+                         max_meta_size=self.policy.max_meta_size)
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage)
         self._closed = False
         self._watcher: Watcher | None = None

@@ -104,7 +104,7 @@ class Store:
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
         body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
-        fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text))
+        fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text), tz=self.view.tz)
         fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
         return fresh
 
@@ -117,7 +117,16 @@ class Store:
         return fresh
 
     def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> None:
-        self.journal.done(*paths, seq=seq, op=op)
+        """Tell other processes what changed. The change itself is durable
+        already: if the journal cannot take the record (a full disk), the write
+        still stands; other processes learn of it at their next rescan, and a
+        move's open intent is closed by the next writer's recovery."""
+        try:
+            self.journal.done(*paths, seq=seq, op=op)
+        except StorageError as exc:
+            log.warning("sediment: %s is written, but the journal could not record it: %s",
+                        ", ".join(paths) or op, exc)
+            return
         if self.journal.maybe_compact():
             log.debug("journal compacted")
         self.view.feed.skip_to_end()  # so sync does not re-read our own files
@@ -136,7 +145,7 @@ class Store:
         if E.content_version(data) == entry.version:
             return entry
         try:
-            fresh = E.parse(data, entry.path)
+            fresh = E.parse(data, entry.path, tz=self.view.tz, max_meta_size=self.view.max_meta_size)
         except ParseError as exc:
             self.view.load_file(entry.path)
             raise Conflict(f"{entry.path} was edited and is no longer valid: {exc.message}",
@@ -185,7 +194,7 @@ class Store:
                 move_new(source, target)  # never over a file that appeared meanwhile
                 fsync_dir(target.parent)
                 fsync_dir(source.parent)
-                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
+                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
                 if "off" in entry._cache:
                     fresh._cache["off"] = entry._cache["off"]
             else:
@@ -227,8 +236,9 @@ class Store:
 
     def _apply_supersede(self, old_path: str, new_path: str, reason: str) -> tuple[Entry, Entry]:
         # Idempotent, so that recovery can simply run it again.
-        old = E.parse(read_nofollow(self.root / old_path), old_path)
-        new = E.parse(read_nofollow(self.root / new_path), new_path)
+        tz, limit = self.view.tz, self.view.max_meta_size
+        old = E.parse(read_nofollow(self.root / old_path), old_path, tz=tz, max_meta_size=limit)
+        new = E.parse(read_nofollow(self.root / new_path), new_path, tz=tz, max_meta_size=limit)
         meta = dict(old.meta)
         meta["status"] = "superseded"
         meta["reason"] = E.one_line(reason)

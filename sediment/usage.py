@@ -33,6 +33,14 @@ COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
 
 
+def _generation(first_line: bytes) -> str:
+    try:
+        gen = json.loads(first_line).get("gen", "")
+    except (ValueError, AttributeError, RecursionError):
+        return ""
+    return gen if isinstance(gen, str) else ""
+
+
 def _day(t: float) -> str:
     return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).date().isoformat()
 
@@ -97,13 +105,11 @@ class UsageLog:
                 if size == seen and gen:
                     return self.usage
                 first = fh.readline()
-                try:
-                    file_gen = json.loads(first).get("gen", "")
-                except (ValueError, AttributeError):
-                    file_gen = ""
+                file_gen = _generation(first)
                 if file_gen != gen:  # a new generation: start again from the summary
                     self.usage, consumed = self._read_summary()
-                    offset = consumed.get("bytes", 0) if consumed.get("gen") == file_gen else len(first)
+                    done = consumed.get("bytes", 0) if consumed.get("gen") == file_gen else len(first)
+                    offset = done if isinstance(done, int) and not isinstance(done, bool) and done >= 0 else len(first)
                 fh.seek(offset)
                 data = fh.read()
             end = self._fold(data)
@@ -118,17 +124,28 @@ class UsageLog:
             try:
                 rec = json.loads(line)
                 t = float(rec["t"])
+                if not isinstance(rec["id"], str) or rec["ev"] not in EVENTS:
+                    continue
                 self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t))
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, OverflowError, OSError, RecursionError):
                 continue  # a damaged record costs one event, never the log
         return end
 
     def _read_summary(self) -> tuple[dict[str, Usage], dict]:
         try:
             raw = json.loads(self.summary_path.read_bytes())
-            return {k: Usage.from_json(v) for k, v in raw["usage"].items()}, raw.get("consumed", {})
-        except (FileNotFoundError, ValueError, KeyError, TypeError, AttributeError):
+            items, consumed = raw["usage"].items(), raw.get("consumed", {})
+            if not isinstance(consumed, dict):
+                consumed = {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return {}, {}
+        usage = {}
+        for k, v in items:
+            try:
+                usage[k] = Usage.from_json(v)
+            except ValueError:
+                continue
+        return usage, consumed
 
     def compact(self) -> None:
         with self._lock.hold(self._timeout):
@@ -138,7 +155,7 @@ class UsageLog:
         self._pos = ("", 0, -1)
         usage = {k: Usage.from_json(v.to_json()) for k, v in self.load().items()}
         data = self.log.read_bytes()
-        gen = json.loads(data[:data.find(b"\n")]).get("gen", "")
+        gen = _generation(data[:data.find(b"\n")])
         consumed = {"gen": gen, "bytes": data.rfind(b"\n") + 1}
         summary = {"consumed": consumed, "usage": {k: v.to_json() for k, v in sorted(usage.items())}}
         atomic_write(self.summary_path, json.dumps(summary, separators=(",", ":")).encode(), durable=True)

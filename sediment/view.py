@@ -24,6 +24,7 @@ holding it for a call costs a watcher batch a short wait, nothing more.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import logging
 import os
 import stat
@@ -70,13 +71,35 @@ class Problem:
                 "severity": self.severity, "code": self.code}
 
 
+def _keep_first(a: Entry, b: Entry) -> bool:
+    """Of two files with one id, which one is the memory (the other is left
+    out and reported). A rule of the files alone, so every machine keeps the
+    same one: the file whose name is the memory's own (the library names
+    notes ``<slug>-<id suffix>``; a copy a person made is named otherwise),
+    then the older ``created``, then path order."""
+    return _preference(a) < _preference(b)
+
+
+def _preference(e: Entry) -> tuple[int, float, str]:
+    suffixes = (e.id[-4:].lower(), e.id[-10:].lower())
+    own_name = any(e.name.endswith("-" + x) for x in suffixes)
+    try:
+        created = e.created.timestamp()
+    except (ParseError, OverflowError, ValueError):
+        created = float("inf")
+    return (0 if own_name else 1, created, e.path)
+
+
 class View:
     """Read-only for feature code: use ``reading()``, ``entries``, ``resolve``,
     ``index`` and ``problems``; only the store and the watcher change it."""
 
     def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path,
-                 writer_lock: WriterLock, lock_timeout: float) -> None:
+                 writer_lock: WriterLock, lock_timeout: float, tz: _dt.tzinfo = E.UTC,
+                 max_meta_size: int = E.MAX_META_SIZE) -> None:
         self.root = root
+        self.tz = tz  # the root's timezone, for dates a person wrote without one
+        self.max_meta_size = max_meta_size
         self.tokenizer = tokenizer
         self.feed = feed
         self.snapshot_path = snapshot_path
@@ -176,6 +199,9 @@ class View:
                 self.load_file(rel, st)
                 continue
             slot, (_, version, meta, off) = hit
+            if meta is None:  # frontmatter JSON cannot keep exactly (dates): parse it
+                self.load_file(rel, st)
+                continue
             try:
                 with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
                     data = fh.read()
@@ -185,8 +211,9 @@ class View:
                     or self.index.key_of[slot] != meta.get("id")):
                 self.load_file(rel, st, data)
                 continue
-            entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version)
+            entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version, tz=self.tz)
             entry._cache["off"] = off
+            entry._cache["plain"] = True
             self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
             self._register(entry)
             matched.add(slot)
@@ -201,7 +228,10 @@ class View:
     def save_snapshot(self) -> None:
         docs = {}
         for eid, e in self.entries.items():
-            docs[eid] = [e.path, e.version, dict(e.meta), e._cache.get("off")]
+            plain = e._cache.get("plain")
+            if plain is None:
+                plain = e._cache["plain"] = E.is_plain(e.meta)
+            docs[eid] = [e.path, e.version, dict(e.meta) if plain else None, e._cache.get("off")]
         try:
             data = self.index.snapshot(docs, T.fingerprint())
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
@@ -209,7 +239,8 @@ class View:
             with self._writer_lock.hold(self._lock_timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
             self.dirty = False
-        except (OSError, LockTimeout) as exc:
+        except (OSError, LockTimeout, TypeError, ValueError) as exc:
+            # a cache: failing to write it costs the next open time, nothing else
             log.debug("could not write the index snapshot: %s", exc)
 
     def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None) -> None:
@@ -232,21 +263,29 @@ class View:
             return
         self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
         try:
-            entry = E.parse(data, rel)
+            entry = E.parse(data, rel, tz=self.tz, max_meta_size=self.max_meta_size)
         except ParseError as exc:
             self.problems[rel] = Problem(rel, exc.message.split(": ", 1)[-1] if exc.message.startswith(rel)
                                          else exc.message, line=exc.details.get("line"))  # type: ignore[arg-type]
+            return
+        except Exception as exc:  # noqa: BLE001 - one file must never stop an open or the watcher
+            log.warning("sediment: %s could not be read: %r", rel, exc)
+            self.problems[rel] = Problem(rel, f"could not be read: {type(exc).__name__}: {exc}"[:300])
             return
         other = self.entries.get(entry.id)
         if other is not None and not (self.root / other.path).exists():
             self.forget_path(other.path)  # moved by hand; the old path's event is still on its way
             other = None
         if other is not None:
-            self.problems[rel] = Problem(rel, f"id {entry.id} is also used by {other.path}; "
-                                              f"this copy is left out", code="duplicate_id")
+            keep, drop = (entry, other) if _keep_first(entry, other) else (other, entry)
+            if keep is entry:
+                self.forget_path(other.path)
+            self.problems[drop.path] = Problem(drop.path, f"id {entry.id} is also used by {keep.path}; "
+                                                          f"this copy is left out", code="duplicate_id")
             # no stat kept: when the twin goes, this file must be read again
-            self.file_stats.pop(rel, None)
-            return
+            self.file_stats.pop(drop.path, None)
+            if keep is other:
+                return
         if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
             entry._cache["off"] = len(data) - len(entry.body.encode("utf-8"))
         self._add(entry)

@@ -21,7 +21,8 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # Lower layers never import higher ones. A module may import its own layer
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
-    ["_version", "errors", "policy", "names", "entry", "rank", "validate", "tokenize", "lifecycle", "index", "search"],
+    ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
+     "index", "search"],
     ["files", "journal", "policyfile", "usage", "view", "store", "gitutil"],
     ["reads", "writes", "metabolism", "health"],
     ["watch", "repository"],

@@ -445,10 +445,10 @@ def test_own_writes_are_not_processed_again(tmp_path, monkeypatch):
     parsed: list[str] = []
     real_parse = E.parse
 
-    def counting_parse(text, path=""):
+    def counting_parse(text, path="", **kw):
         if threading.current_thread().name == "sediment-watch":  # parsed by the watcher
             parsed.append(path)
-        return real_parse(text, path)
+        return real_parse(text, path, **kw)
 
     with repo.watch(on_change=on_change):
         monkeypatch.setattr(E, "parse", counting_parse)
@@ -658,9 +658,9 @@ def test_refresh_picks_up_changes_and_rereads_only_changed_files(tmp_path, monke
     parsed: list[str] = []
     real_parse = E.parse
 
-    def counting_parse(text, path=""):
+    def counting_parse(text, path="", **kw):
         parsed.append(path)
-        return real_parse(text, path)
+        return real_parse(text, path, **kw)
 
     monkeypatch.setattr(E, "parse", counting_parse)
 
