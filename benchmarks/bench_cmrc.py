@@ -12,9 +12,10 @@ Reading Comprehension", EMNLP-IJCNLP 2019. Read from ``<data>/cmrc2018/``
 copied into the project.
 
 Protocol: a fresh root in a temp folder; one memory per paragraph, added through
-the public API as ``Repository.add(context, title=title)`` (the article title is
-the memory's title; the baseline sees "title + newline + context", the same
-words). Every question is a query (``search(question, limit=50)``); exactly one
+the public API as ``Repository.add(context, title=title, now=...)`` at fixed,
+increasing times (the article title is the memory's title; the baseline sees
+"title + newline + context", the same words). Every question is a query
+(``search(question, limit=50, record=False)``: deterministic); exactly one
 paragraph is relevant. R@1 and R@5 = share of questions whose paragraph is in the
 top 1 / 5; MRR = 1 / rank of the paragraph within the top 50 (0 if not there).
 
@@ -124,7 +125,7 @@ def main(argv=None) -> int:
         t_search = 0.0
         for q, pi in qs:
             s = time.perf_counter()
-            hits = repo.search(q, limit=DEPTH)
+            hits = repo.search(q, limit=DEPTH, record=False)
             t_search += time.perf_counter() - s
             lib_r.append(rank_of([id2p[h.entry.id] for h in hits], pi))
             bi_r.append(rank_of(base_bi.rank(q), pi))

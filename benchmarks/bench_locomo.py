@@ -13,10 +13,12 @@ next to the repository) and never copied into the project.
 Protocol (issue 3):
 
 * **Turn level.** For each conversation a fresh root in a temp folder; every
-  dialog turn is written through the public API (``Repository.add(text)``, no
-  other argument) as one memory with text ``[<session date>] <speaker>: <text>``.
+  dialog turn is written through the public API (``Repository.add(text,
+  now=...)``: fixed, increasing times, so that ties, broken by recency, fall the
+  same way every run) as one memory with text ``[<session date>] <speaker>: <text>``.
   Every QA of categories 1–4 with evidence is a query (``search(question,
-  limit=50)``). Evidence ids are normalised (lists in one string split on ``;``
+  limit=50, record=False)``: recording recalls would make later rankings depend
+  on the clock). Evidence ids are normalised (lists in one string split on ``;``
   and spaces, ``D:11:26`` → ``D11:26``, ``D30:05`` → ``D30:5``; ids naming no turn
   are dropped; a question left without evidence is skipped). Recall@k = share of
   the question's evidence turns in the top k, averaged over questions; MRR = 1 /
@@ -160,7 +162,7 @@ def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
             dias = [t["dia_id"] for _, _, t in turns]
             for cat, q, ev in qas:
                 t2 = time.perf_counter()
-                hits = repo.search(q, limit=MRR_DEPTH)
+                hits = repo.search(q, limit=MRR_DEPTH, record=False)
                 timing["turn_search"] += time.perf_counter() - t2
                 timing["turn_queries"] += 1
                 res["turn"]["lib"].add(cat, [id2dia[h.entry.id] for h in hits], set(ev))
@@ -179,7 +181,7 @@ def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
             nums = [n for n, _, _ in sess]
             for cat, q, ev in qas:
                 rel = {sess_of[d] for d in ev}
-                hits = repo.search(q, limit=MRR_DEPTH)
+                hits = repo.search(q, limit=MRR_DEPTH, record=False)
                 res["session"]["lib"].add(cat, [id2sess[h.entry.id] for h in hits], rel)
                 res["session"]["base"].add(cat, [nums[i] for i in base.rank(q)], rel)
             repo.close()
