@@ -156,7 +156,7 @@ def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged
         raise PolicyError("purge needs confirm=True (policy confirm_destructive)", rule="confirm")
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
-        limit = RateLimit(store.root / "_system" / "usage" / "destructive.log", store.policy.destructive_per_hour)
+        limit = RateLimit(store.usage.writable_folder() / "destructive.log", store.policy.destructive_per_hour)
         limit.check()
         fresh = store.move(entry, "archive", entry.room, op="purge",
                            meta_changes={"status": "purged", "reason": E.one_line(reason),
