@@ -136,6 +136,9 @@ class Entry:
     # the root's timezone: where a date without a time (or a time without an
     # offset) that a person wrote is read
     tz: _dt.tzinfo = field(default=UTC, compare=False, repr=False)
+    # what the call that returned this entry wants its caller to know (a link to
+    # no memory yet, a duplicate returned instead of a new note); not stored
+    warnings: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     # --- identity and place
     @property
@@ -206,7 +209,11 @@ class Entry:
               path: str | None = None) -> "Entry":
         return replace(self, meta=dict(self.meta if meta is None else meta),
                        body=self.body if body is None else body,
-                       path=self.path if path is None else path, version="", _cache={})
+                       path=self.path if path is None else path, version="", _cache={}, warnings=())
+
+    def warn(self, *warnings: str) -> "Entry":
+        """This entry, carrying warnings for the caller."""
+        return replace(self, warnings=self.warnings + warnings) if warnings else self
 
 
 WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import secrets
+import stat
 import threading
 import time
 from pathlib import Path
@@ -30,6 +31,29 @@ from .errors import LockTimeout, StorageError, UnsafePath
 log = logging.getLogger("sediment")
 
 TEMP_SUFFIX = ".tmp"
+# Files the library appends to or locks are opened without following a symlink
+# put in their place (where the OS has O_NOFOLLOW): a link could point anywhere.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_nofollow(path: str, flags: int) -> int:
+    """An ``opener`` for ``open()`` that refuses a symlink as the last component."""
+    return os.open(path, flags | NOFOLLOW, 0o666)
+
+
+def symlink_in(root: Path, rel: str) -> str | None:
+    """The first component of ``root / rel`` (as a path relative to ``root``)
+    that is a symlink, or None. One ``lstat`` per component; a component that
+    does not exist ends the walk (nothing below it can be a link)."""
+    parts = Path(rel).parts
+    for i in range(1, len(parts) + 1):
+        sub = "/".join(parts[:i])
+        try:
+            if stat.S_ISLNK(os.lstat(root / sub).st_mode):
+                return sub
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    return None
 
 
 def fsync_dir(path: Path) -> None:
@@ -102,9 +126,10 @@ def move_new(src: Path, target: Path) -> None:
 def append_line(path: Path, line: str, *, durable: bool = True) -> None:
     """Append one line with a single write on an O_APPEND descriptor: lines from
     several processes interleave whole (they are far below the pipe-buffer size
-    for which POSIX promises atomic appends on local file systems)."""
+    for which POSIX promises atomic appends on local file systems). A symlink in
+    place of the file is not followed (OSError)."""
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o644)
     try:
         os.write(fd, data)
         if durable:
@@ -174,8 +199,11 @@ class WriterLock:
             self._thread_lock.release()
 
     def _acquire_file(self, deadline: float, timeout: float) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+b")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(self.path, "a+b", opener=open_nofollow)  # a link in its place: not followed
+        except OSError as exc:  # a read-only root, no permission, a symlink
+            raise StorageError(f"cannot open the lock file {self.path}: {exc}", path=str(self.path)) from exc
         delay = 0.001
         while True:
             try:
@@ -205,6 +233,6 @@ class WriterLock:
 def read_nofollow(path: Path) -> bytes:
     """Read a note without following a symlink put in its place (O_NOFOLLOW
     where the OS has it): a link could point anywhere outside the root."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     with os.fdopen(fd, "rb") as fh:
         return fh.read()

@@ -5,11 +5,13 @@ wrote are reported, never rewritten, moved or deleted.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import Counter
 from pathlib import Path
 
 from . import entry as E
+from .errors import StorageError
 from .files import is_temp
 from .store import SYSTEM, Store
 from .view import Problem, View
@@ -29,12 +31,36 @@ def recover(store: Store) -> dict[str, int]:
     return report
 
 
+def recover_at_open(store: Store) -> None:
+    """Recovery on open, where it can run. Where it cannot (a read-only root,
+    a symlinked journal or lock, no permission), the root still opens for
+    reading and ``check`` reports what was left as it was."""
+    why = store.parts.writes_off
+    if why is None:
+        try:
+            recover(store)
+            return
+        except StorageError as exc:
+            why = str(exc)
+            cause = exc.__cause__
+            if isinstance(cause, OSError) and cause.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+                store.turn_writes_off(f"{why} (the root is read-only to this process)")
+    try:
+        pending = len(store.journal.pending(store.journal.read().records))
+    except OSError:
+        pending = 0  # (check() reports an unreadable journal)
+    if pending or why != store.parts.writes_off:
+        left = f"{pending} interrupted operation(s) left as they are" if pending else "nothing was pending"
+        store.parts.faults.append(Problem(f"{SYSTEM}/journal.log", f"recovery could not run: {left}; {why}",
+                                          severity="error" if pending else "warning", code="not_recovered"))
+
+
 def check(store: Store, fix: bool = False) -> list[Problem]:
     if fix:
         recover(store)
     with store.view.reading() as view:  # a watcher thread may be changing the view
         view.refresh()
-        problems = list(view.problems.values())
+        problems = list(view.problems.values()) + store.parts.faults
         problems += _duplicate_names(view)
         problems += _file_shapes(view)
         problems += _not_regular(view)
@@ -102,7 +128,7 @@ def _not_regular(view: View) -> list[Problem]:
 
 def _outside_layers(root: Path) -> list[Problem]:
     out = []
-    for top in (*E.LAYERS, SYSTEM):
+    for top in E.LAYERS:  # (a symlinked _system/ is one of the store's faults)
         if (root / top).is_symlink():
             out.append(Problem(top + "/", "is a symlink; sediment does not follow it", code="symlink"))
     for p in sorted(root.iterdir()):

@@ -13,6 +13,10 @@ A crash can tear the last line; that line is ignored (and the next append starts
 on a fresh line). Damage anywhere else is reported by ``check``. When the file
 grows past ``COMPACT_BYTES`` and nothing is pending, it is replaced by an empty
 one with a new ``epoch``; readers that notice the new epoch rescan.
+
+A journal that is a symlink (or under one) is not used at all (``off``): it
+reads as empty and appends are refused; the root's writes are off anyway.
+Appends open the file without following a link made after the open.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 
 from .entry import LAYERS
 from .errors import StorageError
-from .files import append_line, atomic_write
+from .files import append_line, atomic_write, open_nofollow
 
 COMPACT_BYTES = 1 << 20
 
@@ -77,10 +81,13 @@ def _shape_problem(rec: Any) -> str | None:
 
 
 class Journal:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, off: str | None = None) -> None:
         self.path = path
+        self.off = off  # why the file is not used at all (it is a symlink), or None
 
     def ensure(self) -> None:
+        if self.off:
+            raise StorageError(self.off, path=str(self.path))
         if not self.path.exists():
             self._start_epoch()
 
@@ -92,6 +99,8 @@ class Journal:
     def head(self) -> tuple[int, str, tuple[int, int]]:
         """(end of the last complete line, epoch, (size, mtime_ns)), read from
         one open file, so a compaction in between cannot mix two files."""
+        if self.off:
+            return 0, "", (-1, 0)
         try:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
@@ -110,6 +119,8 @@ class Journal:
         file's epoch is not ``epoch`` the journal was compacted in between:
         everything is returned from the start and the caller must treat its
         view as stale."""
+        if self.off:
+            return JournalRead([], 0, "", [])
         try:
             with open(self.path, "rb") as fh:
                 file_epoch = _epoch(fh.readline())
@@ -148,6 +159,8 @@ class Journal:
         ``StorageError`` when the file system refuses (a full disk)."""
         try:
             self._append(rec)
+        except StorageError:
+            raise
         except OSError as exc:
             raise StorageError(f"cannot write the journal: {exc}", path=str(self.path)) from exc
 
@@ -155,8 +168,10 @@ class Journal:
         # A torn tail (a crash cut an append short) must not glue itself to our
         # record, nor stay behind as a damaged line: cut it off. Safe because the
         # caller holds the lock and readers never read past the last newline.
+        if self.off:
+            raise StorageError(self.off, path=str(self.path))
         try:
-            with open(self.path, "r+b") as fh:
+            with open(self.path, "r+b", opener=open_nofollow) as fh:
                 size = fh.seek(0, os.SEEK_END)
                 if size:
                     fh.seek(max(0, size - 65536))
@@ -198,6 +213,8 @@ class Journal:
     def maybe_compact(self) -> bool:
         """Start a new epoch when the file is large and nothing is pending.
         The caller holds the writer lock. One stat when the file is small."""
+        if self.off:
+            return False
         try:
             if self.path.stat().st_size < COMPACT_BYTES:
                 return False
@@ -238,6 +255,8 @@ class Feed:
         when the journal was compacted meanwhile (records may have been missed:
         the caller rescans)."""
         offset, epoch, seen = self.pos
+        if self.journal.off:
+            return []
         try:
             st = self.journal.path.stat()
         except FileNotFoundError:

@@ -129,6 +129,8 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
 def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | None = None,
                confirm: bool = False) -> Plan:
     when = V.now(now)
+    if not dry_run:
+        store.check_writable()  # applying is a write, even of an empty plan
     with store.view.reading() as view:  # a watcher thread may be changing the view
         result = _plan(store, view, when)
     if dry_run or not result.moves:
@@ -178,7 +180,9 @@ def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | None =
     return result
 
 
-def _write_report(store: Store, view: View, result: Plan) -> str:
+def _write_report(store: Store, view: View, result: Plan) -> str | None:
+    if not store.parts.writable("reports"):
+        return None  # _system/reports is a symlink: check() says so
     stamp = result.now.replace(":", "").replace("-", "")[:15]
     rel = f"_system/reports/metabolize-{stamp}-{secrets.token_hex(3)}.md"
     lines = [f"# Metabolism {result.now}", "",

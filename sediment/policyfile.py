@@ -4,6 +4,10 @@ Written from the template (every default, with a comment) on first open;
 afterwards read, never rewritten. A key left out takes its default; anything
 a person can type that is not a valid setting is a ``PolicyFileError`` naming
 the key (or the file, when it is not YAML or not text at all).
+
+Where the file may not be read (it is a symlink: ``path`` None) or is missing
+and cannot be written (a read-only root), the defaults are used; ``check``
+says so.
 """
 
 from __future__ import annotations
@@ -11,18 +15,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+import logging
+
 import yaml
 
 from .errors import PolicyFileError
 from .files import atomic_write
 from .policy import Policy, from_mapping, template
 
+log = logging.getLogger("sediment")
 
-def load(path: Path, overrides: Mapping[str, Any] | None = None, *, create: bool = True) -> Policy:
+
+def load(path: Path | None, overrides: Mapping[str, Any] | None = None, *, create: bool = True) -> Policy:
     """Read (or, with ``create``, first write) the policy file, then apply
-    ``overrides`` from code (tests shrink timeouts this way)."""
+    ``overrides`` from code (tests shrink timeouts this way). No ``path``:
+    the defaults (with the overrides)."""
+    if path is None:
+        return from_mapping(dict(overrides or {}))
     if create and not path.exists():
-        atomic_write(path, template().encode("utf-8"))
+        try:
+            atomic_write(path, template().encode("utf-8"))
+        except OSError as exc:  # the defaults serve as well; the next writable open writes it
+            log.debug("cannot write %s: %s", path, exc)
     try:
         raw = yaml.safe_load(path.read_bytes().decode("utf-8")) or {}
     except FileNotFoundError:

@@ -48,7 +48,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
         tiebreak = S.Tiebreak(view.entries, store.usage.load, store.policy.kinds)
         hits = S.run(view.index, view.entries, view.tokenizer, query, limit=limit, pred=pred,
                      include_archive=asked, tiebreak=tiebreak)
-    if record and hits:
+    if record and hits and store.usage.writable:  # (a read-only root records nothing)
         try:
             store.usage.record([h.entry.id for h in hits], "recall")
         except (LockTimeout, OSError) as exc:  # a lost recall must not fail a search

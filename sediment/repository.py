@@ -21,14 +21,13 @@ from typing import Any, Iterable, Iterator, Mapping
 from . import health, metabolism, reads, writes
 from . import tokenize as T
 from .entry import Entry
-from .errors import LockTimeout, NotFound
 from .files import WriterLock
 from .journal import Feed, Journal
 from .lifecycle import Strength
 from .metabolism import Plan
 from .policyfile import load as load_policy
 from .search import SearchHit
-from .store import SYSTEM, Store, init_layout
+from .store import SYSTEM, Store, open_system
 from .usage import UsageLog
 from .view import Problem, View
 from .watch import Callback, Watcher
@@ -49,7 +48,14 @@ class Repository:
     ``watch=True`` starts a watcher at once (see ``watch``).
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
-    another writer holds the lock during recovery for too long.
+    another writer holds the lock during recovery for too long, ``NotFound``
+    for a missing root with ``create=False``, ``StorageError`` when the root
+    cannot be made.
+
+    A root on read-only media opens for reading: every write raises
+    ``StorageError``, searches record no recalls, and ``check()`` says what
+    could not run. A symlink inside ``_system/`` is not followed: ``check()``
+    names it and what needed it is off until a person fixes it.
 
     The parts are public for feature code and tests: ``view`` (read-only: the
     entries, the index), ``store`` (journaled writes), ``usage`` (recall and
@@ -59,25 +65,24 @@ class Repository:
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
                  policy: Mapping[str, Any] | None = None, watch: bool = False) -> None:
         self.root = Path(root).absolute()
-        if not self.root.exists():
-            if not create:
-                raise NotFound(f"no memory root at {self.root}", path=str(self.root))
-            self.root.mkdir(parents=True)
+        parts = open_system(self.root, create=create)  # what of _system/ may be used
         system = self.root / SYSTEM
-        if create:
-            init_layout(self.root)
-        self.policy = load_policy(system / "policy.yaml", policy)
+        self.policy = load_policy(system / "policy.yaml" if parts.usable("policy") else None, policy,
+                                  create=parts.writes_off is None)
         lock = WriterLock.for_path(system / "lock")
-        journal = Journal(system / "journal.log")
-        self.usage = UsageLog(system / "usage", self.policy.lock_timeout_seconds)
-        self.view = View(self.root, tokenizer=T.shared(system / "cache"), feed=Feed(journal),
-                         snapshot_path=system / "cache" / "index.bin", writer_lock=lock,
-                         lock_timeout=self.policy.lock_timeout_seconds, tz=self.policy.tz,
+        journal = Journal(system / "journal.log", off=parts.link_reason("journal"))
+        self.usage = UsageLog(system / "usage", self.policy.lock_timeout_seconds,
+                              readable=parts.usable("usage"), refused=parts.refusal("usage"))
+        cache = system / "cache" if parts.usable("cache") else None
+        self.view = View(self.root, tokenizer=T.shared(cache if parts.writable("cache") else None),
+                         feed=Feed(journal), snapshot_path=cache / "index.bin" if cache else None,
+                         writer_lock=lock, lock_timeout=self.policy.lock_timeout_seconds,
+                         save_snapshots=parts.writable("cache"), tz=self.policy.tz,
                          max_meta_size=self.policy.max_meta_size)
-        self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage)
+        self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False
         self._watcher: Watcher | None = None
-        health.recover(self.store)
+        health.recover_at_open(self.store)
         self.view.load_all()
         self.view.ready = True
         if watch:
@@ -102,12 +107,7 @@ class Repository:
         """
         self._stop_watch()
         if not self._closed:
-            try:  # lock order as in writes: the file lock, then the view lock
-                with self.store.lock.hold(self.policy.lock_timeout_seconds), self.view.lock:
-                    if self.view.dirty:
-                        self.view.save_snapshot()
-            except LockTimeout:
-                pass  # a cache: the next open rebuilds what it lacks
+            self.store.save_view()
             self._closed = True
 
     # ------------------------------------------------------------------ watching
@@ -423,9 +423,12 @@ class Repository:
 
         Reported, never repaired: malformed files, duplicate ids and names,
         ``.md`` files outside a layer folder, unfinished journal operations and
-        damaged journal lines, temp files. With ``fix=True`` only ``recover()``
-        runs first (finishing interrupted operations, sweeping temp files); a
-        file a person wrote is never rewritten, moved or deleted.
+        damaged journal lines, temp files; found at open: symlinks in
+        ``_system/`` (and what each turns off), a read-only root, recovery that
+        could not run. With ``fix=True`` only ``recover()`` runs first
+        (finishing interrupted operations, sweeping temp files; ``StorageError``
+        where writes are off); a file a person wrote is never rewritten, moved
+        or deleted.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())

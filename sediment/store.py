@@ -11,6 +11,12 @@ views learn of it.
 
 The rules of what may be touched live here too: a file a person wrote is
 reported, never rewritten, moved or deleted by recovery.
+
+Which parts of ``_system/`` may be used is decided once, at open
+(``open_system``): a part that is a symlink (or sits under one) is not
+followed, and a root that cannot be written (read-only media) is opened for
+reading. What is off is kept as ``Problem``s (``Parts.faults``) that ``check``
+reports; ``writing()`` then refuses at once, with the reason.
 """
 
 from __future__ import annotations
@@ -18,18 +24,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from . import entry as E
 from . import names as N
 from .entry import Entry
-from .errors import Conflict, InvalidInput, NotFound, ParseError, SedimentError, StorageError, UnsafePath
-from .files import WriterLock, atomic_write, fsync_dir, is_temp, move_new, read_nofollow, resolve_inside
+from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, SedimentError, StorageError,
+                     UnsafePath)
+from .files import (WriterLock, atomic_write, fsync_dir, is_temp, move_new, read_nofollow, resolve_inside,
+                    symlink_in)
 from .journal import Journal
 from .policy import Policy
 from .usage import UsageLog
-from .view import View
+from .view import Problem, View
 
 log = logging.getLogger("sediment")
 
@@ -47,12 +56,101 @@ _system/reports/
 
 
 def init_layout(root: Path) -> None:
-    """The folders of a new root, and the ``.gitignore`` of what is not versioned."""
-    for d in (*E.LAYERS, SYSTEM):
-        (root / d).mkdir(exist_ok=True)
-    gi = root / ".gitignore"
-    if not gi.exists():
-        atomic_write(gi, GITIGNORE.encode())
+    """The folders of a new root, and the ``.gitignore`` of what is not versioned.
+    Whatever is in the way (a file, a link) stays; on a root that cannot be
+    written, nothing is made (``open_system`` says what that turns off)."""
+    try:
+        for d in (*E.LAYERS, SYSTEM):
+            with contextlib.suppress(FileExistsError):
+                (root / d).mkdir()
+        gi = root / ".gitignore"
+        if not os.path.lexists(gi):
+            atomic_write(gi, GITIGNORE.encode())
+    except OSError as exc:
+        log.debug("cannot lay out %s: %s", root, exc)
+
+
+# The parts of _system/ and the paths each uses: a symlink in any of them
+# turns the part off (the lock and the journal: every write).
+PARTS: dict[str, tuple[str, ...]] = {
+    "policy": ("policy.yaml",),
+    "lock": ("lock",),
+    "journal": ("journal.log",),
+    "cache": ("cache", "cache/index.bin"),
+    "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
+    "reports": ("reports",),
+}
+OFF = {
+    "policy": "policy.yaml is not read (the default settings are used)",
+    "lock": "every write is refused",
+    "journal": "every write is refused",
+    "cache": "the index snapshot is neither read nor written",
+    "usage": "usage records (recalls, confirmations) are neither read nor written",
+    "reports": "metabolize reports are not written",
+}
+
+
+@dataclass
+class Parts:
+    """Which parts of ``_system/`` this process uses, decided at open."""
+    links: dict[str, str] = field(default_factory=dict)  # part → the symlink that turns it off
+    writes_off: str | None = None  # why every write is refused, or None
+    faults: list[Problem] = field(default_factory=list)  # for check()
+
+    def usable(self, part: str) -> bool:
+        """May be read (it is no symlink)."""
+        return part not in self.links
+
+    def link_reason(self, part: str) -> str | None:
+        link = self.links.get(part)
+        return f"{link} is a symlink; sediment does not follow it" if link else None
+
+    def refusal(self, part: str) -> str | None:
+        """Why this part may not be written, or None."""
+        return self.link_reason(part) or self.writes_off
+
+    def writable(self, part: str) -> bool:
+        return self.refusal(part) is None
+
+
+def open_system(root: Path, *, create: bool) -> Parts:
+    """Make the root's folders (with ``create``) and decide which parts of
+    ``_system/`` may be used: a few ``lstat`` calls and one ``access``."""
+    try:
+        if not root.exists():
+            if not create:
+                raise NotFound(f"no memory root at {root}", path=str(root))
+            root.mkdir(parents=True)
+    except OSError as exc:
+        raise StorageError(f"cannot make a memory root at {root}: {exc}", path=str(root)) from exc
+    if create:
+        init_layout(root)
+    parts = Parts()
+    for part, rels in PARTS.items():
+        for rel in rels:
+            link = symlink_in(root, f"{SYSTEM}/{rel}")
+            if link is not None:
+                parts.links[part] = link
+                break
+    for link in sorted(set(parts.links.values())):
+        off = sorted({OFF[p] for p, li in parts.links.items() if li == link})
+        parts.faults.append(Problem(link, "is a symlink, which sediment does not follow; until a person "
+                                          f"replaces it with a real one, {'; '.join(off)}", code="symlink"))
+    linked = parts.link_reason("lock") or parts.link_reason("journal")
+    system = root / SYSTEM
+    if linked:
+        parts.writes_off = f"{linked}, so every write is refused until a person replaces it"
+    elif not os.access(system if system.exists() else root, os.W_OK):
+        parts.writes_off = (f"the root is read-only ({SYSTEM}/ cannot be written); it is open for "
+                            "reading only")
+        parts.faults.append(Problem(SYSTEM, "the root is read-only: writes are refused, searches are "
+                                            "not recorded, recovery does not run", severity="warning",
+                                    code="read_only"))
+    policy = f"{SYSTEM}/policy.yaml"
+    if parts.writes_off and parts.usable("policy") and not os.path.lexists(root / policy):
+        parts.faults.append(Problem(policy, "missing, and it cannot be written here: the default "
+                                            "settings are used", severity="warning", code="policy_missing"))
+    return parts
 
 
 def add_link(meta: dict[str, Any], key: str, name: str) -> None:
@@ -64,8 +162,9 @@ def add_link(meta: dict[str, Any], key: str, name: str) -> None:
 
 class Store:
     def __init__(self, root: Path, policy: Policy, view: View, lock: WriterLock, journal: Journal,
-                 usage: UsageLog) -> None:
+                 usage: UsageLog, parts: Parts | None = None) -> None:
         self.root = root
+        self.parts = parts or Parts()
         self.policy = policy
         self.view = view
         self.lock = lock
@@ -78,18 +177,50 @@ class Store:
 
     # ------------------------------------------------------------------ the lock
 
+    def turn_writes_off(self, reason: str) -> None:
+        """The file system refused what the open expected to be writable (the
+        lock, on media ``access()`` misjudged): writes are off from now on."""
+        self.parts.writes_off = reason
+        self.usage.refused = self.usage.refused or reason
+        self.view.save_snapshots = False
+
+    def check_writable(self) -> None:
+        """Raise ``StorageError`` (with the reason) when writes are off."""
+        if self.parts.writes_off:
+            raise StorageError(f"cannot write: {self.parts.writes_off}", path=str(self.root))
+
     @contextlib.contextmanager
     def writing(self) -> Iterator[View]:
-        """Hold the writer lock (and the view) for one write."""
+        """Hold the writer lock (and the view) for one write. A refusal of the
+        file system is a ``StorageError``, never a raw ``OSError``."""
+        self.check_writable()
         # file lock first, then the view lock; the watcher takes only the view
         # lock, so the order cannot deadlock
-        with self.lock.hold(self.policy.lock_timeout_seconds), self.view.lock:
-            if self.view.ready:
-                self.view.sync()
-                if self.view.feed.open_ops:  # begun by a writer that died before its done
-                    self.finish_ops(list(self.view.feed.open_ops.values()))
-                    self.view.feed.skip_to_end()
-            yield self.view
+        try:
+            with self.lock.hold(self.policy.lock_timeout_seconds), self.view.lock:
+                if self.view.ready:
+                    self.view.sync()
+                    if self.view.feed.open_ops:  # begun by a writer that died before its done
+                        self.finish_ops(list(self.view.feed.open_ops.values()))
+                        self.view.feed.skip_to_end()
+                yield self.view
+        except SedimentError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"the file system refused a write: {exc}",
+                               path=exc.filename if isinstance(exc.filename, str) else None) from exc
+
+    def save_view(self) -> None:
+        """Save the index snapshot if the view changed (at close). A cache: when
+        it cannot be written, the next open rebuilds what it lacks."""
+        if not self.view.dirty or not self.view.save_snapshots or self.parts.writes_off:
+            return
+        try:  # lock order as in writes: the file lock, then the view lock
+            with self.lock.hold(self.policy.lock_timeout_seconds), self.view.lock:
+                if self.view.dirty:
+                    self.view.save_snapshot()
+        except (LockTimeout, StorageError) as exc:
+            log.debug("index snapshot not saved: %s", exc)
 
     # ------------------------------------------------------------------ single files
 
@@ -113,23 +244,25 @@ class Store:
         view and other processes."""
         fresh = self.publish(entry.path, entry.with_(meta=meta, body=body))
         self.view.load_known(fresh)
-        self.note_done(fresh.path)
-        return fresh
+        return fresh.warn(*self.note_done(fresh.path))
 
-    def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> None:
-        """Tell other processes what changed. The change itself is durable
-        already: if the journal cannot take the record (a full disk), the write
-        still stands; other processes learn of it at their next rescan, and a
-        move's open intent is closed by the next writer's recovery."""
+    def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> tuple[str, ...]:
+        """Tell other processes what changed; returns warnings for the caller.
+        The change itself is durable already: if the journal cannot take the
+        record (a full disk, a journal made unwritable), the write still stands
+        and is not reported as failed (a retry would write it twice); other
+        processes learn of it at their next rescan, and a move's open intent is
+        closed by the next writer's recovery."""
         try:
             self.journal.done(*paths, seq=seq, op=op)
         except StorageError as exc:
             log.warning("sediment: %s is written, but the journal could not record it: %s",
                         ", ".join(paths) or op, exc)
-            return
+            return (f"written, but other processes were not told (the journal refused: {exc})",)
         if self.journal.maybe_compact():
             log.debug("journal compacted")
         self.view.feed.skip_to_end()  # so sync does not re-read our own files
+        return ()
 
     def reread(self, entry: Entry) -> Entry:
         """The entry as it is on disk now (a person may have edited it)."""
@@ -223,16 +356,14 @@ class Store:
         else:  # the room is indexed too
             self.view.forget_path(entry.path)
             self.view.load_known(fresh)
-        self.note_done(entry.path, rel, seq=seq, op=op)
-        return fresh
+        return fresh.warn(*self.note_done(entry.path, rel, seq=seq, op=op))
 
     def supersede(self, old: Entry, new: Entry, reason: str) -> Entry:
         """Mark ``old`` superseded by ``new`` (links both ways); journaled, as it
         changes two files. Returns the old memory as it is now."""
         seq = self.journal.begin("supersede", old=old.path, new=new.path, reason=E.one_line(reason))
         fresh, _ = self._apply_supersede(old.path, new.path, reason)
-        self.note_done(old.path, new.path, seq=seq, op="supersede")
-        return fresh
+        return fresh.warn(*self.note_done(old.path, new.path, seq=seq, op="supersede"))
 
     def _apply_supersede(self, old_path: str, new_path: str, reason: str) -> tuple[Entry, Entry]:
         # Idempotent, so that recovery can simply run it again.

@@ -13,6 +13,11 @@ has already read. Compaction writes the summary first (atomically), then starts
 a new log generation; a crash in between is harmless because the summary says
 which bytes it already counted. Records are not fsync'd: a lost recall after a
 power cut costs a little decay accuracy, never a memory.
+
+Where the folder cannot be used — it is a symlink (``readable`` False: nothing
+is read or written), or the root is read-only (``refused`` says why) — the
+records read as empty or as they are, and writing one raises ``StorageError``.
+Appends open the log without following a symlink put in its place.
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ import json
 import os
 import secrets
 import threading
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Iterable
 
-from .files import WriterLock, atomic_write
+from .errors import StorageError
+from .files import NOFOLLOW, WriterLock, atomic_write
 from .lifecycle import Usage
 
 COMPACT_BYTES = 4 << 20
@@ -46,8 +52,11 @@ def _day(t: float) -> str:
 
 
 class UsageLog:
-    def __init__(self, folder: Path, lock_timeout: float = 10.0) -> None:
+    def __init__(self, folder: Path, lock_timeout: float = 10.0, *, readable: bool = True,
+                 refused: str | None = None) -> None:
         self.folder = folder
+        self.readable = readable  # False: the folder is a symlink, not ours to read
+        self.refused = refused  # why records cannot be written, or None
         self.log = folder / "events.log"
         self.summary_path = folder / "summary.json"
         self._lock = WriterLock.for_path(folder / "lock")
@@ -56,9 +65,21 @@ class UsageLog:
         self.usage: dict[str, Usage] = {}
         self._pos: tuple[str, int, int] = ("", 0, -1)  # generation, offset read, size seen
 
+    @property
+    def writable(self) -> bool:
+        return self.refused is None
+
     def lock(self) -> AbstractContextManager[None]:
-        """The usage lock (held for an append or a compaction)."""
-        return self._lock.hold(self._timeout)
+        """The usage lock (held for an append or a compaction); nothing to hold
+        where this process writes no records."""
+        return self._lock.hold(self._timeout) if self.writable else nullcontext()
+
+    def writable_folder(self) -> Path:
+        """The folder, for another record kept beside the usage log (the rate
+        limit); raises ``StorageError`` where records cannot be written."""
+        if self.refused:
+            raise StorageError(self.refused, path=str(self.folder))
+        return self.folder
 
     def _ensure(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -79,19 +100,28 @@ class UsageLog:
             return
         t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
         data = "".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids)
-        with self._lock.hold(self._timeout):
-            self._ensure()
-            fd = os.open(self.log, os.O_WRONLY | os.O_APPEND)
-            try:
-                os.write(fd, data.encode())
-            finally:
-                os.close(fd)
-            if self.log.stat().st_size > COMPACT_BYTES:
-                self._compact_locked()
+        if self.refused:
+            raise StorageError(self.refused, path=str(self.folder))
+        try:
+            with self._lock.hold(self._timeout):
+                self._ensure()
+                fd = os.open(self.log, os.O_WRONLY | os.O_APPEND | NOFOLLOW)
+                try:
+                    os.write(fd, data.encode())
+                finally:
+                    os.close(fd)
+                if self.log.stat().st_size > COMPACT_BYTES:
+                    self._compact_locked()
+        except StorageError:
+            raise
+        except OSError as exc:  # a symlink in place of the log, a full disk
+            raise StorageError(f"cannot record usage in {self.folder}: {exc}", path=str(self.folder)) from exc
 
     def load(self) -> dict[str, Usage]:
         """Totals per id, including other processes' records. One stat when
         nothing changed; otherwise only the new part of the log is read."""
+        if not self.readable:
+            return self.usage  # (empty)
         with self._mutex:
             try:
                 fh = open(self.log, "rb")
@@ -148,6 +178,8 @@ class UsageLog:
         return usage, consumed
 
     def compact(self) -> None:
+        if self.refused:
+            raise StorageError(self.refused, path=str(self.folder))
         with self._lock.hold(self._timeout):
             self._compact_locked()
 

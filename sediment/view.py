@@ -3,7 +3,9 @@ problems found in files, and the search index, kept current with the disk.
 
 Files are the truth; the view is derived and rebuilt on open. A snapshot of
 the index (``_system/cache/index.bin``) saves parsing and tokenizing, but only
-for files whose bytes hash to the version recorded in it.
+for files whose bytes hash to the version recorded in it. Where the cache
+folder cannot be used (a symlink: no ``snapshot_path``) nothing is read or
+written there; on a read-only root (``save_snapshots`` False) it is read only.
 
 Three sources of change reach the view:
 
@@ -94,15 +96,16 @@ class View:
     """Read-only for feature code: use ``reading()``, ``entries``, ``resolve``,
     ``index`` and ``problems``; only the store and the watcher change it."""
 
-    def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path,
-                 writer_lock: WriterLock, lock_timeout: float, tz: _dt.tzinfo = E.UTC,
-                 max_meta_size: int = E.MAX_META_SIZE) -> None:
+    def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
+                 writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
+                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE) -> None:
         self.root = root
         self.tz = tz  # the root's timezone, for dates a person wrote without one
         self.max_meta_size = max_meta_size
         self.tokenizer = tokenizer
         self.feed = feed
         self.snapshot_path = snapshot_path
+        self.save_snapshots = save_snapshots and snapshot_path is not None
         self._writer_lock = writer_lock
         self._lock_timeout = lock_timeout
         self.lock = threading.RLock()
@@ -182,8 +185,9 @@ class View:
         self.feed.skip_to_end()
         snap: dict[str, tuple[int, list[Any]]] = {}
         try:
-            self.index, docs = Index.restore(self.snapshot_path.read_bytes(), T.fingerprint())
-            snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
+            if self.snapshot_path is not None:
+                self.index, docs = Index.restore(self.snapshot_path.read_bytes(), T.fingerprint())
+                snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
         except FileNotFoundError:
             pass
         except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
@@ -226,6 +230,8 @@ class View:
             self.save_snapshot()
 
     def save_snapshot(self) -> None:
+        if not self.save_snapshots or self.snapshot_path is None:
+            return
         docs = {}
         for eid, e in self.entries.items():
             plain = e._cache.get("plain")

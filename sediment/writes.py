@@ -75,7 +75,7 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
             rel = N.join_path(layer, room, f"{name}-{eid[-16:-10].lower()}")
             fresh = store.publish(rel, draft, exclusive=True)
         view.load_known(fresh)
-        store.note_done(rel)
+        fresh = fresh.warn(*store.note_done(rel))
         if siblings:
             _auto_supersede(store, fresh, siblings)
     return fresh
@@ -156,7 +156,7 @@ def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged
         raise PolicyError("purge needs confirm=True (policy confirm_destructive)", rule="confirm")
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
-        limit = RateLimit(store.root / "_system" / "usage" / "destructive.log", store.policy.destructive_per_hour)
+        limit = RateLimit(store.usage.writable_folder() / "destructive.log", store.policy.destructive_per_hour)
         limit.check()
         fresh = store.move(entry, "archive", entry.room, op="purge",
                            meta_changes={"status": "purged", "reason": E.one_line(reason),
