@@ -216,6 +216,20 @@ def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
     return asdict(s), s.explain()
 
 
+@command("restore", "bring an archived or superseded memory back to active (purged: --confirm)",
+         arg("id"), arg("--layer", default="shallow"), arg("--confirm", action="store_true"))
+def cmd_restore(ns: argparse.Namespace) -> tuple[Any, str]:
+    e = _repo(ns).restore(ns.id, layer=ns.layer, confirm=ns.confirm)
+    return e.to_dict(), f"restored to {e.path}"
+
+
+@command("links-to", "memories that link to this one (backlinks)", arg("id"))
+def cmd_links_to(ns: argparse.Namespace) -> tuple[Any, str]:
+    entries = _repo(ns).links_to(ns.id)
+    text = "\n".join(f"{e.id}  {e.path}  {e.title}" for e in entries) or "(no backlinks)"
+    return [e.to_dict() for e in entries], text
+
+
 @command("watch", "keep the index current while files change; runs until interrupted",
          arg("--verbose", "-v", action="store_true", help="print a line per change"),
          arg("--seconds", type=float, help="stop after this long (default: until Ctrl-C)"))

@@ -201,9 +201,12 @@ class Entry:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (CLI --json, MCP)."""
-        return {"id": self.id, "path": self.path, "layer": self.layer, "room": self.room,
-                "name": self.name, "version": self.version, **{k: v for k, v in self.meta.items()
-                                                               if k != "id"}, "body": self.body}
+        out = {"id": self.id, "path": self.path, "layer": self.layer, "room": self.room,
+               "name": self.name, "version": self.version, **{k: v for k, v in self.meta.items()
+                                                              if k != "id"}, "body": self.body}
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
 
     def with_(self, *, meta: Mapping[str, Any] | None = None, body: str | None = None,
               path: str | None = None) -> "Entry":
@@ -217,6 +220,16 @@ class Entry:
 
 
 WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
+_EMBED_OR_LINK = re.compile(r"!?\[\[([^\[\]\n]+)\]\]")
+
+
+def display_text(body: str) -> str:
+    """The body as a reader sees it: each wikilink replaced by the text it
+    shows (``[[name|label]]`` → label, ``[[name#part]]`` → name)."""
+    def shown(m: re.Match[str]) -> str:
+        target, _, label = m.group(1).partition("|")
+        return label.strip() or target.split("#")[0].strip()
+    return _EMBED_OR_LINK.sub(shown, body) if "[[" in body else body
 
 
 def one_line(s: Any, limit: int = 300) -> str:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
 from . import entry as E
 from .errors import StorageError
-from .files import is_temp
+from .files import is_temp, read_nofollow
 from .store import SYSTEM, Store
 from .view import Problem, View
 
@@ -64,6 +65,7 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
         problems += _duplicate_names(view)
         problems += _file_shapes(view)
         problems += _not_regular(view)
+        problems += _unresolved_links(view)
         problems += _outside_layers(view.root)
         problems += _journal(store)
         problems += _temps(view.root)
@@ -123,6 +125,33 @@ def _not_regular(view: View) -> list[Problem]:
                 elif d.name.endswith(".md") and not d.is_file(follow_symlinks=False):
                     out.append(Problem(r, "not a regular file (a FIFO, socket or device); not read",
                                        code="not_a_file"))
+    return out
+
+
+_ATTACHMENT = re.compile(r"\.[A-Za-z0-9]{1,5}$")  # [[photo.png]]: a file, not a note
+
+
+def _unresolved_links(view: View) -> list[Problem]:
+    """Every wikilink (frontmatter links, supersedes, superseded_by; the body)
+    that names no note, with the line it is on. A damaged note still counts as
+    there: its links are not the problem."""
+    known = set(view.by_name) | set(view.entries)
+    known |= {rel.rsplit("/", 1)[-1][:-3] for rel in view.problems if rel.endswith(".md")}
+    out = []
+    for e in view.entries.values():
+        names = [*e.links, *(E.unwrap_link(x) for k in ("supersedes", "superseded_by")
+                              for x in e.meta.get(k) or ())]
+        missing = [n for n in dict.fromkeys(names) if n and n not in known and not _ATTACHMENT.search(n)]
+        if not missing:
+            continue
+        try:
+            lines = read_nofollow(view.root / e.path).decode("utf-8", "replace").splitlines()
+        except OSError:
+            lines = []
+        for name in missing:
+            line = next((i for i, text in enumerate(lines, 1) if f"[[{name}" in text), None)
+            out.append(Problem(e.path, f"[[{name}]] names no note", line=line, severity="warning",
+                               code="unresolved_link"))
     return out
 
 

@@ -46,7 +46,7 @@ TAG_WEIGHT = 3
 # candidates ranked per lane before fusion: below rank 100 a lane adds less
 # than 1/160 to a fused score, never enough to matter for the first results
 LANE_DEPTH = 100
-SNAPSHOT_FORMAT = 5
+SNAPSHOT_FORMAT = 6  # 6: superseded flag bit; links no longer indexed as text
 _MAGIC = b"SEDIDX\n"
 ALIVE = 0x80
 _MASKS: dict[int, bytes] = {}

@@ -1,6 +1,6 @@
-"""The verbs that read: get, list, search, stats. Each holds the view for
-the whole call (``View.reading``) and never writes a memory file; a search
-records its recalls outside the notes, in the usage log.
+"""The verbs that read: get, list, search, links_to, stats. Each holds the
+view for the whole call (``View.reading``) and never writes a memory file; a
+search records its recalls outside the notes, in the usage log.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from typing import Any, Iterable
 from . import search as S
 from . import validate as V
 from .entry import Entry
-from .errors import LockTimeout
+from .errors import InvalidInput, LockTimeout, ParseError
 from .search import SearchHit
 from .store import Store
 
 log = logging.getLogger("sediment")
+
+SORTS = ("path", "updated", "created")
 
 
 def get(store: Store, id: str) -> Entry:
@@ -23,37 +25,71 @@ def get(store: Store, id: str) -> Entry:
         return view.resolve(id)
 
 
+def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status: Any = None,
+            since: Any = None, until: Any = None) -> S.Predicate | None:
+    """The predicate of the filters given (each checked), or None for none."""
+    if all(x is None or x == () or x == [] for x in (layer, room, tags, kind, status, since, until)):
+        return None
+    return S.make_filter(layers=V.layers(layer), room=V.room_filter(room), tags=V.tags(tags) or None,
+                         kinds=V.kinds(kind, store.policy.kinds), status=V.status(status),
+                         since=V.optional_time(since, key="since"), until=V.optional_time(until, key="until"))
+
+
 def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room: str | None = None,
-                 tag: str | None = None, kind: str | Iterable[str] | None = None,
-                 status: str | None = None) -> list[Entry]:
-    pred = S.make_filter(layer=layer, room=room, tags=[tag] if tag else None, kind=kind, status=status)
+                 tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
+                 status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
+                 limit: int | None = None) -> list[Entry]:
+    if sort not in SORTS:
+        raise InvalidInput(f"sort: {sort!r} is not one of {', '.join(SORTS)}", what="sort")
+    if limit is not None:
+        V.limit(limit)
+    pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, status=status, since=since, until=until)
     with store.view.reading() as view:
-        return sorted((e for e in view.entries.values() if pred(e)), key=lambda e: e.path)
+        found = [e for e in view.entries.values() if pred is None or pred(e)]
+    if sort == "path":
+        found.sort(key=lambda e: e.path)
+    else:  # newest first; an unreadable time sorts last
+        found.sort(key=lambda e: (-_timestamp(e, sort), e.path))
+    return found if limit is None else found[:limit]
+
+
+def _timestamp(e: Entry, which: str) -> float:
+    try:
+        return (e.updated if which == "updated" else e.created).timestamp()
+    except (ParseError, OverflowError, ValueError):
+        return float("-inf")
 
 
 def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
            room: str | None = None, tags: Iterable[str] | str | None = None,
            kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
-           include_archive: bool = False, record: bool = True) -> list[SearchHit]:
+           include_archive: bool = False, include_superseded: bool = False,
+           record: bool = True) -> list[SearchHit]:
     V.query(query)
     V.limit(limit)
-    pred = None
-    if any(x for x in (layer, room, tags, kind, since, until)):
-        tag_list = [tags] if isinstance(tags, str) else list(tags) if tags else None
-        pred = S.make_filter(layer=layer, room=room, tags=tag_list, kind=kind, since=since, until=until)
+    pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, since=since, until=until)
+    layers = V.layers(layer)
     # archive is searched only when asked (by flag or by naming the layer); purged never
-    asked = include_archive or (layer == "archive" if isinstance(layer, str)
-                                else bool(layer) and "archive" in layer)  # type: ignore[operator]
+    asked = include_archive or (layers is not None and "archive" in layers)
     with store.view.reading() as view:
         tiebreak = S.Tiebreak(view.entries, store.usage.load, store.policy.kinds)
         hits = S.run(view.index, view.entries, view.tokenizer, query, limit=limit, pred=pred,
-                     include_archive=asked, tiebreak=tiebreak)
+                     include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak)
     if record and hits and store.usage.writable:  # (a read-only root records nothing)
         try:
             store.usage.record([h.entry.id for h in hits], "recall")
         except (LockTimeout, OSError) as exc:  # a lost recall must not fail a search
             log.warning("sediment: recall not recorded: %s", exc)
     return hits
+
+
+def links_to(store: Store, id: str) -> list[Entry]:
+    """Memories whose links (frontmatter or body) name this one, by path."""
+    with store.view.reading() as view:
+        target = view.resolve(id)
+        names = {target.name, target.id}
+        return sorted((e for e in view.entries.values() if e.id != target.id and names & set(e.links)),
+                      key=lambda e: e.path)
 
 
 def stats(store: Store) -> dict[str, Any]:

@@ -180,9 +180,14 @@ class Repository:
         return iter(self.list())
 
     def list(self, *, layer: str | Iterable[str] | None = None, room: str | None = None,
-             tag: str | None = None, kind: str | Iterable[str] | None = None,
-             status: str | None = None) -> builtins.list[Entry]:
-        """Memories that match every filter given, ordered by path.
+             tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
+             status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
+             limit: int | None = None, tag: str | Iterable[str] | None = None) -> builtins.list[Entry]:
+        """Memories that match every filter given (``tags``: one tag or a list,
+        all required; ``tag`` is the same), ordered by ``sort``: 'path', or
+        'updated' / 'created' newest first; at most ``limit``. ``since`` and
+        ``until`` bound the updated time. An unknown layer, kind or status is
+        ``InvalidInput`` naming the allowed values.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -190,21 +195,27 @@ class Repository:
         >>> [e.kind for e in repo.list(room="work")]
         ['fact']
         """
-        return reads.list_entries(self.store, layer=layer, room=room, tag=tag, kind=kind, status=status)
+        return reads.list_entries(self.store, layer=layer, room=room, tags=tags if tag is None else tag,
+                                  kind=kind, status=status, since=since, until=until, sort=sort, limit=limit)
 
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
                kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
-               include_archive: bool = False, record: bool = True) -> builtins.list[SearchHit]:
+               include_archive: bool = False, include_superseded: bool = False,
+               record: bool = True) -> builtins.list[SearchHit]:
         """Memories that share words with ``query``, best first.
 
         Three rankings — words (jieba + Latin words, BM25), rare terms (the
         summed IDF of the query words a memory has) and CJK character bigrams
         (BM25) — fused by reciprocal rank. A memory with no term of the query is
-        never returned; strength and recency only break ties. ``archive/`` is
-        searched only with ``include_archive=True`` (or ``layer='archive'``);
-        purged memories never. ``since``/``until`` bound the updated time.
-        Each memory returned counts as recalled (``record=False`` to not count).
+        never returned; strength and recency only break ties. Only what is
+        current is found: ``archive/`` (and archived memories) only with
+        ``include_archive=True`` (or ``layer='archive'``), superseded memories
+        only with ``include_superseded=True`` (a hit then names its successor in
+        ``hit.superseded_by``), purged memories never. ``since``/``until`` bound
+        the updated time (aware datetimes or ISO 8601 with an offset). Each
+        memory returned counts as recalled (``record=False`` to not count; the
+        CLI records only with ``--record``).
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -213,7 +224,20 @@ class Repository:
         [('Deploy tool', ('deploy',))]
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
-                            since=since, until=until, include_archive=include_archive, record=record)
+                            since=since, until=until, include_archive=include_archive,
+                            include_superseded=include_superseded, record=record)
+
+    def links_to(self, id: str) -> builtins.list[Entry]:
+        """Backlinks: the memories whose links (frontmatter or body) name this one.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> a = repo.add("Mobile apps cannot keep a secret.", title="no secrets on mobile")
+        >>> b = repo.add("Use PKCE on mobile.", title="PKCE", links=[a.name])
+        >>> [e.title for e in repo.links_to(a.id)]
+        ['PKCE']
+        """
+        return reads.links_to(self.store, id)
 
     def stats(self) -> dict[str, Any]:
         """Counts by layer, kind and room; problems; index size.
@@ -280,7 +304,10 @@ class Repository:
 
     def move(self, id: str, layer: str, *, room: str | None = None, reason: str | None = None) -> Entry:
         """Move a memory to another layer (and/or room; the room is kept unless
-        given). The file name stays, so ``[[name]]`` links keep working.
+        given). The file name stays, so ``[[name]]`` links keep working. A move
+        sets ``reason`` (the one given, or none) and the status its target
+        implies (archive → archived), nothing else; an archived, superseded or
+        purged memory comes back only through ``restore``.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -303,10 +330,13 @@ class Repository:
         """
         return writes.archive(self.store, id, reason=reason)
 
-    def purge(self, id: str, *, confirm: bool = False, reason: str = "purged") -> Entry:
+    def purge(self, id: str, *, confirm: bool = False, reason: str = "purged", erase: bool = False) -> Entry:
         """Retire a memory for good: it moves to ``archive/`` marked ``purged`` and
         is no longer found by any search. Nothing is deleted (a person can still
-        read, restore or delete the file).
+        read, restore or delete the file). With ``erase=True`` (a secret written
+        by mistake) only a tombstone stays: id, name, reason and dates, no text,
+        tags or other fields, so links do not dangle (git history still has the
+        text: README, "Erasing a memory").
 
         Needs ``confirm=True`` (policy ``confirm_destructive``) and counts against
         ``destructive_per_hour``; a refused or failed call changes nothing and
@@ -318,7 +348,23 @@ class Repository:
         >>> repo.purge(e.id, confirm=True).status
         'purged'
         """
-        return writes.purge(self.store, id, confirm=confirm, reason=reason)
+        return writes.purge(self.store, id, confirm=confirm, reason=reason, erase=erase)
+
+    def restore(self, id: str, *, layer: str = "shallow", confirm: bool = False) -> Entry:
+        """Bring an archived or superseded memory back to an active status in
+        ``layer``; status and reason are reset. The only way back to active.
+        A purged memory needs ``confirm=True`` (``list(status="purged")`` finds
+        them); an erased one cannot come back.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("the office is on floor 3", kind="fact")
+        >>> _ = repo.archive(e.id, reason="moved offices")
+        >>> r = repo.restore(e.id)
+        >>> r.layer, r.status, "reason" in r.meta
+        ('shallow', 'active', False)
+        """
+        return writes.restore(self.store, id, layer=layer, confirm=confirm)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -6,6 +6,7 @@ tie-breaking, a way to get usage — this module reads nothing itself.
 
 from __future__ import annotations
 
+import datetime as _dt
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,8 +22,9 @@ from .lifecycle import Usage, strength
 from .policy import Clock
 
 # index flag bits: searches skip these groups without looking at each entry
-IN_ARCHIVE = 1
+IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
 PURGED = 2
+SUPERSEDED = 4
 
 
 @dataclass
@@ -33,14 +35,24 @@ class SearchHit:
     snippet: str
     lanes: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def superseded_by(self) -> tuple[str, ...]:
+        """Names of what replaced this memory (a hit of ``include_superseded``)."""
+        return tuple(E.unwrap_link(x) for x in self.entry.meta.get("superseded_by") or ())
+
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
-                "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
-                "lanes": self.lanes}
+        out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
+               "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
+               "lanes": self.lanes}
+        if self.superseded_by:
+            out["superseded_by"] = list(self.superseded_by)
+        return out
 
 
 def flags(e: Entry) -> int:
-    return (IN_ARCHIVE if e.layer == "archive" else 0) | (PURGED if e.status == "purged" else 0)
+    status = e.status
+    return ((IN_ARCHIVE if e.layer == "archive" or status == "archived" else 0)
+            | (PURGED if status == "purged" else 0) | (SUPERSEDED if status == "superseded" else 0))
 
 
 def whole(s: str) -> str:
@@ -52,7 +64,9 @@ def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
     """What a memory is indexed with: title and tags weigh more than the body."""
     title = entry.title
     tags = "\n".join(entry.tags)
-    rest = "\n".join([entry.body, entry.room.replace("/", " "), " ".join(entry.links)])
+    # links are not words of the memory: frontmatter links are left out, and a
+    # body wikilink counts once, by the text a reader sees ([[name|label]] → label)
+    rest = "\n".join([E.display_text(entry.body), entry.room.replace("/", " ")])
     if title and entry.body.lstrip(" #\t\n").startswith(title):
         title = ""  # a title taken from the first line would count that line four times
     tw, tb = tok.terms(title)
@@ -79,21 +93,16 @@ def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[st
 Predicate = Callable[[Entry], bool]
 
 
-def make_filter(*, layer: str | Iterable[str] | None = None, room: str | None = None,
-                tags: Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
-                status: str | None = None, since: Any = None, until: Any = None,
-                include_archive: bool = True) -> Predicate:
-    layers = {layer} if isinstance(layer, str) else set(layer) if layer else None
-    kinds = {kind} if isinstance(kind, str) else set(kind) if kind else None
+def make_filter(*, layers: set[str] | None = None, room: str | None = None,
+                tags: Iterable[str] | None = None, kinds: set[str] | None = None,
+                status: str | None = None, since: _dt.datetime | None = None,
+                until: _dt.datetime | None = None) -> Predicate:
+    """A predicate over entries from checked filter values (``validate``)."""
     tagset = set(tags) if tags else None
-    since_dt = E.parse_time(since, key="since") if since else None
-    until_dt = E.parse_time(until, key="until") if until else None
-    room = room.strip("/") if room else None
+    since_dt, until_dt = since, until
 
     def pred(e: Entry) -> bool:
         if layers is not None and e.layer not in layers:
-            return False
-        if layers is None and not include_archive and e.layer == "archive":
             return False
         if room is not None and e.room != room and not e.room.startswith(room + "/"):
             return False
@@ -147,13 +156,14 @@ class Tiebreak:
 
 
 def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
-        pred: Predicate | None, include_archive: bool, tiebreak: Tiebreak) -> list[SearchHit]:
+        pred: Predicate | None, include_archive: bool, include_superseded: bool,
+        tiebreak: Tiebreak) -> list[SearchHit]:
     """The ranked hits of one query (see ``Repository.search``)."""
     words, bigrams = query_terms(tok, query)
     if not words and not bigrams:
         return []
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
-    exclude = PURGED | (0 if include_archive else IN_ARCHIVE)
+    exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit)
     return [SearchHit(entries[h.key], h.score, h.terms, snippet(entries[h.key], h.terms), h.lanes)
             for h in hits]

@@ -23,9 +23,11 @@ RESERVED_FIELDS = frozenset({"id", "created", "updated", "status", "path", "laye
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
-def body(text: Any, max_bytes: int) -> str:
+def body(text: Any, max_bytes: int, *, empty_ok: bool = False) -> str:
     if not isinstance(text, str):
         raise InvalidInput("text must be a string")
+    if not empty_ok and not text.strip():
+        raise InvalidInput("a memory needs text: this one is empty")
     if "\x00" in text:
         raise InvalidInput("text contains a NUL byte")
     n = len(text.encode("utf-8"))
@@ -46,15 +48,42 @@ def value(v: Any) -> float | None:
     return v
 
 
-def tags(given: Iterable[str] | str) -> list[str]:
+# ASCII punctuation Obsidian does not accept in a tag ('_', '-' and the '/' of
+# nested tags are fine; letters and symbols of any script, emoji included, too)
+_TAG_REFUSED = set("!\"#$%&'()*+,.:;<=>?@[\\]^`{|}~")
+
+
+def tag(t: Any) -> str:
+    """A tag as Obsidian accepts it. Spaces become '-' (``two words`` →
+    ``two-words``), a leading '#' is dropped; a tag made only of digits, or
+    with punctuation Obsidian refuses ('+', ',', '.', …), is refused."""
+    if not isinstance(t, str) or any(c in t for c in "\n\r\x00"):
+        raise InvalidInput(f"tag {t!r}: tags are one-line text")
+    norm = "-".join(t.strip().lstrip("#").split())
+    if not norm:
+        raise InvalidInput(f"tag {t!r} is empty")
+    bad = sorted({c for c in norm if c in _TAG_REFUSED})
+    if bad:
+        raise InvalidInput(f"tag {t!r}: Obsidian does not accept {' '.join(bad)} in a tag "
+                           f"(letters, digits, '_', '-' and '/' for nested tags are fine)")
+    if norm.replace("/", "").isdigit():
+        raise InvalidInput(f"tag {t!r}: a tag needs at least one character that is not a digit")
+    if norm.startswith("/") or norm.endswith("/") or "//" in norm:
+        raise InvalidInput(f"tag {t!r}: a nested tag is written a/b")
+    return norm
+
+
+def tags(given: Iterable[str] | str | None) -> list[str]:
+    """One tag or a list of them."""
+    if given is None:
+        return []
     if isinstance(given, str):
         given = [given]
-    out = []
-    for t in given:
-        if not isinstance(t, str) or not t.strip() or any(c in t for c in "\n\r\x00"):
-            raise InvalidInput(f"tag {t!r}: tags are non-empty one-line strings")
-        out.append(t.strip().lstrip("#"))
-    return out
+    try:
+        items = list(given)
+    except TypeError:
+        raise InvalidInput(f"tags must be a tag or a list of tags, not {given!r}") from None
+    return list(dict.fromkeys(tag(t) for t in items))
 
 
 def link(x: Any) -> str:
@@ -124,13 +153,74 @@ def room(v: Any) -> str:
     return N.check_room(v)
 
 
-def now(v: _dt.datetime | None) -> _dt.datetime:
-    """A caller's ``now``: aware, or the current time."""
-    if v is None:
-        return _dt.datetime.now().astimezone()
-    if not isinstance(v, _dt.datetime) or v.tzinfo is None:
-        raise InvalidInput("now must be a timezone-aware datetime")
+def time(v: Any, *, key: str) -> _dt.datetime:
+    """A time a caller passes (``now``, ``since``, ``until``): an aware
+    ``datetime`` or an ISO 8601 string with an offset. A time without an offset
+    is refused: it would mean a different moment on each machine."""
+    if isinstance(v, str):
+        try:
+            v = _dt.datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInput(f"{key}: {v!r} is not an ISO 8601 time "
+                               f"(e.g. 2027-01-01T09:00:00+08:00)", what=key) from None
+    if not isinstance(v, _dt.datetime):
+        raise InvalidInput(f"{key} must be a datetime or an ISO 8601 string, not {v!r}", what=key)
+    if v.tzinfo is None or v.utcoffset() is None:
+        raise InvalidInput(f"{key}: {v.isoformat()} has no timezone offset (write e.g. "
+                           f"{v.isoformat()}+00:00)", what=key)
     return v
+
+
+def now(v: Any) -> _dt.datetime:
+    """A caller's ``now``, or the current time."""
+    return _dt.datetime.now().astimezone() if v is None else time(v, key="now")
+
+
+def optional_time(v: Any, *, key: str) -> _dt.datetime | None:
+    return None if v is None or v == "" else time(v, key=key)
+
+
+def _one_or_many(v: Any, *, what: str) -> list[Any]:
+    if isinstance(v, str):
+        return [v]
+    try:
+        return list(v)
+    except TypeError:
+        raise InvalidInput(f"{what} must be a value or a list of values, not {v!r}", what=what) from None
+
+
+def layers(v: Any) -> set[str] | None:
+    """A layer filter (one or several), checked against the layers."""
+    if v is None:
+        return None
+    out = set(_one_or_many(v, what="layer"))
+    unknown = sorted(str(x) for x in out - set(E.LAYERS))
+    if unknown:
+        raise InvalidInput(f"layer: {', '.join(unknown)} is not one of {', '.join(E.LAYERS)}", what="layer")
+    return out
+
+
+def kinds(v: Any, known: Iterable[str]) -> set[str] | None:
+    if v is None:
+        return None
+    known = list(known)
+    out = set(_one_or_many(v, what="kind"))
+    unknown = sorted(str(x) for x in out - set(known))
+    if unknown:
+        raise InvalidInput(f"kind: {', '.join(unknown)} is not one of {', '.join(known)}", what="kind")
+    return out
+
+
+def status(v: Any) -> str | None:
+    if v is None:
+        return None
+    if v not in E.STATUSES:
+        raise InvalidInput(f"status: {v!r} is not one of {', '.join(E.STATUSES)}", what="status")
+    return str(v)
+
+
+def room_filter(v: Any) -> str | None:
+    return None if v is None or v == "" else N.check_room(str(v).strip("/"))
 
 
 def limit(v: Any) -> int:

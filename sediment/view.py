@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import logging
 import os
+import re
 import stat
 import struct
 import threading
@@ -47,6 +49,8 @@ from .index import Index
 from .journal import Feed
 
 log = logging.getLogger("sediment")
+
+_ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 
 # a cold open folds the index's delta into its compact base past this many
 # terms: a safety valve for very large roots (a fold costs ~10 µs a term, so
@@ -71,6 +75,12 @@ class Problem:
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "reason": self.reason,
                 "severity": self.severity, "code": self.code}
+
+
+def text_key(text: str) -> str:
+    """A short digest of text as compared for duplicates (whitespace runs as
+    one space): the map holds digests, not a second copy of every text."""
+    return hashlib.blake2b(" ".join(text.split()).encode("utf-8"), digest_size=12).hexdigest()
 
 
 def _keep_first(a: Entry, b: Entry) -> bool:
@@ -117,6 +127,9 @@ class View:
         self.file_stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
         self.index = Index()
         self.dirty = False  # changed since the snapshot was written
+        # normalised main text → ids, built on first use (duplicate detection),
+        # then kept current with the view
+        self._by_text: dict[str, set[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -137,8 +150,41 @@ class View:
             ids = self.by_name.get(E.unwrap_link(key))
             e = self.entries.get(ids[0]) if ids else None
         if e is None:
+            broken = self._damaged(key)
+            if broken is not None:  # it exists: say so, and why it cannot be read
+                raise ParseError(f"{broken.path}{':' + str(broken.line) if broken.line else ''}: "
+                                 f"{key!r} exists but cannot be read: {broken.reason}",
+                                 path=broken.path, line=broken.line)
             raise NotFound(f"no memory with id or name {key!r}", id=key)
         return e
+
+    def _damaged(self, key: str) -> Problem | None:
+        """The problem of a file that would be the memory ``key`` (by file
+        name, or by an ``id:`` line) if it could be read."""
+        name = E.unwrap_link(key)
+        for rel, p in self.problems.items():
+            if p.code not in ("parse", "storage") or not rel.endswith(".md"):
+                continue
+            if rel.rsplit("/", 1)[-1][:-3] == name:
+                return p
+            try:
+                head = read_nofollow(self.root / rel)[:4096].decode("utf-8", "replace")
+            except OSError:
+                continue
+            m = _ID_LINE.search(head)
+            if m and m.group(1) == key:
+                return p
+        return None
+
+    def same_text(self, text: str) -> list[Entry]:
+        """Memories whose main text is ``text`` once whitespace is normalised."""
+        if self._by_text is None:
+            self._by_text = {}
+            for e in self.entries.values():
+                self._by_text.setdefault(text_key(e.text), set()).add(e.id)
+        norm = " ".join(text.split())
+        found = (self.entries[i] for i in self._by_text.get(text_key(text), ()))
+        return sorted((e for e in found if " ".join(e.text.split()) == norm), key=lambda e: e.id)
 
     def knows(self, key: Any) -> bool:
         return isinstance(key, str) and (key in self.entries or E.unwrap_link(key) in self.by_name)
@@ -331,6 +377,8 @@ class View:
             return
         old = self.entries.pop(eid, None)
         if old is not None:
+            if self._by_text is not None:
+                self._by_text.get(text_key(old.text), set()).discard(eid)
             ids = self.by_name.get(old.name, [])
             if eid in ids:
                 ids.remove(eid)
@@ -341,6 +389,8 @@ class View:
         self.dirty = True
 
     def _register(self, entry: Entry) -> None:
+        if self._by_text is not None:
+            self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
         self.entries[entry.id] = entry
         self.by_path[entry.path] = entry.id
         self.by_name.setdefault(entry.name, []).append(entry.id)

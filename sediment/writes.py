@@ -35,10 +35,11 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     sections = {k: fields.pop(k) for k in list(fields) if k in E.SECTIONS}
     extra = V.fields(fields)
     tag_list = V.tags(tags)
+    explicit_title = title is not None
     if title is None:
         first = next((ln.strip(" #\t") for ln in text.splitlines() if ln.strip()), "")
         title = first[:80] or "note"
-    title = V.title(title)
+    title = V.title(title, required=True)
     V.value(value)
     if kind is None or kind not in policy.kinds:
         if kind is not None and not isinstance(kind, str):
@@ -57,14 +58,21 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
         for e in siblings:  # a retry of the same payload creates nothing new
             if e.title == title and e.body == body and e.status != "purged":
                 return e
+        if event is None:
+            twin = next((e for e in view.same_text(text) if e.status == "active" and e.layer != "archive"
+                         and e.event is None), None)
+            if twin is not None:  # an agent retrying a write, most often: one memory, not two
+                return _merge_duplicate(store, twin, tags=tag_list, links=link_names, extra=extra,
+                                        given={"title": title if explicit_title else None, "kind": kind,
+                                               "value": value, "source": source, "room": room,
+                                               "layer": layer if layer != "shallow" else None},
+                                        sections=sections)
         if kind == "core":
             _check_core_cap(store)
-        if extra.get("unclassified") is True and _unclassified_repeats(store, text) >= 2:
-            extra["flag"] = "classify: written unclassified 3 times"
         eid = E.new_id(None if now is None else int(now.timestamp() * 1000))
+        targets, warnings = _link_targets(store, link_names)
         meta = E.build_meta(id=eid, title=title, created=created, kind=kind, tags=tag_list,
-                            value=value, source=source, links=[_link_target(store, x) for x in link_names],
-                            extra=extra)
+                            value=value, source=source, links=targets, extra=extra)
         meta = V.meta(meta)
         name = store.unique_name(N.slugify(title), eid)
         rel = N.join_path(layer, room, name)
@@ -78,13 +86,14 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
         fresh = fresh.warn(*store.note_done(rel))
         if siblings:
             _auto_supersede(store, fresh, siblings)
-    return fresh
+    return fresh.warn(*warnings)
 
 
 def update(store: Store, id: str, *, expected: str | None = None, **changes: Any) -> Entry:
     policy = store.policy
     with store.writing() as view:
         current = store.reread(view.resolve(id))
+        _refuse_purged(current, "update")
         if expected is not None and expected != current.version:
             raise Conflict(f"{current.path} changed since version {expected} was read "
                            f"(now {current.version}); read it again and retry",
@@ -101,8 +110,10 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
             meta["title"] = V.title(changes.pop("title"), required=True)
         if "tags" in changes:
             meta["tags"] = V.tags(changes.pop("tags")) or None
+        warnings: list[str] = []
         if "links" in changes:
-            meta["links"] = [E.wikilink(_link_target(store, V.link(x))) for x in changes.pop("links")] or None
+            targets, warnings = _link_targets(store, [V.link(x) for x in changes.pop("links") or ()])
+            meta["links"] = [E.wikilink(x) for x in targets] or None
         if "kind" in changes:
             k = V.kind(changes.pop("kind"), policy.kinds)
             if k == "core" and current.kind != "core":
@@ -125,21 +136,30 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
         V.body(body, policy.max_body_bytes)
         meta["updated"] = E.now_iso()
         meta = V.meta({k: v for k, v in meta.items() if v is not None}, path=current.path)
-        return store.rewrite(current, meta=meta, body=body)
+        return store.rewrite(current, meta=meta, body=body).warn(*warnings)
+
+
+def _refuse_purged(entry: Entry, verb: str) -> None:
+    if entry.status == "purged":
+        raise InvalidInput(f"{entry.path} is purged; {verb} does not bring it back "
+                           f"(restore(id, confirm=True) does)", id=entry.id)
 
 
 def move(store: Store, id: str, layer: str, *, room: str | None = None, reason: str | None = None) -> Entry:
+    """A move changes the folder, the ``reason`` (the one given, or none) and
+    the status the target implies (archive → archived); never ``updated``,
+    which is the last change of meaning. Out of archive is ``restore``'s job."""
     layer = V.layer(layer)
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
+        _refuse_purged(entry, "move")
+        if layer != "archive" and entry.status != "active":
+            raise InvalidInput(f"{entry.path} is {entry.status}; use restore() to make it active again",
+                               id=entry.id)
         new_room = entry.room if room is None else V.room(room)
-        changes: dict[str, Any] = {}
-        if reason is not None:
-            changes["reason"] = E.one_line(reason)
-        if layer != "archive" and entry.status in ("archived", "purged"):
-            changes["status"] = "active"
-        if layer != entry.layer or changes:
-            changes["updated"] = E.now_iso()
+        changes: dict[str, Any] = {"reason": E.one_line(reason) if reason else None}
+        if layer == "archive" and entry.status == "active":
+            changes["status"] = "archived"
         return store.move(entry, layer, new_room, meta_changes=changes, op="move")
 
 
@@ -147,20 +167,44 @@ def archive(store: Store, id: str, *, reason: str) -> Entry:
     why = V.reason(reason, verb="archive")
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
+        _refuse_purged(entry, "archive")
+        status = "superseded" if entry.status == "superseded" else "archived"
         return store.move(entry, "archive", entry.room, op="archive",
-                          meta_changes={"status": "archived", "reason": why, "updated": E.now_iso()})
+                          meta_changes={"status": status, "reason": why})
 
 
-def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged") -> Entry:
+def restore(store: Store, id: str, *, layer: str = "shallow", confirm: bool = False) -> Entry:
+    """The only way back to ``active``: for archived and superseded memories
+    (purged ones with ``confirm``); status and reason reset, the superseded_by
+    link dropped (the successor keeps its ``supersedes`` as history)."""
+    layer = V.layer(layer)
+    if layer == "archive":
+        raise InvalidInput("restore brings a memory out of archive: choose shallow, sediment or bedrock")
+    with store.writing() as view:
+        entry = store.reread(view.resolve(id))
+        if entry.status == "active" and entry.layer != "archive":
+            raise InvalidInput(f"{entry.path} is active already; nothing to restore", id=entry.id)
+        if entry.meta.get("erased"):
+            raise InvalidInput(f"{entry.path} was erased: only its tombstone is left", id=entry.id)
+        if entry.status == "purged" and not confirm:
+            raise PolicyError(f"{entry.path} is purged; restoring it needs confirm=True", rule="confirm")
+        return store.move(entry, layer, entry.room, op="restore",
+                          meta_changes={"status": "active", "reason": None, "superseded_by": None})
+
+
+def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged", erase: bool = False) -> Entry:
     if store.policy.confirm_destructive and not confirm:
         raise PolicyError("purge needs confirm=True (policy confirm_destructive)", rule="confirm")
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
         limit = RateLimit(store.usage.writable_folder() / "destructive.log", store.policy.destructive_per_hour)
         limit.check()
-        fresh = store.move(entry, "archive", entry.room, op="purge",
-                           meta_changes={"status": "purged", "reason": E.one_line(reason),
-                                         "updated": E.now_iso()})
+        why = E.one_line(reason)
+        if erase:  # text, tags and every other field go; what links need stays
+            keep = {k: entry.meta[k] for k in ("id", "created", "updated") if k in entry.meta}
+            tomb = {**keep, "status": "purged", "reason": why, "erased": E.now_iso()}
+            entry = store.rewrite(entry, meta=tomb, body="Erased: the text of this memory was removed.\n")
+        fresh = store.move(entry, "archive", entry.room, op="purge", meta_changes={"status": "purged", "reason": why})
         limit.record()
         return fresh
 
@@ -170,7 +214,31 @@ def supersede(store: Store, old_id: str, new_id: str, reason: str = "superseded"
         old, new = store.reread(view.resolve(old_id)), store.reread(view.resolve(new_id))
         if old.id == new.id:
             raise InvalidInput("a memory cannot supersede itself")
+        _refuse_purged(old, "supersede")
+        if new.status != "active":
+            raise InvalidInput(f"{new.path} is {new.status}: only an active memory can supersede another",
+                               id=new.id)
+        if _supersedes(view, new, old):
+            raise InvalidInput(f"{new.path} already descends from {old.path}: superseding it would "
+                               f"form a cycle", id=new.id)
         return store.supersede(old, new, reason)
+
+
+def _supersedes(view: Any, start: Entry, target: Entry) -> bool:
+    """Whether ``target`` is reached from ``start`` along superseded_by links
+    (start is then, in effect, older than target)."""
+    seen, todo = set(), [start]
+    while todo:
+        e = todo.pop()
+        if e.id == target.id:
+            return True
+        if e.id in seen:
+            continue
+        seen.add(e.id)
+        for name in e.meta.get("superseded_by") or ():
+            ids = view.by_name.get(E.unwrap_link(name), [])
+            todo += [view.entries[i] for i in ids if i in view.entries]
+    return False
 
 
 def _auto_supersede(store: Store, new: Entry, siblings: list[Entry]) -> None:
@@ -189,12 +257,6 @@ def _auto_supersede(store: Store, new: Entry, siblings: list[Entry]) -> None:
             log.warning("sediment: could not supersede %s: %s", e.path, exc)
 
 
-def _unclassified_repeats(store: Store, text: str) -> int:
-    norm = " ".join(text.split())
-    return sum(1 for e in store.view.entries.values()
-               if e.meta.get("unclassified") and e.layer != "archive" and " ".join(e.text.split()) == norm)
-
-
 def _check_core_cap(store: Store) -> None:
     n = sum(1 for e in store.view.entries.values() if e.kind == "core" and e.layer != "archive")
     if n >= store.policy.core_max:
@@ -202,16 +264,65 @@ def _check_core_cap(store: Store) -> None:
                           f"{store.policy.core_max}); archive one or use another kind", rule="core_max")
 
 
-def _link_target(store: Store, key: str) -> str:
-    """The name a link should carry: a caller may name a memory by its name,
-    its id or its exact title; anything else is kept as written (a link to a
-    note not written yet, as in Obsidian)."""
+def _link_targets(store: Store, keys: list[str]) -> tuple[list[str], list[str]]:
+    """The names links should carry, and a warning for each that names no
+    memory. A caller may name a memory by its name, its id or its exact title;
+    anything else is kept as written (a link to a note not written yet, as in
+    Obsidian) and warned about."""
     view = store.view
-    e = view.entries.get(key)
-    if e is None and key not in view.by_name:
-        titled = [x for x in view.entries.values() if x.title == key]
-        e = titled[0] if len(titled) == 1 else None
-    return e.name if e is not None else key
+    names, warnings = [], []
+    titles: dict[str, list[Entry]] | None = None
+    for key in keys:
+        target = key.split("|")[0].split("#")[0].strip()
+        e = view.entries.get(target)
+        if e is None and target not in view.by_name:
+            if titles is None:
+                titles = {}
+                for x in view.entries.values():
+                    titles.setdefault(x.title, []).append(x)
+            titled = titles.get(target, [])
+            e = titled[0] if len(titled) == 1 else None
+            if e is None:
+                warnings.append(f"link [[{key}]] names no memory (yet)")
+        names.append(e.name if e is not None else key)
+    return names, warnings
+
+
+def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[str], extra: dict[str, Any],
+                     given: dict[str, Any], sections: dict[str, Any]) -> Entry:
+    """``add`` of a text an active memory already has: that memory, with the
+    call's tags and links added; other fields that differ are left as they
+    are, and the entry returned says so."""
+    meta = dict(twin.meta)
+    targets, warnings = _link_targets(store, links)
+    new_tags = [t for t in tags if t not in twin.tags]
+    if new_tags:
+        meta["tags"] = [*twin.tags, *new_tags]
+    have = list(meta.get("links") or ())
+    new_links = [E.wikilink(x) for x in targets if E.wikilink(x) not in have]
+    if new_links:
+        meta["links"] = have + new_links
+    if extra.get("unclassified") and twin.meta.get("unclassified"):
+        repeats = int(twin.meta.get("repeats") or 1) + 1  # the same fragment, written again unclassified
+        meta["repeats"] = repeats
+        if repeats >= 3:
+            meta["flag"] = f"classify: written unclassified {repeats} times"
+    current = {"title": twin.title, "kind": twin.kind, "value": twin.meta.get("value"),
+               "source": twin.source, "room": twin.room, "layer": twin.layer}
+    differ = sorted(k for k, v in given.items() if v is not None and v != current[k]
+                    and not (k == "kind" and extra.get("unclassified")))
+    differ += sorted(k for k, v in extra.items() if k != "unclassified" and twin.meta.get(k) != v)
+    differ += sorted(k for k, v in sections.items() if v and twin.sections.get(k) != E.compose_body("", {k: v})
+                     .split("\n", 1)[-1].strip("\n"))
+    if differ:
+        warnings.append(f"the same text is already memory {twin.id} ({twin.path}); returned it as it is: "
+                        f"{', '.join(differ)} of this call not applied")
+    else:
+        warnings.append(f"the same text is already memory {twin.id}; returned it")
+    if meta != dict(twin.meta):
+        meta["updated"] = E.now_iso()
+        twin = store.rewrite(twin, meta=V.meta(meta, path=twin.path))
+    return twin.warn(*warnings)
 
 
 class RateLimit:

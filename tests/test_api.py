@@ -348,7 +348,7 @@ def test_archive_and_restore(tmp_path):
     assert files_with_id(tmp_path, e.id) == [a.path]
     assert repo.search("redis") == []
     assert [h.entry.id for h in repo.search("redis", include_archive=True)] == [e.id]
-    back = repo.move(e.id, "shallow")
+    back = repo.restore(e.id)  # out of archive is restore's job (move refuses it)
     assert back.path == e.path and back.status == "active"
     assert [h.entry.id for h in repo.search("redis")] == [e.id]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sediment import NotFound, Problem, Repository
+from sediment import NotFound, ParseError, Problem, Repository
 
 C = "created: '2026-01-01T00:00:00+08:00'\n"
 
@@ -133,7 +133,7 @@ def test_open_search_list_survive_bad_files(root):
     for rel, (_, eid, word, _) in TOLERATED.items():
         assert eid in {h.entry.id for h in repo.search(word)}, rel
     assert repo.get("DUP-1").id == "DUP-1"
-    with pytest.raises(NotFound):
+    with pytest.raises(ParseError):  # it exists, damaged: not "not found"
         repo.get("BAD-DENSITY")
     stats = repo.stats()
     assert stats["memories"] == len(ids)
@@ -220,7 +220,7 @@ def test_writes_elsewhere_do_not_touch_bad_files(root):
 
 def test_fixed_file_comes_back_after_refresh(root):
     repo = Repository(root)
-    with pytest.raises(NotFound):
+    with pytest.raises(ParseError):
         repo.get("BAD-DENSITY")
     target = root / "shallow" / "auth" / "density-word.md"
     target.write_bytes(target.read_bytes().replace(b"density: high", b"density: 0.9"))

@@ -104,7 +104,7 @@ for i in range(1, 100000):
         log({"t": "intent", "op": op, "id": None, "expect": expect})
         e = repo.add(expect["text"], title=title, room=room or None, layer=layer, kind="fact")
     else:
-        target = rng.choice(entries if r < 0.55 else live)
+        target = rng.choice(live)  # (a purged memory is never changed again: update and move refuse it)
         # the state to start from, as the file says (not the library's view of it)
         expect = state(parse(open(os.path.join(root, target.path), "rb").read(), target.path))
         if r < 0.55:
@@ -114,7 +114,10 @@ for i in range(1, 100000):
             op = "move"
             expect["layer"] = rng.choice([x for x in LAYERS if x != expect["layer"]])
             if expect["layer"] != "archive" and expect["status"] == "archived":
+                op = "restore"  # out of archive is restore's job
                 expect["status"] = "active"
+            elif expect["layer"] == "archive":
+                expect["status"] = "archived"
         elif r < 0.9:
             op = "archive"
             expect["layer"], expect["status"] = "archive", "archived"
@@ -126,6 +129,8 @@ for i in range(1, 100000):
             e = repo.update(target.id, expected=target.version, text=expect["text"])
         elif op == "move":
             e = repo.move(target.id, expect["layer"])
+        elif op == "restore":
+            e = repo.restore(target.id, layer=expect["layer"])
         elif op == "archive":
             e = repo.archive(target.id, reason=f"round {rnd} op {i}")
         else:
@@ -548,7 +553,8 @@ def test_move_returns_the_memory_in_its_new_layer(tmp_path):
     repo = Repository(tmp_path / "mem", policy=POLICY)
     e = repo.add("a note that is promoted at once", title="quick promotion", kind="fact")
     for layer in ("sediment", "bedrock", "archive", "shallow"):
-        moved = repo.move(e.id, layer)
+        # out of archive is restore's job (move refuses it)
+        moved = repo.restore(e.id, layer=layer) if layer == "shallow" else repo.move(e.id, layer)
         assert moved.path == f"{layer}/{e.name}.md" and e.name.startswith("quick-promotion-")
         assert (moved.layer, repo.get(e.id).layer) == (layer, layer), (
             f"moved to {moved.path}, but the returned entry says layer {moved.layer!r} and the "

@@ -279,7 +279,8 @@ def test_written_file_is_readable_by_python_frontmatter(tmp_path):
 
 
 def test_fields_survive_a_reopen(tmp_path):
-    tags = ["偏好", "Ünïcödé", "emoji 🎉", "C++", "a:b", "yes", "null", "2026-01-01", "1.5"]
+    # tags YAML would read as other types, as Obsidian accepts them ('C++' or '1.5' are refused)
+    tags = ["偏好", "Ünïcödé", "emoji-🎉", "C-sharp", "a_b", "yes", "null", "2026-01-01", "0x1F", "1_000"]
     with Repository(tmp_path) as repo:
         e = repo.add("正文 body\n\nsecond paragraph", title="标题: with colon & 'quotes'", tags=tags,
                      kind="fact", value=0.25, source="s-1", links=["[[别的笔记]]", "other"],
@@ -387,7 +388,7 @@ def test_id_and_name_are_stable_across_update_move_and_reopen(tmp_path):
 def test_any_title_gives_a_usable_file_name(tmp_path, title):
     assume(title.strip() and "\n" not in title)
     repo = _shared_repo(tmp_path)
-    e = repo.add("x", title=title)
+    e = repo.add(f"x {title}", title=title)  # (one text per note: a duplicate is not written twice)
     assert (tmp_path / e.path).is_file()
     assert e.path.count("/") == 1 and e.path.startswith("shallow/")
     assert len(e.name.encode("utf-8")) <= 200

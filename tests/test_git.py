@@ -469,7 +469,10 @@ def test_moving_notes_between_layers_keeps_links_resolvable(tmp_path):
     target = repo.add("the note everyone links to", title="link target", room="r")
     src = repo.add(f"see [[{target.name}]]", title="linker", links=[target.name])
     for layer in ("sediment", "bedrock", "archive", "shallow"):
-        moved = repo.move(target.id, layer, room="r2" if layer == "bedrock" else None)
+        if layer == "shallow":  # out of archive is restore's job (move refuses it)
+            moved = repo.restore(target.id, layer=layer)
+        else:
+            moved = repo.move(target.id, layer, room="r2" if layer == "bedrock" else None)
         assert moved.name == target.name, "a move keeps the file name"
         # the linking note did not need to change, and its links still resolve
         assert (root / src.path).read_bytes() == (root / repo.get(src.id).path).read_bytes()

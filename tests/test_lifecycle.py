@@ -733,7 +733,7 @@ def test_consolidate_retires_listed_contained_and_similar_fragments(repo):
     similar = frag("staging database password rotates first Monday every month!")
     unrelated = frag("Buy oat milk for the office kitchen")
     near_miss = frag("password manager for the staging team")
-    fact = add(repo, "a real fact", text="rotates on the first Monday", kind="fact")
+    fact = add(repo, "a real fact", text="rotations happen on the first Monday", kind="fact")
     assert contained.text.strip() in CONSOLIDATED
     assert bigram_similarity(similar.text, CONSOLIDATED) >= 0.55
     assert similar.text.strip() not in CONSOLIDATED
@@ -852,8 +852,18 @@ class LifecycleMachine(RuleBasedStateMachine):
     @rule(i=st.integers(0, 100), j=st.integers(0, 100))
     def supersede(self, i, j):
         a, b = self.pick(i), self.pick(j)
-        if a != b:
+        if a == b:
+            return
+        old, new = self.repo.get(a), self.repo.get(b)
+        if new.status != "active" or old.status == "purged":
+            # only an active memory supersedes; a purged one is never changed again
+            with pytest.raises(InvalidInput):
+                self.repo.supersede(a, b, reason="property test")
+            return
+        try:
             self.repo.supersede(a, b, reason="property test")
+        except InvalidInput as exc:  # b descends from a: superseding would form a cycle
+            assert "cycle" in str(exc)
 
     @rule()
     def metabolize_dry(self):

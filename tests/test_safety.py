@@ -257,12 +257,15 @@ def test_title_with_nul_or_newline_is_refused(env):
 def test_path_like_tags_and_links_stay_text(env):
     repo, root, outside, keeper = env
     before = snapshot(outside)
-    e = repo.add("x", title="tags", tags=["../../outside", "/etc/passwd", "CON", "nul.txt", "a/b"],
-                 links=["../outside/bait", "/etc/passwd"])
-    assert list(e.tags) == ["../../outside", "/etc/passwd", "CON", "nul.txt", "a/b"]
+    # tags are text, never paths; those Obsidian refuses ('.', a leading '/') are refused
+    for bad in ("../../outside", "/etc/passwd", "nul.txt"):
+        with pytest.raises(InvalidInput):
+            repo.add("x", title="tags", tags=[bad])
+    e = repo.add("x", title="tags", tags=["CON", "a/b", "nul"], links=["../outside/bait", "/etc/passwd"])
+    assert list(e.tags) == ["CON", "a/b", "nul"]
     assert e.path == f"shallow/{e.name}.md"
     assert snapshot(outside) == before
-    assert [x.id for x in repo.list(tag="../../outside")] == [e.id]
+    assert [x.id for x in repo.list(tag="a/b")] == [e.id]
 
 
 @pytest.mark.parametrize("kwargs", [

@@ -72,16 +72,17 @@ def link_out(root: Path, rel: str, outside: Path) -> Path:
     return target
 
 
-def use(repo: Repository, rel: str) -> None:
-    """Add, search, metabolize: everything that writes somewhere in _system/."""
+def use(repo: Repository, rel: str, n: int = 1) -> None:
+    """Add, search, metabolize: everything that writes somewhere in _system/.
+    (``n`` keeps each call's text its own: an exact duplicate is not written.)"""
     if rel in WRITES_OFF:
         with pytest.raises(StorageError) as info:
-            repo.add("granite boulders by the river", title="granite", kind="fact", value=0.9)
+            repo.add(f"granite boulders by the river, pass {n}", title="granite", kind="fact", value=0.9)
         assert rel in str(info.value), "the refusal must name the link"
         with pytest.raises(StorageError):
             repo.metabolize(dry_run=False, confirm=True, now=LATER + dt.timedelta(days=400))
     else:
-        repo.add("granite boulders by the river", title="granite", kind="fact", value=0.9)
+        repo.add(f"granite boulders by the river, pass {n}", title="granite", kind="fact", value=0.9)
         plan = repo.metabolize(dry_run=False, confirm=True, now=LATER + dt.timedelta(days=400))
         assert plan.applied
         if rel == "_system/reports":
@@ -106,7 +107,7 @@ def test_symlink_in_system_folder_is_not_followed(tmp_path, rel, monkeypatch):
     core_max, recalls = repo.policy.core_max, repo.strength(eid).recalls
     repo.close()
     again = Repository(root)
-    use(again, rel)
+    use(again, rel, 2)
     second = again.check()
     again.close()
 

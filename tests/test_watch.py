@@ -26,7 +26,7 @@ import pytest
 
 import sediment
 import sediment.entry as E
-from sediment import Conflict, NotFound, Repository, SedimentError
+from sediment import Conflict, NotFound, ParseError, Repository, SedimentError
 
 WAIT = 10.0  # seconds an external change may take to become visible
 
@@ -402,7 +402,7 @@ def test_invalid_edit_is_reported_dropped_never_rewritten_and_comes_back(live):
         bad_bytes = path.read_bytes()
 
         wait_until(lambda: hit_ids(repo, "papaya4z1") == [other.id], f"{how}: an invalid file leaves search")
-        with pytest.raises(NotFound):
+        with pytest.raises(ParseError):  # it exists, damaged
             repo.get(e.id)
         # the rest of the root keeps working
         assert repo.get(other.id).title == "healthy"
@@ -464,10 +464,11 @@ def test_own_writes_are_not_processed_again(tmp_path, monkeypatch):
         time.sleep(0.8)  # a separate burst
         # files in room folders (new folders too)
         for i in range(20):
-            repo.add("many quince5a2", room="bulk" if i % 2 else f"bulk/deep{i}")
+            repo.add(f"many quince5a2 {i}", room="bulk" if i % 2 else f"bulk/deep{i}")
+        repo.restore(c.id, layer="bedrock")  # superseded: back to active only through restore
         repo.move(c.id, "bedrock", room="moved/here")
         # own writes are in the view at once, without waiting for the watcher
-        assert len(hit_ids(repo, "quince5a2", include_archive=True)) == 24
+        assert len(hit_ids(repo, "quince5a2", include_archive=True, include_superseded=True)) == 24
         assert repo.get(a2.id).layer == "archive"
         time.sleep(1.0)  # several times the watcher's longest delay: every own event is through
         with lock:
