@@ -41,6 +41,8 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeDumper as _Dumper, SafeLoader as _Loader  # type: ignore[assignment]
 
 STATUSES = ("active", "superseded", "archived", "purged")
+_CONFLICT = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
+_CONFLICT_END = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
 
 # The frontmatter fields we know, in the order they are written. Anything else a
 # caller or a person adds is kept and written after these, in its own order.
@@ -356,6 +358,13 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
         else:
             raise ParseError(f"{path}: frontmatter is not closed by a '---' line", path=path, line=1)
     fm_text, body = s[4:end + 1], s[end + 5:]
+    conflict = _CONFLICT.search(s)
+    if conflict and _CONFLICT_END.search(s, conflict.end()):
+        # a git merge left both sides in the file: which one is the memory is a
+        # person's call, so it is a problem until resolved (never read as text)
+        line = s.count("\n", 0, conflict.start()) + 1
+        raise ParseError(f"{path}:{line}: unresolved git merge conflict (<<<<<<< … >>>>>>>)", path=path,
+                         line=line)
     try:
         meta = yaml.load(fm_text, Loader=_Loader) if fm_text.strip() else {}
     except yaml.YAMLError as exc:

@@ -213,17 +213,20 @@ class View:
             folder, rel = stack.pop()
             try:
                 it = os.scandir(folder)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 continue
             with it:
                 for d in it:
                     if d.name.startswith("."):
                         continue
                     r = f"{rel}/{d.name}"
-                    if d.is_dir(follow_symlinks=False):
-                        stack.append((Path(d.path), r))
-                    elif d.name.endswith(".md") and d.is_file(follow_symlinks=False):
-                        yield r, d.stat(follow_symlinks=False)
+                    try:
+                        if d.is_dir(follow_symlinks=False):
+                            stack.append((Path(d.path), r))
+                        elif d.name.endswith(".md") and d.is_file(follow_symlinks=False):
+                            yield r, d.stat(follow_symlinks=False)
+                    except FileNotFoundError:  # moved or removed by another process mid-scan
+                        continue
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never

@@ -952,3 +952,48 @@ def test_fuzz_policy_file_raises_only_policy_file_error(tmp_path, data):
             pass
         repo.close()
     shutil.rmtree(root)
+
+
+# ---------------------------------------------------------------------------
+# found by benchmarks/torture: a scan racing another process; conflict markers in a body
+
+def test_refresh_while_another_process_moves_notes_never_raises(tmp_path):
+    root = make_root(tmp_path / "root")
+    repo = Repository(root)
+    notes = [repo.add(f"note {i} about walruses", title=f"w{i}") for i in range(200)]
+    mover = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import os, sys
+        root, names = sys.argv[1], sys.argv[2:]
+        for _ in range(30):
+            for n in names:
+                a, b = os.path.join(root, "shallow", n), os.path.join(root, "sediment", n)
+                src, dst = (a, b) if os.path.exists(a) else (b, a)
+                try:
+                    os.rename(src, dst)
+                except FileNotFoundError:
+                    pass
+    """), str(root), *[os.path.basename(n.path) for n in notes]])
+    try:
+        while mover.poll() is None:
+            repo.refresh()  # raised FileNotFoundError from the walk when a file went mid-scan
+    finally:
+        mover.wait()
+    repo.refresh()
+    assert len(repo) == 200
+
+
+def test_git_conflict_markers_in_a_body_make_the_note_a_problem(tmp_path):
+    root = make_root(tmp_path / "root", {"shallow/good.md": good_note()})
+    repo = Repository(root)
+    e = repo.add("the cache lives in redis", title="cache")
+    path = root / e.path
+    frontmatter = path.read_text().split("---\n")[1]  # as a merge leaves it: both sides in the body
+    path.write_text(f"---\n{frontmatter}---\n<<<<<<< HEAD\nthe cache lives in redis\n=======\n"
+                    f"the cache lives in memcached\n>>>>>>> origin/main\n")
+    before = path.read_bytes()
+    repo.refresh()
+    assert repo.search("memcached", record=False) == []
+    problem = next(p for p in repo.check() if p.path == e.path)
+    assert problem.severity == "error" and problem.line == path.read_text().splitlines().index("<<<<<<< HEAD") + 1
+    repo.metabolize(dry_run=False, confirm=True, now=dt.datetime(2099, 1, 1, tzinfo=dt.timezone.utc))
+    assert path.read_bytes() == before
