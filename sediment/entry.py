@@ -368,9 +368,9 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
     try:
         meta = yaml.load(fm_text, Loader=_Loader) if fm_text.strip() else {}
     except yaml.YAMLError as exc:
-        line = _line_of(exc)
+        where = _line_of(exc)
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ParseError(f"{path}:{line or '?'}: malformed YAML: {reason}", path=path, line=line) from exc
+        raise ParseError(f"{path}:{where or '?'}: malformed YAML: {reason}", path=path, line=where) from exc
     except Exception as exc:  # noqa: BLE001
         # PyYAML's constructors raise plain errors for what a person can type:
         # ValueError for 2024-02-30, KeyError for `!!bool maybe`, RecursionError

@@ -235,7 +235,7 @@ class View:
         snap: dict[str, tuple[int, list[Any]]] = {}
         try:
             if self.snapshot_path is not None:
-                self.index, docs = Index.restore(self.snapshot_path.read_bytes(), T.fingerprint())
+                self.index, docs = Index.restore(self.snapshot_path.read_bytes(), self.tokenizer.fingerprint())
                 snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
         except FileNotFoundError:
             pass
@@ -288,7 +288,7 @@ class View:
                 plain = e._cache["plain"] = E.is_plain(e.meta)
             docs[eid] = [e.path, e.version, dict(e.meta) if plain else None, e._cache.get("off")]
         try:
-            data = self.index.snapshot(docs, T.fingerprint())
+            data = self.index.snapshot(docs, self.tokenizer.fingerprint())
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout):

@@ -12,6 +12,7 @@ import pytest
 
 from sediment import InvalidInput, Repository
 from sediment import index as I
+from sediment.tokenize import Tokenizer
 
 UTC = dt.timezone.utc
 
@@ -130,7 +131,7 @@ def test_snapshot_from_another_tokenizer_version_is_rebuilt(tmp_path, monkeypatc
     repo.close()
     snap = tmp_path / "_system" / "cache" / "index.bin"
     data = snap.read_bytes()
-    monkeypatch.setattr("sediment.tokenize.fingerprint", lambda: "another-version")
+    monkeypatch.setattr(Tokenizer, "fingerprint", lambda self: "another-version")
     with pytest.raises(ValueError):
         I.Index.restore(data, "another-version")
     again = Repository(tmp_path)

@@ -660,37 +660,32 @@ def test_stale_cache_is_never_trusted_over_the_files(tmp_path):
 
 
 def test_warm_open_does_not_call_jieba(tmp_path, monkeypatch):
-    import jieba
-
     root = tmp_path / "root"
     _populate(root)
     Repository(root).close()  # whatever a first open writes
     reference = _cold_results(root)
     calls = Counter()
 
-    def forbid(name):
-        def f(*a, **k):
-            calls[name] += 1
-            raise AssertionError(f"jieba {name} called on a warm open")
-        return f
+    def forbid(self, text):
+        calls["warm"] += 1
+        raise AssertionError("the segmenter (rjieba or jieba) was called on a warm open")
 
     with monkeypatch.context() as m:
-        for name in ("initialize", "cut", "cut_for_search", "lcut", "lcut_for_search"):
-            m.setattr(jieba.Tokenizer, name, forbid(name))
+        m.setattr(Tokenizer, "_segment", forbid)
         warm = Repository(root)
         assert len(warm) == 46
-    # (the jieba tokenizer itself may already be loaded: it is shared by every
+    # (the segmenter itself may already be loaded: it is shared by every
     # Repository in the process; what matters is that it is not called)
     assert not calls
-    assert _results(warm) == reference  # the queries themselves may start jieba now
-    # the check above means something: without the cache, an open does run jieba
+    assert _results(warm) == reference  # the queries themselves may start it now
+    # the check above means something: without the cache, an open does segment
     shutil.rmtree(_cache_dir(root))
-    real = jieba.Tokenizer.cut_for_search
+    real = Tokenizer._segment
     with monkeypatch.context() as m:
-        def counting(self, *a, **k):
+        def counting(self, text):
             calls["cold"] += 1
-            return real(self, *a, **k)
-        m.setattr(jieba.Tokenizer, "cut_for_search", counting)
+            return real(self, text)
+        m.setattr(Tokenizer, "_segment", counting)
         Repository(root)
     assert calls["cold"] > 0
 
