@@ -223,6 +223,13 @@ def cmd_restore(ns: argparse.Namespace) -> tuple[Any, str]:
     return e.to_dict(), f"restored to {e.path}"
 
 
+@command("adopt", "make a note a person wrote (no frontmatter or no id) a memory, keeping its bytes",
+         arg("path", help="relative to the root, inside a layer folder"))
+def cmd_adopt(ns: argparse.Namespace) -> tuple[Any, str]:
+    e = _repo(ns).adopt(ns.path)
+    return e.to_dict(), f"adopted {e.id}  {e.path}"
+
+
 @command("links-to", "memories that link to this one (backlinks)", arg("id"))
 def cmd_links_to(ns: argparse.Namespace) -> tuple[Any, str]:
     entries = _repo(ns).links_to(ns.id)

@@ -438,6 +438,11 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
             raise bad(key, "must be a list of strings")
         meta[key] = [str(x) for x in v]
     v = meta.get("value")
+    if isinstance(v, str):  # value: "0.7", as some editors write it: read as the number, kept as written
+        try:
+            v = float(v)
+        except ValueError:
+            pass
     if v is not None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
             raise bad(key_for_value, f"must be a number from 0 to 1, not {v!r}")

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from . import entry as E
+from .adopt import adopt_all
 from .errors import StorageError
 from .files import is_temp, read_nofollow
 from .store import SYSTEM, Store
@@ -59,6 +60,7 @@ def recover_at_open(store: Store) -> None:
 def check(store: Store, fix: bool = False) -> list[Problem]:
     if fix:
         recover(store)
+        adopt_all(store)
     with store.view.reading() as view:  # a watcher thread may be changing the view
         view.refresh()
         problems = list(view.problems.values()) + store.parts.faults

@@ -34,10 +34,10 @@ DEFAULT_KINDS: Mapping[str, Clock | None] = MappingProxyType({
 })
 
 
-def setting(default: Any, doc: str, *, minimum: float | None = None) -> Any:
+def setting(default: Any, doc: str, *, minimum: float | None = None, maximum: float | None = None) -> Any:
     """A field of a settings class: its default, the comment the template shows
-    above it, and for numbers the least value accepted."""
-    return field(default=default, metadata={"doc": doc, "minimum": minimum})
+    above it, and for numbers the range accepted."""
+    return field(default=default, metadata={"doc": doc, "minimum": minimum, "maximum": maximum})
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ class Policy:
         minimum=0)
     max_body_bytes: int = setting(1_000_000, "Largest memory body accepted, in bytes of UTF-8.", minimum=1)
     lock_timeout_seconds: float = setting(
-        10.0, "How long a writer waits for another process's lock before giving up.", minimum=0)
+        10.0, "How long a writer waits for another process's lock before giving up.", minimum=0,
+        maximum=3600)
     core_max: int = setting(
         32, "At most this many memories of kind core (they never decay and always go into context).",
         minimum=0)
@@ -130,13 +131,17 @@ def _bad(key: str, why: str) -> PolicyFileError:
     return PolicyFileError(f"policy.yaml: {key} {why}", key=key)
 
 
-def _number(key: str, v: Any, *, minimum: float | None, integer: bool = False) -> float:
+def _number(key: str, v: Any, *, minimum: float | None, maximum: float | None = None,
+            integer: bool = False) -> float:
+    # (a bound above for every number: a whole number of 10**30 would pass as
+    # "finite" and then overflow whatever it is handed to)
+    top = maximum if maximum is not None else 1e15
     ok = (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
-          and (minimum is None or v >= minimum) and (not integer or v == int(v)))
+          and (minimum is None or v >= minimum) and v <= top and (not integer or v == int(v)))
     if not ok:
         kind = "a whole number" if integer else "a number"
-        bound = f" >= {minimum:g}" if minimum is not None else ""
-        raise _bad(key, f"must be {kind}{bound}, not {v!r}")
+        low = f"{minimum:g}" if minimum is not None else "-∞"
+        raise _bad(key, f"must be {kind} from {low} to {top:g}, not {v!r}")
     return int(v) if integer else float(v)
 
 
@@ -160,7 +165,8 @@ def _typed(key: str, f: dataclasses.Field[Any], v: Any) -> Any:
             except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
                 raise _bad(key, f"is not a timezone this machine knows: {v!r} ({exc})") from None
         return v
-    return _number(key, v, minimum=f.metadata.get("minimum"), integer=f.type in ("int", int))
+    return _number(key, v, minimum=f.metadata.get("minimum"), maximum=f.metadata.get("maximum"),
+                   integer=f.type in ("int", int))
 
 
 def _kinds(v: Any) -> Mapping[str, Clock | None]:

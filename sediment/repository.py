@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from . import health, metabolism, reads, writes
+from . import adopt, health, metabolism, reads, writes
 from . import tokenize as T
 from .entry import Entry
 from .files import WriterLock
@@ -464,6 +464,21 @@ class Repository:
         """
         return health.recover(self.store)
 
+    def adopt(self, path: str) -> Entry:
+        r"""Make a note a person wrote (no frontmatter, or no id) a memory: its
+        id, times and (when missing) a title from its file name are inserted
+        as lines; every other byte of the file stays as it was. ``path`` is
+        relative to the root, inside a layer folder.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = (repo.root / "shallow" / "我的想法.md").write_text("周五前发版\n", encoding="utf-8")
+        >>> e = repo.adopt("shallow/我的想法.md")
+        >>> e.title, e.body, (repo.root / e.path).read_text(encoding="utf-8").endswith("---\n周五前发版\n")
+        ('我的想法', '周五前发版\n', True)
+        """
+        return adopt.adopt(self.store, path)
+
     def check(self, fix: bool = False) -> builtins.list[Problem]:
         """Problems in the root, each with path, line where known and reason.
 
@@ -471,10 +486,11 @@ class Repository:
         ``.md`` files outside a layer folder, unfinished journal operations and
         damaged journal lines, temp files; found at open: symlinks in
         ``_system/`` (and what each turns off), a read-only root, recovery that
-        could not run. With ``fix=True`` only ``recover()`` runs first
-        (finishing interrupted operations, sweeping temp files; ``StorageError``
-        where writes are off); a file a person wrote is never rewritten, moved
-        or deleted.
+        could not run. With ``fix=True``, ``recover()`` runs first (finishing
+        interrupted operations, sweeping temp files; ``StorageError`` where
+        writes are off) and notes in layer folders that only lack an id or
+        times are adopted (see ``adopt``); no other file a person wrote is
+        rewritten, moved or deleted.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())

@@ -246,6 +246,17 @@ class Store:
         self.view.load_known(fresh)
         return fresh.warn(*self.note_done(fresh.path))
 
+    def replace_bytes(self, rel: str, data: bytes, *, expected: str) -> None:
+        """Write ``data`` at ``rel`` as given (adopt keeps a person's bytes), if
+        the file still has the ``expected`` version; else ``Conflict``."""
+        target = resolve_inside(self.root, rel)
+        if E.content_version(read_nofollow(target)) != expected:
+            raise Conflict(f"{rel} changed while it was being adopted; nothing written", path=rel)
+        try:
+            atomic_write(target, data)
+        except OSError as exc:
+            raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+
     def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> tuple[str, ...]:
         """Tell other processes what changed; returns warnings for the caller.
         The change itself is durable already: if the journal cannot take the

@@ -261,3 +261,41 @@ def test_purge_with_erase_leaves_a_tombstone_without_the_text(repo):
     assert repo.links_to(target.id) == [repo.get(linker.id)]  # links do not dangle
     with pytest.raises(InvalidInput):
         repo.restore(target.id, confirm=True)
+
+
+# 14. a person's note can be adopted, keeping its bytes -------------------------------
+
+def test_adopt_inserts_only_the_new_keys_and_keeps_every_other_byte(repo):
+    bare = repo.root / "shallow" / "周会记录.md"
+    bare.write_bytes("周五前把发版说明发给 QA。\n\n- [ ] 通知运维\n".encode())
+    titled = repo.root / "sediment" / "ideas.md"
+    titled.write_bytes(b"---\r\ntitle: Ideas\r\ntags: [later]\r\nvalue: \"0.7\"\r\n---\r\nWrite the CLI docs.\r\n")
+    originals = {p: p.read_bytes() for p in (bare, titled)}
+    assert {p.path for p in repo.check() if p.severity == "error"} >= {"shallow/周会记录.md", "sediment/ideas.md"}
+    a = repo.adopt("shallow/周会记录.md")
+    b = repo.adopt("sediment/ideas.md")
+    assert a.title == "周会记录" and a.id and a.layer == "shallow" and b.title == "Ideas" and b.value == 0.7
+    ours = (b"id:", b"created:", b"updated:", b"title:")
+    _, header, rest = bare.read_bytes().split(b"---\n", 2)  # a new frontmatter, then the file as it was
+    assert rest == originals[bare] and all(ln.startswith(ours) for ln in header.splitlines())
+    lines = titled.read_bytes().split(b"\r\n")  # inserted lines in the file's own line ends
+    kept = [ln for ln in lines if not ln.startswith(ours[:3])]
+    assert b"\r\n".join(kept) == originals[titled] and len(lines) - len(kept) == 3
+    assert b'value: "0.7"' in titled.read_bytes()  # read as a number, never rewritten
+    assert repo.adopt("shallow/周会记录.md").id == a.id  # idempotent
+    assert [h.entry.id for h in repo.search("发版", record=False)] == [a.id]
+
+
+def test_check_fix_adopts_only_notes_in_layer_folders(repo):
+    inside = repo.root / "bedrock" / "principles.md"
+    inside.write_text("Prefer boring technology.\n")
+    outside = repo.root / "journal.md"
+    outside.write_text("a person's own diary\n")
+    broken = repo.root / "shallow" / "broken.md"
+    broken.write_text("---\ntitle: [unclosed\n---\ntext\n")
+    keep = {p: p.read_bytes() for p in (outside, broken)}
+    repo.check(fix=True)
+    assert repo.get("principles").title == "principles" and inside.read_text().endswith("Prefer boring technology.\n")
+    assert {p: p.read_bytes() for p in keep} == keep
+    with pytest.raises(InvalidInput):
+        repo.adopt("journal.md")  # outside the layer folders: move it into one first
