@@ -121,11 +121,15 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
 @command("search", "ranked search (jieba words + CJK bigrams)",
          arg("query"), arg("--limit", type=int, default=10), *_filters(),
          arg("--since"), arg("--until"), arg("--archive", action="store_true",
-                                             help="also search archive/"))
+                                             help="also search archive/"),
+         arg("--record", action=argparse.BooleanOptionalAction, default=False,
+             help="count the hits as recalled, as an agent's search does (recalls feed "
+                  "promotion); default --no-record: a person looking something up "
+                  "promotes nothing"))
 def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
     hits = _repo(ns).search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
                             tags=_split(ns.tag) or None, kind=ns.kind, since=ns.since,
-                            until=ns.until, include_archive=ns.archive)
+                            until=ns.until, include_archive=ns.archive, record=ns.record)
     lines = [f"{h.score:.4f}  {h.entry.path}\n        {h.entry.title}\n        {h.snippet}" for h in hits]
     return [h.to_dict() for h in hits], "\n".join(lines) or "(no match)"
 

@@ -1,0 +1,87 @@
+"""What a person at the command line can rely on.
+
+* ``sediment search`` is a person looking something up: it records no recall
+  (so it promotes nothing) unless ``--record`` is given (DESIGN.md, "What
+  counts as a recall").
+* Output piped into a reader that stops early (``sediment list | head -1``)
+  ends quietly: no traceback, exit 141 (128 + SIGPIPE, what a tool killed by
+  SIGPIPE reports).
+* ``stats`` is a readable table (JSON with ``--json``) with usage figures and
+  the time of the last metabolize report.
+* Errors name the flag a person typed (``--confirm``), not the library's
+  parameter (``confirm=True``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sediment import Repository
+from sediment.cli import main
+
+REPO_DIR = Path(__file__).resolve().parents[1]
+EPIPE_EXIT = 141
+
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = 0 if exc.code is None else exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_json(capsys, *args: str):
+    code, out, err = cli(capsys, "--json", *args)
+    assert code == 0, (args, out, err)
+    return json.loads(out)
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch) -> Path:
+    monkeypatch.delenv("SEDIMENT_ROOT", raising=False)
+    r = tmp_path / "mem"
+    assert main(["--root", str(r), "init"]) == 0
+    return r
+
+
+def recalls(root: Path) -> dict[str, int]:
+    repo = Repository(root)
+    try:
+        return {k: u.recalls for k, u in repo.usage.load().items() if u.recalls}
+    finally:
+        repo.close()
+
+
+# --------------------------------------------------------------------------- 18. search records nothing
+
+
+def test_cli_search_records_no_recall_unless_asked(capsys, root):
+    r = str(root)
+    e = cli_json(capsys, "--root", r, "add", "kumquat harvest notes", "--title", "kumquats")
+    assert [h["id"] for h in cli_json(capsys, "--root", r, "search", "kumquat")] == [e["id"]]
+    code, out, _ = cli(capsys, "--root", r, "search", "kumquat")
+    assert code == 0 and "kumquats" in out
+    assert recalls(root) == {}, "a person looking something up promoted it"
+    assert [h["id"] for h in cli_json(capsys, "--root", r, "search", "kumquat", "--no-record")] == [e["id"]]
+    assert recalls(root) == {}
+
+    assert [h["id"] for h in cli_json(capsys, "--root", r, "search", "kumquat", "--record")] == [e["id"]]
+    assert recalls(root) == {e["id"]: 1}
+    # the library's default is unchanged: an agent's search is a recall
+    repo = Repository(root)
+    repo.search("kumquat")
+    repo.close()
+    assert recalls(root) == {e["id"]: 2}
+
+
+def test_search_help_mentions_record(capsys):
+    code, out, _ = cli(capsys, "search", "--help")
+    assert code == 0 and "--record" in out and "--no-record" in out
+
+
