@@ -1,7 +1,8 @@
 """The ``sediment`` command: one subcommand per ``Repository`` verb.
 
 Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
-1 an error from the library (printed as ``error: <code>: <message>``), 2 usage.
+1 an error from the library (printed as ``error: <code>: <message>``), 2 usage,
+141 (128 + SIGPIPE) when the reader of stdout went away (``| head -1``): quietly.
 """
 
 from __future__ import annotations
@@ -224,24 +225,32 @@ def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--verbose", "-v", action="store_true", help="print a line per change"),
          arg("--seconds", type=float, help="stop after this long (default: until Ctrl-C)"))
 def cmd_watch(ns: argparse.Namespace) -> tuple[Any, str]:
+    import threading
     import time
     repo = _repo(ns)
     count = {"changes": 0}
 
-    def on_change(what: str, path: str) -> None:
+    reader_gone = threading.Event()
+
+    def on_change(what: str, path: str) -> None:  # runs in the watcher's thread
         count["changes"] += 1
-        if ns.verbose:
-            print(f"{what}: {path}", flush=True)
+        if ns.verbose and not reader_gone.is_set():
+            try:
+                print(f"{what}: {path}", flush=True)
+            except BrokenPipeError:  # `watch -v | head`: stop the loop, quietly
+                reader_gone.set()
 
     deadline = None if ns.seconds is None else time.monotonic() + ns.seconds
     if not ns.json:
         print(f"watching {repo.root} (Ctrl-C to stop)", flush=True)
     try:
         with repo.watch(on_change):
-            while deadline is None or time.monotonic() < deadline:
+            while (deadline is None or time.monotonic() < deadline) and not reader_gone.is_set():
                 time.sleep(0.2)
     except KeyboardInterrupt:
         pass
+    if reader_gone.is_set():
+        raise BrokenPipeError("the reader of stdout went away")
     return count, f"stopped after {count['changes']} change(s)"
 
 
@@ -262,12 +271,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a tool killed by a closed pipe reports
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`sediment list | head -1`): stop quietly, as a
+        # tool killed by SIGPIPE would. What is still buffered for stdout goes
+        # to /dev/null, so the interpreter's last flush raises nothing either.
+        _stdout_to_devnull()
+        return EXIT_PIPE
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)  # exits 2 on usage errors
     ns.exit_code = 0
     try:
         data, text = ns.func(ns)
+    except BrokenPipeError:
+        raise
     except SedimentError as exc:
         if ns.json:
             print(json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False))
@@ -284,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:
         print(text)
+    sys.stdout.flush()  # a pipe closed early shows here, inside the try of main()
     return ns.exit_code
 
 

@@ -15,6 +15,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,5 +86,45 @@ def test_cli_search_records_no_recall_unless_asked(capsys, root):
 def test_search_help_mentions_record(capsys):
     code, out, _ = cli(capsys, "search", "--help")
     assert code == 0 and "--record" in out and "--no-record" in out
+
+
+# --------------------------------------------------------------------------- 19. broken pipes
+
+
+def _fill(root: Path, n: int, body: str = "x") -> None:
+    """Notes written as a person would (files in a layer folder): fast."""
+    for i in range(n):
+        title = f"note {i:04d} " + "padding " * 30
+        (root / "shallow" / f"n{i:04d}.md").write_text(
+            f"---\nid: PIPE{i:06d}\ntitle: {title.strip()}\ncreated: '2026-01-01T00:00:00+00:00'\n"
+            f"kind: fact\n---\n{body}\n", encoding="utf-8")
+
+
+def _head_1(root: Path, *args: str) -> tuple[int, str, str]:
+    """``sediment ARGS | head -1``: read one line, then close the pipe."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_DIR), "SEDIMENT_ROOT": str(root)}
+    proc = subprocess.Popen([sys.executable, "-m", "sediment", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=root.parent)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline().decode("utf-8")
+    proc.stdout.close()
+    err = proc.stderr.read().decode("utf-8")
+    proc.stderr.close()
+    return proc.wait(timeout=120), first, err
+
+
+@pytest.mark.parametrize("args", [["list"], ["--json", "list"], ["get", "PIPE000000"]],
+                         ids=["list", "json-list", "get"])
+def test_output_into_a_closed_pipe_ends_quietly(root, args):
+    _fill(root, 400)  # far more output than a pipe buffers
+    if args[0] == "get":
+        (root / "shallow" / "n0000.md").write_text(
+            "---\nid: PIPE000000\ntitle: big\ncreated: '2026-01-01T00:00:00+00:00'\nkind: fact\n---\n"
+            + "a long line of the body\n" * 20000, encoding="utf-8")
+    code, first, err = _head_1(root, *args)
+    assert first.strip(), "the reader got its first line"
+    assert "Traceback" not in err and "BrokenPipeError" not in err and "Exception ignored" not in err, err
+    assert err == "", err
+    assert code == EPIPE_EXIT
 
 
