@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .errors import SedimentError
@@ -170,10 +171,57 @@ def cmd_recover(ns: argparse.Namespace) -> tuple[Any, str]:
     return rep, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in rep.items())
 
 
-@command("stats", "counts by layer, kind and room")
+@command("stats", "counts by layer, kind and room; recalls, confirmations, refutations; "
+                  "the last metabolize report")
 def cmd_stats(ns: argparse.Namespace) -> tuple[Any, str]:
-    s = _repo(ns).stats()
-    return s, "\n".join(f"{k}: {v}" for k, v in s.items())
+    repo = _repo(ns)
+    s = dict(repo.stats())
+    usage = repo.usage.load().values()  # what this machine recorded, of any memory
+    s["usage"] = {"recalls": sum(u.recalls for u in usage),
+                  "confirmations": sum(u.confirms for u in usage),
+                  "refutations": sum(u.refutes for u in usage)}
+    s["last_metabolize"] = _last_report(repo.root)
+    return s, _table(s)
+
+
+def _last_report(root: Path) -> dict[str, str] | None:
+    """The metabolize report written last (by its file time), or None."""
+    import datetime as dt
+    found = []
+    for p in (root / "_system" / "reports").glob("metabolize-*.md"):
+        try:
+            found.append((p.stat().st_mtime, p.name))
+        except OSError:
+            continue
+    if not found:
+        return None
+    mtime, name = max(found)
+    when = dt.datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
+    return {"time": when, "report": f"_system/reports/{name}"}
+
+
+def _table(data: dict[str, Any]) -> str:
+    """Two aligned columns; a mapping is a section of indented rows."""
+    rows: list[tuple[str, str]] = []
+    for key, value in data.items():
+        label = key.replace("_", " ")
+        if isinstance(value, dict) and key != "last_metabolize":
+            rows.append((label, "" if value else "(none)"))
+            rows += [(f"  {k}", _cell(v)) for k, v in value.items()]
+        elif key == "last_metabolize":
+            rows.append((label, f"{value['time']}  {value['report']}" if value else "never"))
+        else:
+            rows.append((label, _cell(value)))
+    width = max(len(k) for k, _ in rows) + 2
+    return "\n".join(f"{k:<{width}}{v}".rstrip() for k, v in rows)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+    return "-" if value is None else str(value)
 
 
 @command("metabolize", "plan promotions and decay (dry run); --apply carries the plan out",

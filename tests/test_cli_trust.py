@@ -128,3 +128,41 @@ def test_output_into_a_closed_pipe_ends_quietly(root, args):
     assert code == EPIPE_EXIT
 
 
+# --------------------------------------------------------------------------- 20. stats
+
+
+def test_stats_is_a_readable_table_with_usage(capsys, root):
+    r = str(root)
+    a = cli_json(capsys, "--root", r, "add", "kumquat one", "--title", "one", "--room", "fruit", "--kind", "fact")
+    b = cli_json(capsys, "--root", r, "add", "kumquat two", "--title", "two", "--kind", "rule")
+    cli_json(capsys, "--root", r, "search", "kumquat", "--record")  # 2 recalls
+    cli_json(capsys, "--root", r, "touch", a["id"], "confirm")
+    cli_json(capsys, "--root", r, "touch", b["id"], "refute")
+
+    s = cli_json(capsys, "--root", r, "stats")
+    assert s["memories"] == 2 and s["layers"]["shallow"] == 2
+    assert s["usage"] == {"recalls": 2, "confirmations": 1, "refutations": 1}
+    assert s["last_metabolize"] is None
+
+    code, out, err = cli(capsys, "--root", r, "stats")
+    assert code == 0 and err == ""
+    assert "{" not in out and "'" not in out, f"a dict repr:\n{out}"
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    assert ["memories", "2"] in rows
+    assert ["shallow", "2"] in rows and ["bedrock", "0"] in rows
+    assert ["fruit", "1"] in rows and ["rule", "1"] in rows
+    assert ["recalls", "2"] in rows and ["confirmations", "1"] in rows and ["refutations", "1"] in rows
+    assert ["last", "metabolize", "never"] in rows
+    # columns line up: every value of a section starts in the same column
+    starts = {line.index("2") for line in out.splitlines() if line.split()[:1] in (["shallow"], ["recalls"])}
+    assert len(starts) == 1, out
+
+    plan = cli_json(capsys, "--root", r, "metabolize", "--apply", "--confirm")
+    assert plan["report"]
+    s = cli_json(capsys, "--root", r, "stats")
+    assert s["last_metabolize"]["report"] == plan["report"]
+    assert s["last_metabolize"]["time"][:4].isdigit() and "T" in s["last_metabolize"]["time"]
+    code, out, _ = cli(capsys, "--root", r, "stats")
+    assert plan["report"] in out and s["last_metabolize"]["time"] in out
+
+
