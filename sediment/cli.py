@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -319,6 +320,37 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# The library's messages name its parameters (``confirm=True``); at the command
+# line a person typed flags. A keyword argument is translated wherever it
+# stands; a parameter name only where it is the subject a message opens with
+# ("now: not an ISO 8601 time", "value must be …"), and only when the command
+# has that flag (``move ID LAYER`` takes the layer as an argument, not --layer).
+FLAGS = {
+    "confirm=True": "--confirm",
+    "dry_run=False": "--apply",
+    "include_archive=True": "--archive",
+}
+PARAMS = {"now": "--now", "limit": "--limit", "value": "--value", "kind": "--kind",
+          "title": "--title", "room": "--room", "layer": "--layer", "tag": "--tag",
+          "link": "--link", "reason": "--reason", "since": "--since", "until": "--until",
+          "source": "--source", "event": "--event", "status": "--status"}
+_SUBJECT = re.compile(r"^([a-z_]+)(?=: | must | is | '|$)")
+
+
+def cli_message(message: str, command: str) -> str:
+    """A library error message in the words of the command line."""
+    for kw, flag in FLAGS.items():
+        message = re.sub(rf"(?<![\w-]){re.escape(kw)}(?!\w)", flag, message)
+    m = _SUBJECT.match(message)
+    if m and PARAMS.get(m.group(1)) in _options(command):
+        message = PARAMS[m.group(1)] + message[m.end(1):]
+    return message
+
+
+def _options(command: str) -> set[str]:
+    return {n for names, _ in COMMANDS[command].args for n in names if n.startswith("--")}
+
+
 EXIT_PIPE = 141  # 128 + SIGPIPE: what a tool killed by a closed pipe reports
 
 
@@ -354,9 +386,10 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise
     except SedimentError as exc:
+        message = cli_message(exc.message, ns.command)
         if ns.json:
-            print(json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False))
-        print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
+            print(json.dumps({"error": {"code": exc.code, "message": message}}, ensure_ascii=False))
+        print(f"error: {exc.code}: {message}", file=sys.stderr)
         return 1
     except OSError as exc:  # the file system said no (permissions, disk full, …)
         if ns.json:

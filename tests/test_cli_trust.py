@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from sediment import Repository
+from sediment import PolicyError, Repository
 from sediment.cli import main
 
 REPO_DIR = Path(__file__).resolve().parents[1]
@@ -166,3 +166,46 @@ def test_stats_is_a_readable_table_with_usage(capsys, root):
     assert plan["report"] in out and s["last_metabolize"]["time"] in out
 
 
+# --------------------------------------------------------------------------- 21c. errors name the flag
+
+
+def _error(capsys, *args: str) -> str:
+    code, out, err = cli(capsys, *args)
+    assert code == 1, (args, out, err)
+    line = err.strip().splitlines()[-1]
+    code, out, _ = cli(capsys, "--json", *args)
+    assert code == 1 and json.loads(out)["error"]["message"] in line, "--json says the same"
+    return line
+
+
+def test_errors_name_the_cli_flag(capsys, root):
+    r = str(root)
+    e = cli_json(capsys, "--root", r, "add", "keep me", "--title", "keep")
+    msg = _error(capsys, "--root", r, "purge", e["id"])
+    assert msg.startswith("error: policy: ") and "--confirm" in msg and "confirm=True" not in msg, msg
+
+    cli_json(capsys, "--root", r, "touch", e["id"], "refute")
+    msg = _error(capsys, "--root", r, "metabolize", "--apply")
+    assert "--confirm" in msg and "confirm=True" not in msg, msg
+
+    for args, flag in [(("add", "x", "--value", "2"), "--value"),
+                       (("add", "x", "--layer", "nowhere"), "--layer"),
+                       (("add", "x", "--title", "two\nlines"), "--title"),
+                       (("search", "x", "--limit", "0"), "--limit"),
+                       (("search", "x", "--since", "last tuesday"), "--since"),
+                       (("metabolize", "--now", "soon"), "--now"),
+                       (("strength", e["id"], "--now", "soon"), "--now")]:
+        msg = _error(capsys, "--root", r, *args)
+        assert f": {flag}" in msg, (args, msg)
+
+    # a positional argument is not a flag: `move ID LAYER` keeps the word
+    msg = _error(capsys, "--root", r, "move", e["id"], "nowhere")
+    assert "error: invalid: layer: 'nowhere'" in msg, msg
+
+
+def test_the_library_keeps_its_own_parameter_names(root):
+    repo = Repository(root)
+    e = repo.add("keep me", title="keep")
+    with pytest.raises(PolicyError, match=r"confirm=True"):
+        repo.purge(e.id)
+    repo.close()
