@@ -1,7 +1,8 @@
 """The ``sediment`` command: one subcommand per ``Repository`` verb.
 
 Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
-1 an error from the library (printed as ``error: <code>: <message>``), 2 usage.
+1 an error from the library (printed as ``error: <code>: <message>``), 2 usage,
+141 (128 + SIGPIPE) when the reader of stdout went away (``| head -1``): quietly.
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .errors import SedimentError
@@ -121,11 +124,15 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
 @command("search", "ranked search (jieba words + CJK bigrams)",
          arg("query"), arg("--limit", type=int, default=10), *_filters(),
          arg("--since"), arg("--until"), arg("--archive", action="store_true",
-                                             help="also search archive/"))
+                                             help="also search archive/"),
+         arg("--record", action=argparse.BooleanOptionalAction, default=False,
+             help="count the hits as recalled, as an agent's search does (recalls feed "
+                  "promotion); default --no-record: a person looking something up "
+                  "promotes nothing"))
 def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
     hits = _repo(ns).search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
                             tags=_split(ns.tag) or None, kind=ns.kind, since=ns.since,
-                            until=ns.until, include_archive=ns.archive)
+                            until=ns.until, include_archive=ns.archive, record=ns.record)
     lines = [f"{h.score:.4f}  {h.entry.path}\n        {h.entry.title}\n        {h.snippet}" for h in hits]
     return [h.to_dict() for h in hits], "\n".join(lines) or "(no match)"
 
@@ -165,10 +172,57 @@ def cmd_recover(ns: argparse.Namespace) -> tuple[Any, str]:
     return rep, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in rep.items())
 
 
-@command("stats", "counts by layer, kind and room")
+@command("stats", "counts by layer, kind and room; recalls, confirmations, refutations; "
+                  "the last metabolize report")
 def cmd_stats(ns: argparse.Namespace) -> tuple[Any, str]:
-    s = _repo(ns).stats()
-    return s, "\n".join(f"{k}: {v}" for k, v in s.items())
+    repo = _repo(ns)
+    s = dict(repo.stats())
+    usage = repo.usage.load().values()  # what this machine recorded, of any memory
+    s["usage"] = {"recalls": sum(u.recalls for u in usage),
+                  "confirmations": sum(u.confirms for u in usage),
+                  "refutations": sum(u.refutes for u in usage)}
+    s["last_metabolize"] = _last_report(repo.root)
+    return s, _table(s)
+
+
+def _last_report(root: Path) -> dict[str, str] | None:
+    """The metabolize report written last (by its file time), or None."""
+    import datetime as dt
+    found = []
+    for p in (root / "_system" / "reports").glob("metabolize-*.md"):
+        try:
+            found.append((p.stat().st_mtime, p.name))
+        except OSError:
+            continue
+    if not found:
+        return None
+    mtime, name = max(found)
+    when = dt.datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
+    return {"time": when, "report": f"_system/reports/{name}"}
+
+
+def _table(data: dict[str, Any]) -> str:
+    """Two aligned columns; a mapping is a section of indented rows."""
+    rows: list[tuple[str, str]] = []
+    for key, value in data.items():
+        label = key.replace("_", " ")
+        if isinstance(value, dict) and key != "last_metabolize":
+            rows.append((label, "" if value else "(none)"))
+            rows += [(f"  {k}", _cell(v)) for k, v in value.items()]
+        elif key == "last_metabolize":
+            rows.append((label, f"{value['time']}  {value['report']}" if value else "never"))
+        else:
+            rows.append((label, _cell(value)))
+    width = max(len(k) for k, _ in rows) + 2
+    return "\n".join(f"{k:<{width}}{v}".rstrip() for k, v in rows)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+    return "-" if value is None else str(value)
 
 
 @command("metabolize", "plan promotions and decay (dry run); --apply carries the plan out",
@@ -241,24 +295,32 @@ def cmd_links_to(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--verbose", "-v", action="store_true", help="print a line per change"),
          arg("--seconds", type=float, help="stop after this long (default: until Ctrl-C)"))
 def cmd_watch(ns: argparse.Namespace) -> tuple[Any, str]:
+    import threading
     import time
     repo = _repo(ns)
     count = {"changes": 0}
 
-    def on_change(what: str, path: str) -> None:
+    reader_gone = threading.Event()
+
+    def on_change(what: str, path: str) -> None:  # runs in the watcher's thread
         count["changes"] += 1
-        if ns.verbose:
-            print(f"{what}: {path}", flush=True)
+        if ns.verbose and not reader_gone.is_set():
+            try:
+                print(f"{what}: {path}", flush=True)
+            except BrokenPipeError:  # `watch -v | head`: stop the loop, quietly
+                reader_gone.set()
 
     deadline = None if ns.seconds is None else time.monotonic() + ns.seconds
     if not ns.json:
         print(f"watching {repo.root} (Ctrl-C to stop)", flush=True)
     try:
         with repo.watch(on_change):
-            while deadline is None or time.monotonic() < deadline:
+            while (deadline is None or time.monotonic() < deadline) and not reader_gone.is_set():
                 time.sleep(0.2)
     except KeyboardInterrupt:
         pass
+    if reader_gone.is_set():
+        raise BrokenPipeError("the reader of stdout went away")
     return count, f"stopped after {count['changes']} change(s)"
 
 
@@ -279,16 +341,76 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# The library's messages name its parameters (``confirm=True``); at the command
+# line a person typed flags. A keyword argument is translated wherever it
+# stands; a parameter name only where it is the subject a message opens with
+# ("now: not an ISO 8601 time", "value must be …"), and only when the command
+# has that flag (``move ID LAYER`` takes the layer as an argument, not --layer).
+FLAGS = {
+    "confirm=True": "--confirm",
+    "dry_run=False": "--apply",
+    "include_archive=True": "--archive",
+}
+PARAMS = {"now": "--now", "limit": "--limit", "value": "--value", "kind": "--kind",
+          "title": "--title", "room": "--room", "layer": "--layer", "tag": "--tag",
+          "link": "--link", "reason": "--reason", "since": "--since", "until": "--until",
+          "source": "--source", "event": "--event", "status": "--status"}
+_SUBJECT = re.compile(r"^([a-z_]+)(?=: | must | is | '|$)")
+
+
+def cli_message(message: str, command: str) -> str:
+    """A library error message in the words of the command line."""
+    for kw, flag in FLAGS.items():
+        message = re.sub(rf"(?<![\w-]){re.escape(kw)}(?!\w)", flag, message)
+    m = _SUBJECT.match(message)
+    if m and PARAMS.get(m.group(1)) in _options(command):
+        message = PARAMS[m.group(1)] + message[m.end(1):]
+    return message
+
+
+def _options(command: str) -> set[str]:
+    return {n for names, _ in COMMANDS[command].args for n in names if n.startswith("--")}
+
+
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a tool killed by a closed pipe reports
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`sediment list | head -1`): stop quietly, as a
+        # tool killed by SIGPIPE would. What is still buffered for stdout goes
+        # to /dev/null, so the interpreter's last flush raises nothing either.
+        _stdout_to_devnull()
+        return EXIT_PIPE
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)  # exits 2 on usage errors
     ns.exit_code = 0
     try:
         data, text = ns.func(ns)
+    except BrokenPipeError:
+        raise
     except SedimentError as exc:
+        message = cli_message(exc.message, ns.command)
         if ns.json:
-            print(json.dumps({"error": {"code": exc.code, "message": exc.message}}, ensure_ascii=False))
-        print(f"error: {exc.code}: {exc.message}", file=sys.stderr)
+            print(json.dumps({"error": {"code": exc.code, "message": message}}, ensure_ascii=False))
+        print(f"error: {exc.code}: {message}", file=sys.stderr)
         return 1
     except OSError as exc:  # the file system said no (permissions, disk full, …)
         if ns.json:
@@ -301,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:
         print(text)
+    sys.stdout.flush()  # a pipe closed early shows here, inside the try of main()
     return ns.exit_code
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
+import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -181,6 +182,8 @@ def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | None =
 
 
 def _write_report(store: Store, view: View, result: Plan) -> str | None:
+    # Names, titles and paths are code spans, never [[wikilinks]]: a report
+    # must not become a hub in Obsidian's graph, linked to every note it moved.
     if not store.parts.writable("reports"):
         return None  # _system/reports is a symlink: check() says so
     stamp = result.now.replace(":", "").replace("-", "")[:15]
@@ -190,8 +193,26 @@ def _write_report(store: Store, view: View, result: Plan) -> str | None:
              "", "| memory | from | to | reason |", "| --- | --- | --- | --- |"]
     for m in result.moves:
         name = view.entries[m.id].name if m.id in view.entries else m.id
-        lines.append(f"| [[{name}]] | {m.source} | {m.target} | {m.reason.replace('|', '/')} |")
+        lines.append(f"| {_code(name)} | {m.source} | {m.target} | {_unlink(m.reason)} |")
     for m, why in result.skipped:
-        lines.append(f"| {m.title} | {m.source} | (skipped) | {why.replace('|', '/')} |")
+        lines.append(f"| {_code(m.title)} | {m.source} | (skipped) | {_unlink(why)} |")
     atomic_write(store.root / rel, ("\n".join(lines) + "\n").encode("utf-8"))
     return rel
+
+
+def _code(text: str) -> str:
+    """``text`` as a code span for a table cell: nothing in it links, and a
+    ``|`` does not end the cell."""
+    text = " ".join(text.split()).replace("|", "\\|")
+    run = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if run else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _unlink(text: str) -> str:
+    """Plain text for a table cell, its ``[[name]]`` links turned into code spans."""
+    text = " ".join(text.split())
+    parts = re.split(r"(\[\[[^\[\]]*\]\])", text)
+    return "".join(_code(p[2:-2]) if i % 2 else p.replace("|", "/").replace("](", "] (")
+                   for i, p in enumerate(parts))

@@ -284,8 +284,8 @@ def test_default_root_is_memory_root_in_the_current_folder(capsys, tmp_path, mon
 def test_python_dash_m_sediment(tmp_path):
     root = tmp_path / "mem"
     assert main(["--root", str(root), "init"]) == 0
-    env = {**os.environ, "SEDIMENT_ROOT": str(root)}
-    env.pop("PYTHONPATH", None)
+    # the code under test, not whatever copy of sediment the interpreter has installed
+    env = {**os.environ, "SEDIMENT_ROOT": str(root), "PYTHONPATH": str(REPO_DIR)}
     ok = subprocess.run([sys.executable, "-m", "sediment", "--json", "add", "written by a subprocess",
                          "--title", "subprocess note"], cwd=tmp_path, env=env, capture_output=True,
                         text=True, timeout=60)
