@@ -22,7 +22,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["_version", "errors", "policy", "names", "entry", "rank", "validate", "tokenize", "lifecycle", "index", "search"],
-    ["files", "journal", "policyfile", "usage", "view", "store", "gitutil"],
+    ["files", "checked", "journal", "policyfile", "usage", "view", "store", "gitutil"],
     ["reads", "writes", "metabolism", "health"],
     ["watch", "repository"],
     ["__init__", "cli", "__main__"],
