@@ -10,7 +10,12 @@ records ``done`` with the paths it changed, which is how other processes'
 views learn of it.
 
 The rules of what may be touched live here too: a file a person wrote is
-reported, never rewritten, moved or deleted by recovery.
+reported, never rewritten, moved or deleted by recovery. A note a person may
+be editing at this very moment is replaced only through
+``checked.replace_checked`` and removed only through ``checked.remove_checked``,
+which detect an editor's save landing between our last read and our rename,
+put it back and raise; here that becomes a ``Conflict`` saying the person's
+save was kept, and the view re-reads the note so it shows their version.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from . import entry as E
 from . import names as N
 from .entry import Entry
 from .errors import Conflict, InvalidInput, NotFound, ParseError, SedimentError, StorageError, UnsafePath
-from .files import WriterLock, atomic_write, fsync_dir, is_temp, move_new, read_nofollow, resolve_inside
+from .checked import Changed, remove_checked, replace_checked
+from .files import WriterLock, atomic_write, fsync_dir, is_temp, read_nofollow, resolve_inside
 from .journal import Journal
 from .policy import Policy
 from .usage import UsageLog
@@ -93,14 +99,23 @@ class Store:
 
     # ------------------------------------------------------------------ single files
 
-    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False) -> Entry:
-        """Write ``entry`` at ``rel`` atomically; returns it as now on disk."""
+    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None) -> Entry:
+        """Write ``entry`` at ``rel`` atomically; returns it as now on disk.
+
+        ``expected``: the version of the note this write replaces (what was
+        read). If a person's save landed since, it is kept, nothing is
+        written, and ``Conflict`` raised."""
         text = E.render(entry).encode("utf-8")
         target = resolve_inside(self.root, rel)
         try:
-            atomic_write(target, text, exclusive=exclusive)
+            if expected:
+                replace_checked(target, text, expected)
+            else:
+                atomic_write(target, text, exclusive=exclusive)
         except FileExistsError:
             raise
+        except Changed as exc:
+            raise self._kept(rel, exc, id=entry.meta.get("id"), expected=expected) from exc
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
         body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
@@ -111,10 +126,22 @@ class Store:
     def rewrite(self, entry: Entry, *, meta: Mapping[str, Any], body: str | None = None) -> Entry:
         """Replace a note in place with new frontmatter (and body), and tell the
         view and other processes."""
-        fresh = self.publish(entry.path, entry.with_(meta=meta, body=body))
+        fresh = self.publish(entry.path, entry.with_(meta=meta, body=body), expected=entry.version)
         self.view.load_known(fresh)
         self.note_done(fresh.path)
         return fresh
+
+    def _kept(self, rel: str, exc: Changed, doing: str = "writing", **details: Any) -> Conflict:
+        """The Conflict for a person's save that a write found in its way (and
+        kept); the view takes the note as it is now."""
+        try:
+            details["actual"] = E.content_version(read_nofollow(self.root / rel))
+        except OSError:
+            pass
+        if self.view.ready:
+            self.view.load_file(rel)
+        return Conflict(f"{rel} changed on disk while sediment was {doing} it ({exc.message}): what a "
+                        f"person saved there was kept and this change was not applied", path=rel, **details)
 
     def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> None:
         self.journal.done(*paths, seq=seq, op=op)
@@ -180,31 +207,36 @@ class Store:
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
         seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel)
         try:
-            if same_bytes:  # git sees a pure rename
+            linked = False
+            if same_bytes:  # git sees a pure rename: the same file under a second name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                move_new(source, target)  # never over a file that appeared meanwhile
+                try:
+                    os.link(source, target)  # never over a file that appeared meanwhile
+                    linked = True
+                except FileExistsError:
+                    raise
+                except OSError:  # no hard links here: a copy of the same bytes
+                    pass
+            if linked:
                 fsync_dir(target.parent)
-                fsync_dir(source.parent)
                 fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version)
                 if "off" in entry._cache:
                     fresh._cache["off"] = entry._cache["off"]
             else:
                 fresh = self.publish(rel, entry.with_(meta=meta), exclusive=True)
-                if E.content_version(read_nofollow(source)) != entry.version:
-                    # a person saved the note while we moved it: keep their file,
-                    # withdraw our copy
-                    os.unlink(target)
-                    fsync_dir(target.parent)
-                    raise Conflict(f"{entry.path} changed while it was being moved; nothing moved",
-                                   id=entry.id)
-                os.unlink(source)
-                fsync_dir(source.parent)
+            # the source goes only if it is still what we read, else it stays
+            # (a person saved it while we moved it) and our copy is withdrawn
+            try:
+                remove_checked(source, entry.version, same_file_as=target if linked else None)
+            except Changed as exc:
+                self._withdraw(target, None if linked else fresh.version)
+                raise self._kept(entry.path, exc, "moving", id=entry.id) from exc
         except FileExistsError:
             self.note_done(seq=seq, op=op)
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there",
                            id=entry.id) from None
         except Conflict:
-            self.note_done(seq=seq, op=op)
+            self.note_done(entry.path, seq=seq, op=op)
             raise
         except OSError as exc:
             # leave the intent pending: recovery sorts out which copy is whole
@@ -217,11 +249,31 @@ class Store:
         self.note_done(entry.path, rel, seq=seq, op=op)
         return fresh
 
+    def _withdraw(self, copy: Path, version: str | None) -> None:
+        """Remove the new copy of a move that did not happen: the second name
+        of a hard-linked source (``version`` None), or the copy we wrote —
+        unless someone edited that copy meanwhile, then both stay."""
+        try:
+            if version is None:
+                os.unlink(copy)
+                fsync_dir(copy.parent)
+            else:
+                remove_checked(copy, version)
+        except Changed:
+            log.warning("sediment: %s was edited before a move was withdrawn; both copies kept", copy)
+
     def supersede(self, old: Entry, new: Entry, reason: str) -> Entry:
         """Mark ``old`` superseded by ``new`` (links both ways); journaled, as it
         changes two files. Returns the old memory as it is now."""
         seq = self.journal.begin("supersede", old=old.path, new=new.path, reason=E.one_line(reason))
-        fresh, _ = self._apply_supersede(old.path, new.path, reason)
+        try:
+            fresh, _ = self._apply_supersede(old.path, new.path, reason)
+        except Conflict:
+            # a person saved one of the two meanwhile: their save was kept; the
+            # operation ends here, half done at most (the old one marked, the
+            # new one not yet linked back), and running it again finishes it
+            self.note_done(old.path, new.path, seq=seq, op="supersede")
+            raise
         self.note_done(old.path, new.path, seq=seq, op="supersede")
         return fresh
 
@@ -233,14 +285,18 @@ class Store:
         meta["status"] = "superseded"
         meta["reason"] = E.one_line(reason)
         add_link(meta, "superseded_by", new.name)
+        # each publish is checked against what was just read: a person's save
+        # in between is kept (Conflict), and the view learns of the old one's
+        # write before the new one's can fail
         if meta != dict(old.meta):
-            old = self.publish(old_path, old.with_(meta=meta))
+            old = self.publish(old_path, old.with_(meta=meta), expected=old.version)
+        if self.view.ready:
+            self.view.load_known(old)
         nmeta = dict(new.meta)
         add_link(nmeta, "supersedes", old.name)
         if nmeta != dict(new.meta):
-            new = self.publish(new_path, new.with_(meta=nmeta))
+            new = self.publish(new_path, new.with_(meta=nmeta), expected=new.version)
         if self.view.ready:
-            self.view.load_known(old)
             self.view.load_known(new)
         return old, new
 
