@@ -205,7 +205,7 @@ class Store:
         source = self.root / entry.path
         if target.exists():
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
-        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel)
+        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel, ver=entry.version)
         try:
             linked = False
             if same_bytes:  # git sees a pure rename: the same file under a second name
@@ -327,14 +327,25 @@ class Store:
 
     def _finish_move(self, rec: dict[str, Any]) -> tuple[str, list[str]]:
         """Roll forward when the new file is whole (it was complete before the
-        old one was touched), else leave the old one where it was."""
+        old one was touched), else leave the old one where it was. The old one
+        goes only if it is still what the move read (``ver``): a person who
+        edited it since keeps their edit, and the move is undone instead."""
         src, dst = rec.get("src"), rec.get("dst")
         if not (isinstance(src, str) and isinstance(dst, str)):
             raise InvalidInput(f"journal record without src/dst: {rec}")
         s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
         if d.exists() and s.exists() and _same_id(d, rec.get("id")):
-            s.unlink()
-            fsync_dir(s.parent)
+            ver = rec.get("ver")
+            if not isinstance(ver, str):  # a record from before versions were kept
+                s.unlink()
+                fsync_dir(s.parent)
+                return "rolled_forward", [src, dst]
+            try:
+                remove_checked(s, ver)
+            except Changed:
+                d.unlink()
+                fsync_dir(d.parent)
+                return "rolled_back", [src, dst]
             return "rolled_forward", [src, dst]
         return ("rolled_forward" if d.exists() else "rolled_back"), [src, dst]
 
