@@ -3,7 +3,7 @@ and that callers may match on; the message is for people and may change.
 
     SedimentError                      base, code "error"
     ├── NotFound(KeyError)             "not_found"     no memory with that id/name
-    ├── Conflict                       "conflict"      update based on a stale read
+    ├── Conflict                       "conflict"      stale read, or a person saved during a write (kept)
     ├── InvalidInput(ValueError)       "invalid"       bad argument from the caller
     │   ├── UnsafePath                 "unsafe_path"   would leave the root
     │   └── TooLarge                   "too_large"     body over the policy limit

@@ -27,7 +27,8 @@ from .lifecycle import Strength
 from .metabolism import Plan
 from .policyfile import load as load_policy
 from .search import SearchHit
-from .store import SYSTEM, Store, open_system
+from .store import Store
+from .system import SYSTEM, open_system
 from .usage import UsageLog
 from .view import Problem, View
 from .watch import Callback, Watcher

@@ -17,6 +17,12 @@ Which parts of ``_system/`` may be used is decided once, at open
 followed, and a root that cannot be written (read-only media) is opened for
 reading. What is off is kept as ``Problem``s (``Parts.faults``) that ``check``
 reports; ``writing()`` then refuses at once, with the reason.
+
+A note a person may be editing at this very moment is replaced only through
+``checked.replace_checked`` and removed only through ``checked.remove_checked``,
+which detect an editor's save landing between our last read and our rename,
+put it back and raise; here that becomes a ``Conflict`` saying the person's
+save was kept, and the view re-reads the note so it shows their version.
 """
 
 from __future__ import annotations
@@ -24,134 +30,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from . import entry as E
 from . import names as N
 from .entry import Entry
+from .checked import Changed, remove_checked, replace_checked
 from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, SedimentError, StorageError,
                      UnsafePath)
-from .files import (WriterLock, atomic_write, fsync_dir, is_temp, move_new, read_nofollow, resolve_inside,
-                    symlink_in)
+from .files import WriterLock, atomic_write, fsync_dir, is_temp, read_nofollow, resolve_inside
 from .journal import Journal
 from .policy import Policy
 from .usage import UsageLog
-from .view import Problem, View
+from .system import SYSTEM as SYSTEM, Parts  # SYSTEM: part of this module's API
+from .view import View
 
 log = logging.getLogger("sediment")
-
-SYSTEM = "_system"
-GITIGNORE = """\
-# sediment: derived and machine-local files. Notes and policy.yaml are versioned.
-_system/lock
-_system/journal.log
-_system/cache/
-_system/usage/
-_system/reports/
-.*.tmp
-.obsidian/workspace*.json
-"""
-
-
-def init_layout(root: Path) -> None:
-    """The folders of a new root, and the ``.gitignore`` of what is not versioned.
-    Whatever is in the way (a file, a link) stays; on a root that cannot be
-    written, nothing is made (``open_system`` says what that turns off)."""
-    try:
-        for d in (*E.LAYERS, SYSTEM):
-            with contextlib.suppress(FileExistsError):
-                (root / d).mkdir()
-        gi = root / ".gitignore"
-        if not os.path.lexists(gi):
-            atomic_write(gi, GITIGNORE.encode())
-    except OSError as exc:
-        log.debug("cannot lay out %s: %s", root, exc)
-
-
-# The parts of _system/ and the paths each uses: a symlink in any of them
-# turns the part off (the lock and the journal: every write).
-PARTS: dict[str, tuple[str, ...]] = {
-    "policy": ("policy.yaml",),
-    "lock": ("lock",),
-    "journal": ("journal.log",),
-    "cache": ("cache", "cache/index.bin"),
-    "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
-    "reports": ("reports",),
-}
-OFF = {
-    "policy": "policy.yaml is not read (the default settings are used)",
-    "lock": "every write is refused",
-    "journal": "every write is refused",
-    "cache": "the index snapshot is neither read nor written",
-    "usage": "usage records (recalls, confirmations) are neither read nor written",
-    "reports": "metabolize reports are not written",
-}
-
-
-@dataclass
-class Parts:
-    """Which parts of ``_system/`` this process uses, decided at open."""
-    links: dict[str, str] = field(default_factory=dict)  # part → the symlink that turns it off
-    writes_off: str | None = None  # why every write is refused, or None
-    faults: list[Problem] = field(default_factory=list)  # for check()
-
-    def usable(self, part: str) -> bool:
-        """May be read (it is no symlink)."""
-        return part not in self.links
-
-    def link_reason(self, part: str) -> str | None:
-        link = self.links.get(part)
-        return f"{link} is a symlink; sediment does not follow it" if link else None
-
-    def refusal(self, part: str) -> str | None:
-        """Why this part may not be written, or None."""
-        return self.link_reason(part) or self.writes_off
-
-    def writable(self, part: str) -> bool:
-        return self.refusal(part) is None
-
-
-def open_system(root: Path, *, create: bool) -> Parts:
-    """Make the root's folders (with ``create``) and decide which parts of
-    ``_system/`` may be used: a few ``lstat`` calls and one ``access``."""
-    try:
-        if not root.exists():
-            if not create:
-                raise NotFound(f"no memory root at {root}", path=str(root))
-            root.mkdir(parents=True)
-    except OSError as exc:
-        raise StorageError(f"cannot make a memory root at {root}: {exc}", path=str(root)) from exc
-    if create:
-        init_layout(root)
-    parts = Parts()
-    for part, rels in PARTS.items():
-        for rel in rels:
-            link = symlink_in(root, f"{SYSTEM}/{rel}")
-            if link is not None:
-                parts.links[part] = link
-                break
-    for link in sorted(set(parts.links.values())):
-        off = sorted({OFF[p] for p, li in parts.links.items() if li == link})
-        parts.faults.append(Problem(link, "is a symlink, which sediment does not follow; until a person "
-                                          f"replaces it with a real one, {'; '.join(off)}", code="symlink"))
-    linked = parts.link_reason("lock") or parts.link_reason("journal")
-    system = root / SYSTEM
-    if linked:
-        parts.writes_off = f"{linked}, so every write is refused until a person replaces it"
-    elif not os.access(system if system.exists() else root, os.W_OK):
-        parts.writes_off = (f"the root is read-only ({SYSTEM}/ cannot be written); it is open for "
-                            "reading only")
-        parts.faults.append(Problem(SYSTEM, "the root is read-only: writes are refused, searches are "
-                                            "not recorded, recovery does not run", severity="warning",
-                                    code="read_only"))
-    policy = f"{SYSTEM}/policy.yaml"
-    if parts.writes_off and parts.usable("policy") and not os.path.lexists(root / policy):
-        parts.faults.append(Problem(policy, "missing, and it cannot be written here: the default "
-                                            "settings are used", severity="warning", code="policy_missing"))
-    return parts
-
 
 def add_link(meta: dict[str, Any], key: str, name: str) -> None:
     links = list(meta.get(key) or ())
@@ -224,14 +119,23 @@ class Store:
 
     # ------------------------------------------------------------------ single files
 
-    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False) -> Entry:
-        """Write ``entry`` at ``rel`` atomically; returns it as now on disk."""
+    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None) -> Entry:
+        """Write ``entry`` at ``rel`` atomically; returns it as now on disk.
+
+        ``expected``: the version of the note this write replaces (what was
+        read). If a person's save landed since, it is kept, nothing is
+        written, and ``Conflict`` raised."""
         text = E.render(entry).encode("utf-8")
         target = resolve_inside(self.root, rel)
         try:
-            atomic_write(target, text, exclusive=exclusive)
+            if expected:
+                replace_checked(target, text, expected)
+            else:
+                atomic_write(target, text, exclusive=exclusive)
         except FileExistsError:
             raise
+        except Changed as exc:
+            raise self._kept(rel, exc, id=entry.meta.get("id"), expected=expected) from exc
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
         body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
@@ -242,7 +146,7 @@ class Store:
     def rewrite(self, entry: Entry, *, meta: Mapping[str, Any], body: str | None = None) -> Entry:
         """Replace a note in place with new frontmatter (and body), and tell the
         view and other processes."""
-        fresh = self.publish(entry.path, entry.with_(meta=meta, body=body))
+        fresh = self.publish(entry.path, entry.with_(meta=meta, body=body), expected=entry.version)
         self.view.load_known(fresh)
         return fresh.warn(*self.note_done(fresh.path))
 
@@ -250,12 +154,24 @@ class Store:
         """Write ``data`` at ``rel`` as given (adopt keeps a person's bytes), if
         the file still has the ``expected`` version; else ``Conflict``."""
         target = resolve_inside(self.root, rel)
-        if E.content_version(read_nofollow(target)) != expected:
-            raise Conflict(f"{rel} changed while it was being adopted; nothing written", path=rel)
         try:
-            atomic_write(target, data)
+            replace_checked(target, data, expected)
+        except Changed as exc:
+            raise self._kept(rel, exc, "adopting") from None
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+
+    def _kept(self, rel: str, exc: Changed, doing: str = "writing", **details: Any) -> Conflict:
+        """The Conflict for a person's save that a write found in its way (and
+        kept); the view takes the note as it is now."""
+        try:
+            details["actual"] = E.content_version(read_nofollow(self.root / rel))
+        except OSError:
+            pass
+        if self.view.ready:
+            self.view.load_file(rel)
+        return Conflict(f"{rel} changed on disk while sediment was {doing} it ({exc.message}): what a "
+                        f"person saved there was kept and this change was not applied", path=rel, **details)
 
     def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> tuple[str, ...]:
         """Tell other processes what changed; returns warnings for the caller.
@@ -331,33 +247,38 @@ class Store:
         source = self.root / entry.path
         if target.exists():
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
-        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel)
+        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel, ver=entry.version)
         try:
-            if same_bytes:  # git sees a pure rename
+            linked = False
+            if same_bytes:  # git sees a pure rename: the same file under a second name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                move_new(source, target)  # never over a file that appeared meanwhile
+                try:
+                    os.link(source, target)  # never over a file that appeared meanwhile
+                    linked = True
+                except FileExistsError:
+                    raise
+                except OSError:  # no hard links here: a copy of the same bytes
+                    pass
+            if linked:
                 fsync_dir(target.parent)
-                fsync_dir(source.parent)
                 fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
                 if "off" in entry._cache:
                     fresh._cache["off"] = entry._cache["off"]
             else:
                 fresh = self.publish(rel, entry.with_(meta=meta), exclusive=True)
-                if E.content_version(read_nofollow(source)) != entry.version:
-                    # a person saved the note while we moved it: keep their file,
-                    # withdraw our copy
-                    os.unlink(target)
-                    fsync_dir(target.parent)
-                    raise Conflict(f"{entry.path} changed while it was being moved; nothing moved",
-                                   id=entry.id)
-                os.unlink(source)
-                fsync_dir(source.parent)
+            # the source goes only if it is still what we read, else it stays
+            # (a person saved it while we moved it) and our copy is withdrawn
+            try:
+                remove_checked(source, entry.version, same_file_as=target if linked else None)
+            except Changed as exc:
+                self._withdraw(target, None if linked else fresh.version)
+                raise self._kept(entry.path, exc, "moving", id=entry.id) from exc
         except FileExistsError:
             self.note_done(seq=seq, op=op)
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there",
                            id=entry.id) from None
         except Conflict:
-            self.note_done(seq=seq, op=op)
+            self.note_done(entry.path, seq=seq, op=op)
             raise
         except OSError as exc:
             # leave the intent pending: recovery sorts out which copy is whole
@@ -369,11 +290,31 @@ class Store:
             self.view.load_known(fresh)
         return fresh.warn(*self.note_done(entry.path, rel, seq=seq, op=op))
 
+    def _withdraw(self, copy: Path, version: str | None) -> None:
+        """Remove the new copy of a move that did not happen: the second name
+        of a hard-linked source (``version`` None), or the copy we wrote —
+        unless someone edited that copy meanwhile, then both stay."""
+        try:
+            if version is None:
+                os.unlink(copy)
+                fsync_dir(copy.parent)
+            else:
+                remove_checked(copy, version)
+        except Changed:
+            log.warning("sediment: %s was edited before a move was withdrawn; both copies kept", copy)
+
     def supersede(self, old: Entry, new: Entry, reason: str) -> Entry:
         """Mark ``old`` superseded by ``new`` (links both ways); journaled, as it
         changes two files. Returns the old memory as it is now."""
         seq = self.journal.begin("supersede", old=old.path, new=new.path, reason=E.one_line(reason))
-        fresh, _ = self._apply_supersede(old.path, new.path, reason)
+        try:
+            fresh, _ = self._apply_supersede(old.path, new.path, reason)
+        except Conflict:
+            # a person saved one of the two meanwhile: their save was kept; the
+            # operation ends here, half done at most (the old one marked, the
+            # new one not yet linked back), and running it again finishes it
+            self.note_done(old.path, new.path, seq=seq, op="supersede")
+            raise
         return fresh.warn(*self.note_done(old.path, new.path, seq=seq, op="supersede"))
 
     def _apply_supersede(self, old_path: str, new_path: str, reason: str) -> tuple[Entry, Entry]:
@@ -385,14 +326,18 @@ class Store:
         meta["status"] = "superseded"
         meta["reason"] = E.one_line(reason)
         add_link(meta, "superseded_by", new.name)
+        # each publish is checked against what was just read: a person's save
+        # in between is kept (Conflict), and the view learns of the old one's
+        # write before the new one's can fail
         if meta != dict(old.meta):
-            old = self.publish(old_path, old.with_(meta=meta))
+            old = self.publish(old_path, old.with_(meta=meta), expected=old.version)
+        if self.view.ready:
+            self.view.load_known(old)
         nmeta = dict(new.meta)
         add_link(nmeta, "supersedes", old.name)
         if nmeta != dict(new.meta):
-            new = self.publish(new_path, new.with_(meta=nmeta))
+            new = self.publish(new_path, new.with_(meta=nmeta), expected=new.version)
         if self.view.ready:
-            self.view.load_known(old)
             self.view.load_known(new)
         return old, new
 
@@ -423,14 +368,25 @@ class Store:
 
     def _finish_move(self, rec: dict[str, Any]) -> tuple[str, list[str]]:
         """Roll forward when the new file is whole (it was complete before the
-        old one was touched), else leave the old one where it was."""
+        old one was touched), else leave the old one where it was. The old one
+        goes only if it is still what the move read (``ver``): a person who
+        edited it since keeps their edit, and the move is undone instead."""
         src, dst = rec.get("src"), rec.get("dst")
         if not (isinstance(src, str) and isinstance(dst, str)):
             raise InvalidInput(f"journal record without src/dst: {rec}")
         s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
         if d.exists() and s.exists() and _same_id(d, rec.get("id")):
-            s.unlink()
-            fsync_dir(s.parent)
+            ver = rec.get("ver")
+            if not isinstance(ver, str):  # a record from before versions were kept
+                s.unlink()
+                fsync_dir(s.parent)
+                return "rolled_forward", [src, dst]
+            try:
+                remove_checked(s, ver)
+            except Changed:
+                d.unlink()
+                fsync_dir(d.parent)
+                return "rolled_back", [src, dst]
             return "rolled_forward", [src, dst]
         return ("rolled_forward" if d.exists() else "rolled_back"), [src, dst]
 

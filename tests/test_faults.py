@@ -394,7 +394,6 @@ def _race(repo: Repository, path: Path, template: str, write) -> tuple[list[int]
     return lost, conflicts
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 4: fix under way on a branch")
 def test_update_with_expected_never_overwrites_a_save_in_its_window(tmp_path):
     rel = "shallow/race.md"
     template = RACE_NOTE.format(eid="RACE-1", title="race")
@@ -411,7 +410,6 @@ def test_update_with_expected_never_overwrites_a_save_in_its_window(tmp_path):
     assert lost == [], f"{len(lost)} of {ROUNDS} acknowledged saves lost ({conflicts} conflicts)"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9 item 4: fix under way on a branch")
 def test_supersede_never_overwrites_a_save_of_the_old_note(tmp_path):
     rel = "shallow/old.md"
     template = RACE_NOTE.format(eid="OLD-1", title="old")

@@ -23,7 +23,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
      "index", "search"],
-    ["files", "journal", "policyfile", "usage", "view", "store", "gitutil"],
+    ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health"],
     ["watch", "repository"],
     ["__init__", "cli", "__main__"],

@@ -1,0 +1,133 @@
+"""The root's own layout and which parts of ``_system/`` this process may use.
+
+Decided once, at open (``open_system``): a part that is a symlink (or sits
+under one) is not followed, and a root that cannot be written (read-only
+media) is opened for reading. What is off is kept as ``Problem``s
+(``Parts.faults``) that ``check`` reports; the store's ``writing()`` then
+refuses at once, with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import entry as E
+from .errors import NotFound, StorageError
+from .files import atomic_write, symlink_in
+from .view import Problem
+
+log = logging.getLogger("sediment")
+
+SYSTEM = "_system"
+GITIGNORE = """\
+# sediment: derived and machine-local files. Notes and policy.yaml are versioned.
+_system/lock
+_system/journal.log
+_system/cache/
+_system/usage/
+_system/reports/
+.*.tmp
+.obsidian/workspace*.json
+"""
+
+
+def init_layout(root: Path) -> None:
+    """The folders of a new root, and the ``.gitignore`` of what is not versioned.
+    Whatever is in the way (a file, a link) stays; on a root that cannot be
+    written, nothing is made (``open_system`` says what that turns off)."""
+    try:
+        for d in (*E.LAYERS, SYSTEM):
+            with contextlib.suppress(FileExistsError):
+                (root / d).mkdir()
+        gi = root / ".gitignore"
+        if not os.path.lexists(gi):
+            atomic_write(gi, GITIGNORE.encode())
+    except OSError as exc:
+        log.debug("cannot lay out %s: %s", root, exc)
+
+
+# The parts of _system/ and the paths each uses: a symlink in any of them
+# turns the part off (the lock and the journal: every write).
+PARTS: dict[str, tuple[str, ...]] = {
+    "policy": ("policy.yaml",),
+    "lock": ("lock",),
+    "journal": ("journal.log",),
+    "cache": ("cache", "cache/index.bin"),
+    "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
+    "reports": ("reports",),
+}
+OFF = {
+    "policy": "policy.yaml is not read (the default settings are used)",
+    "lock": "every write is refused",
+    "journal": "every write is refused",
+    "cache": "the index snapshot is neither read nor written",
+    "usage": "usage records (recalls, confirmations) are neither read nor written",
+    "reports": "metabolize reports are not written",
+}
+
+
+@dataclass
+class Parts:
+    """Which parts of ``_system/`` this process uses, decided at open."""
+    links: dict[str, str] = field(default_factory=dict)  # part → the symlink that turns it off
+    writes_off: str | None = None  # why every write is refused, or None
+    faults: list[Problem] = field(default_factory=list)  # for check()
+
+    def usable(self, part: str) -> bool:
+        """May be read (it is no symlink)."""
+        return part not in self.links
+
+    def link_reason(self, part: str) -> str | None:
+        link = self.links.get(part)
+        return f"{link} is a symlink; sediment does not follow it" if link else None
+
+    def refusal(self, part: str) -> str | None:
+        """Why this part may not be written, or None."""
+        return self.link_reason(part) or self.writes_off
+
+    def writable(self, part: str) -> bool:
+        return self.refusal(part) is None
+
+
+def open_system(root: Path, *, create: bool) -> Parts:
+    """Make the root's folders (with ``create``) and decide which parts of
+    ``_system/`` may be used: a few ``lstat`` calls and one ``access``."""
+    try:
+        if not root.exists():
+            if not create:
+                raise NotFound(f"no memory root at {root}", path=str(root))
+            root.mkdir(parents=True)
+    except OSError as exc:
+        raise StorageError(f"cannot make a memory root at {root}: {exc}", path=str(root)) from exc
+    if create:
+        init_layout(root)
+    parts = Parts()
+    for part, rels in PARTS.items():
+        for rel in rels:
+            link = symlink_in(root, f"{SYSTEM}/{rel}")
+            if link is not None:
+                parts.links[part] = link
+                break
+    for link in sorted(set(parts.links.values())):
+        off = sorted({OFF[p] for p, li in parts.links.items() if li == link})
+        parts.faults.append(Problem(link, "is a symlink, which sediment does not follow; until a person "
+                                          f"replaces it with a real one, {'; '.join(off)}", code="symlink"))
+    linked = parts.link_reason("lock") or parts.link_reason("journal")
+    system = root / SYSTEM
+    if linked:
+        parts.writes_off = f"{linked}, so every write is refused until a person replaces it"
+    elif not os.access(system if system.exists() else root, os.W_OK):
+        parts.writes_off = (f"the root is read-only ({SYSTEM}/ cannot be written); it is open for "
+                            "reading only")
+        parts.faults.append(Problem(SYSTEM, "the root is read-only: writes are refused, searches are "
+                                            "not recorded, recovery does not run", severity="warning",
+                                    code="read_only"))
+    policy = f"{SYSTEM}/policy.yaml"
+    if parts.writes_off and parts.usable("policy") and not os.path.lexists(root / policy):
+        parts.faults.append(Problem(policy, "missing, and it cannot be written here: the default "
+                                            "settings are used", severity="warning", code="policy_missing"))
+    return parts
