@@ -6,8 +6,8 @@
 Each simulated user turn goes through the same four steps an agent would take:
 search the memories for the turn, show what was recalled, answer, and write down
 what the turn taught. At the end one memory is revised with optimistic
-concurrency, the way an agent must when another process (a second agent, the MCP
-server, a person in Obsidian) may edit the same note.
+concurrency, the way an agent must when another process (a second agent, a
+person in Obsidian) may edit the same note.
 """
 
 from __future__ import annotations

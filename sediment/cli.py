@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .errors import SedimentError
+from .entry import SECTIONS
+from .errors import InvalidInput, SedimentError
 
 if TYPE_CHECKING:  # the CLI imports the library only when a command runs (fast --help)
     from .repository import Repository
@@ -82,22 +83,76 @@ def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
     return out, f"initialised {repo.root}" + (" (git)" if out["git"] else "")
 
 
+SECTION_ARGS = tuple(arg(f"--{name}", action="append", metavar="LINE",
+                         help=f"a line of the '{heading}' section (repeatable)")
+                     for name, heading in SECTIONS.items())
+FIELD_ARG = arg("--field", dest="fields", action="append", metavar="KEY=VALUE",
+                help="another frontmatter field; VALUE is read as YAML (42, true, [a, b]) (repeatable)")
+
+
+def _fields(ns: argparse.Namespace) -> dict[str, Any]:
+    """--evidence/--hesitation/… and --field KEY=VALUE as keyword fields."""
+    import yaml
+    out: dict[str, Any] = {k: getattr(ns, k) for k in SECTIONS if getattr(ns, k, None)}
+    for item in getattr(ns, "fields", None) or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidInput(f"--field takes KEY=VALUE, not {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    return out
+
+
+def _text(value: str | None) -> str:
+    return sys.stdin.read() if value is None or value == "-" else value
+
+
+def _entry_out(e: Any, verb: str) -> tuple[Any, str]:
+    text = f"{verb} {e.id}  {e.path}"
+    return e.to_dict(), "\n".join([text, *(f"warning: {w}" for w in e.warnings)])
+
+
 @command("add", "write a new memory; the text comes from the argument or stdin",
          arg("text", nargs="?", help="markdown body; '-' or nothing reads stdin"),
          arg("--title"), arg("--room"), arg("--tag", "--tags", dest="tags", action="append",
                                             help="a tag (repeatable, or comma-separated)"),
          arg("--kind"), arg("--value", type=float), arg("--source"),
-         arg("--link", dest="links", action="append", help="name of a linked memory (repeatable)"),
-         arg("--layer", default="shallow"), arg("--event"))
+         arg("--link", "--links", dest="links", action="append", help="name of a linked memory (repeatable)"),
+         arg("--layer", default="shallow"), arg("--event"),
+         arg("--now", help="creation time, ISO 8601 with an offset (importing older memories)"),
+         *SECTION_ARGS, FIELD_ARG)
 def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
-    text = ns.text
-    if text is None or text == "-":
-        text = sys.stdin.read()
     extra = {"event": ns.event} if ns.event else {}
-    e = _repo(ns).add(text, title=ns.title, room=ns.room, tags=_split(ns.tags), kind=ns.kind,
+    e = _repo(ns).add(_text(ns.text), title=ns.title, room=ns.room, tags=_split(ns.tags), kind=ns.kind,
                       value=ns.value, source=ns.source, links=_split(ns.links), layer=ns.layer,
-                      **extra)
-    return e.to_dict(), f"added {e.id}  {e.path}"
+                      now=ns.now, **extra, **_fields(ns))
+    return _entry_out(e, "added")
+
+
+@command("update", "change a memory in place; --expected refuses a stale edit",
+         arg("id"), arg("--expected", help="the version you read (sediment get ID --json): Conflict if it changed"),
+         arg("--text", help="new main text; '-' reads stdin (sections stay unless given)"),
+         arg("--title"), arg("--tag", "--tags", dest="tags", action="append", help="replace the tags"),
+         arg("--kind"), arg("--value", type=float), arg("--source"),
+         arg("--link", "--links", dest="links", action="append", help="replace the links"),
+         arg("--unset", action="append", metavar="KEY", help="remove a frontmatter field (repeatable)"),
+         *SECTION_ARGS, FIELD_ARG)
+def cmd_update(ns: argparse.Namespace) -> tuple[Any, str]:
+    changes: dict[str, Any] = _fields(ns)
+    if ns.text is not None:
+        changes["text"] = _text(ns.text)
+    for key in ("title", "kind", "value", "source"):
+        if getattr(ns, key) is not None:
+            changes[key] = getattr(ns, key)
+    if ns.tags is not None:
+        changes["tags"] = _split(ns.tags)
+    if ns.links is not None:
+        changes["links"] = _split(ns.links)
+    changes.update({k: None for k in ns.unset or ()})
+    e = _repo(ns).update(ns.id, expected=ns.expected, **changes)
+    return _entry_out(e, "updated")
 
 
 @command("get", "show one memory by id or name", arg("id"))
@@ -107,16 +162,19 @@ def cmd_get(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 def _filters(p_args: tuple[Arg, ...] = ()) -> tuple[Arg, ...]:
-    return (arg("--layer", action="append"), arg("--room"), arg("--tag", action="append"),
+    return (arg("--layer", action="append"), arg("--room"),
+            arg("--tag", "--tags", dest="tags", action="append", help="a tag (repeatable): all are required"),
             arg("--kind", action="append"), *p_args)
 
 
-@command("list", "list memories, filtered by layer, room, tag, kind, status",
-         *_filters(), arg("--status"))
+@command("list", "list memories, filtered by layer, room, tag, kind, status, time",
+         *_filters(), arg("--status"), arg("--since"), arg("--until"),
+         arg("--sort", default="path", choices=["path", "updated", "created"],
+             help="path, or updated / created newest first"),
+         arg("--limit", type=int))
 def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
-    tags = _split(ns.tag)
-    entries = _repo(ns).list(layer=ns.layer, room=ns.room, kind=ns.kind, status=ns.status)
-    entries = [e for e in entries if set(tags).issubset(e.tags)]
+    entries = _repo(ns).list(layer=ns.layer, room=ns.room, tags=_split(ns.tags) or None, kind=ns.kind,
+                             status=ns.status, since=ns.since, until=ns.until, sort=ns.sort, limit=ns.limit)
     text = "\n".join(f"{e.id}  {e.path}  {e.title}" for e in entries) or "(no memories)"
     return [e.to_dict() for e in entries], text
 
@@ -125,14 +183,16 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("query"), arg("--limit", type=int, default=10), *_filters(),
          arg("--since"), arg("--until"), arg("--archive", action="store_true",
                                              help="also search archive/"),
+         arg("--superseded", action="store_true", help="also superseded memories (each names its successor)"),
          arg("--record", action=argparse.BooleanOptionalAction, default=False,
              help="count the hits as recalled, as an agent's search does (recalls feed "
                   "promotion); default --no-record: a person looking something up "
                   "promotes nothing"))
 def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
     hits = _repo(ns).search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
-                            tags=_split(ns.tag) or None, kind=ns.kind, since=ns.since,
-                            until=ns.until, include_archive=ns.archive, record=ns.record)
+                            tags=_split(ns.tags) or None, kind=ns.kind, since=ns.since,
+                            until=ns.until, include_archive=ns.archive, include_superseded=ns.superseded,
+                            record=ns.record)
     lines = [f"{h.score:.4f}  {h.entry.path}\n        {h.entry.title}\n        {h.snippet}" for h in hits]
     return [h.to_dict() for h in hits], "\n".join(lines) or "(no match)"
 
@@ -151,14 +211,17 @@ def cmd_archive(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("purge", "retire a memory for good (kept in archive/, marked purged); needs --confirm",
-         arg("id"), arg("--confirm", action="store_true"), arg("--reason", default="purged"))
+         arg("id"), arg("--confirm", action="store_true"), arg("--reason", default="purged"),
+         arg("--erase", action="store_true", help="leave only a tombstone: id, name, reason, dates (a secret "
+                                                  "written by mistake; README, 'Erasing a memory')"))
 def cmd_purge(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _repo(ns).purge(ns.id, confirm=ns.confirm, reason=ns.reason)
+    e = _repo(ns).purge(ns.id, confirm=ns.confirm, reason=ns.reason, erase=ns.erase)
     return e.to_dict(), f"purged; kept at {e.path}"
 
 
 @command("check", "report malformed files, duplicates, unfinished operations; exit 1 on errors",
-         arg("--fix", action="store_true", help="run recover first (never touches bad files)"))
+         arg("--fix", action="store_true", help="run recover first, and adopt notes in layer folders that "
+                                                "only lack an id or times (no other file is touched)"))
 def cmd_check(ns: argparse.Namespace) -> tuple[Any, str]:
     problems = _repo(ns).check(fix=ns.fix)
     text = "\n".join(str(p) for p in problems) or "no problems"
@@ -230,17 +293,16 @@ def _cell(value: Any) -> str:
          arg("--confirm", action="store_true", help="allow the plan to archive (policy confirm_destructive)"),
          arg("--now", help="ISO 8601 time to plan for (default: now)"))
 def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
-    from .entry import parse_time
-    now = parse_time(ns.now, key="now") if ns.now else None
-    p = _repo(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=now)
+    p = _repo(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=ns.now)
     return p.to_dict(), str(p) + (f"\nreport: {p.report}" if p.report else "")
 
 
 @command("touch", "record that a memory proved right (confirm) or wrong (refute)",
          arg("id"), arg("outcome", choices=["confirm", "refute"]),
-         arg("--confirm", action="store_true", help="with refute: archive at once"))
+         arg("--confirm", action="store_true", help="with refute: archive at once"),
+         arg("--now", help="when it happened, ISO 8601 with an offset"))
 def cmd_touch(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _repo(ns).touch(ns.id, ns.outcome, confirm=ns.confirm)
+    e = _repo(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now)
     return e.to_dict(), f"{ns.outcome} recorded for {e.id}  {e.path}"
 
 
@@ -255,18 +317,18 @@ def cmd_supersede(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("text"), arg("--fragment", dest="fragments", action="append", default=[],
                           help="id of a fragment it covers (repeatable)"),
          arg("--kind", required=True), arg("--title"), arg("--room"),
-         arg("--tag", dest="tags", action="append"))
+         arg("--tag", dest="tags", action="append"), *SECTION_ARGS, FIELD_ARG)
 def cmd_consolidate(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _repo(ns).consolidate(_split(ns.fragments), ns.text, kind=ns.kind, title=ns.title,
-                              room=ns.room, tags=_split(ns.tags))
+    extra = {k: v for k, v in (("title", ns.title), ("room", ns.room)) if v is not None}
+    e = _repo(ns).consolidate(_split(ns.fragments), ns.text, kind=ns.kind, tags=_split(ns.tags),
+                              **extra, **_fields(ns))
     return e.to_dict(), f"added {e.id}  {e.path}; covers {', '.join(e.meta.get('supersedes') or []) or 'nothing'}"
 
 
 @command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now"))
 def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
     from dataclasses import asdict
-    from .entry import parse_time
-    s = _repo(ns).strength(ns.id, now=parse_time(ns.now, key="now") if ns.now else None)
+    s = _repo(ns).strength(ns.id, now=ns.now)
     return asdict(s), s.explain()
 
 

@@ -202,7 +202,7 @@ class Entry:
         return self.meta.get(key, default)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (CLI --json, MCP)."""
+        """A JSON-ready view (CLI --json)."""
         out = {"id": self.id, "path": self.path, "layer": self.layer, "room": self.room,
                "name": self.name, "version": self.version, **{k: v for k, v in self.meta.items()
                                                               if k != "id"}, "body": self.body}

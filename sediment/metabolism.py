@@ -63,7 +63,7 @@ def _plan(store: Store, view: View, when: _dt.datetime) -> Plan:
     return Plan(when.isoformat(timespec="seconds"), moves, counts=_counts(moves))
 
 
-def strength(store: Store, id: str, *, now: _dt.datetime | None = None) -> Strength:
+def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) -> Strength:
     when = V.now(now)
     with store.view.reading() as view:
         e = view.resolve(id)
@@ -71,7 +71,7 @@ def strength(store: Store, id: str, *, now: _dt.datetime | None = None) -> Stren
 
 
 def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
-          now: _dt.datetime | None = None) -> Entry:
+          now: _dt.datetime | str | None = None) -> Entry:
     if outcome not in ("confirm", "refute"):
         raise InvalidInput("outcome must be 'confirm' or 'refute'")
     when = V.now(now)
@@ -127,7 +127,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         return view.entries[new.id]
 
 
-def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | None = None,
+def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | str | None = None,
                confirm: bool = False) -> Plan:
     when = V.now(now)
     if not dry_run:

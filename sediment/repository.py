@@ -256,7 +256,7 @@ class Repository:
     def add(self, text: str, *, title: str | None = None, room: str | None = None,
             tags: Iterable[str] = (), kind: str | None = None, value: float | None = None,
             source: str | None = None, links: Iterable[str] = (), layer: str = "shallow",
-            now: _dt.datetime | None = None, **fields: Any) -> Entry:
+            now: _dt.datetime | str | None = None, **fields: Any) -> Entry:
         """Write a new memory and return it.
 
         ``text`` is the markdown body. ``title`` defaults to the first line of the
@@ -369,7 +369,7 @@ class Repository:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def strength(self, id: str, *, now: _dt.datetime | None = None) -> Strength:
+    def strength(self, id: str, *, now: _dt.datetime | str | None = None) -> Strength:
         """How strong a memory is now, with the parts of the number
         (``.explain()`` says it in a sentence).
 
@@ -382,7 +382,7 @@ class Repository:
         return metabolism.strength(self.store, id, now=now)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
-              now: _dt.datetime | None = None) -> Entry:
+              now: _dt.datetime | str | None = None) -> Entry:
         """Record a confirmation (the memory proved right: stronger, counts as use)
         or a refutation (it proved wrong: archived at the next metabolize, or at
         once with ``confirm=True``). The note's file does not change until then.
@@ -428,7 +428,7 @@ class Repository:
         """
         return metabolism.consolidate(self.store, fragment_ids, text, kind=kind, **fields)
 
-    def metabolize(self, *, dry_run: bool = True, now: _dt.datetime | None = None,
+    def metabolize(self, *, dry_run: bool = True, now: _dt.datetime | str | None = None,
                    confirm: bool = False) -> Plan:
         """Plan (and with ``dry_run=False``, apply) promotions and decay.
 

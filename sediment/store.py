@@ -288,7 +288,21 @@ class Store:
         else:  # the room is indexed too
             self.view.forget_path(entry.path)
             self.view.load_known(fresh)
+        self._prune_rooms(source.parent)
         return fresh.warn(*self.note_done(entry.path, rel, seq=seq, op=op))
+
+    def _prune_rooms(self, folder: Path) -> None:
+        """Remove the room folders a move emptied (Obsidian shows empty folders),
+        up to the layer folder, which stays. Only an empty folder can be removed:
+        one a person put anything in (a file, a hidden file) stays as it is."""
+        layers = {self.root / layer for layer in E.LAYERS}
+        while folder not in layers and self.root in folder.parents:
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (or not ours to remove): stop here
+                return
+            folder = folder.parent
+        fsync_dir(folder)
 
     def _withdraw(self, copy: Path, version: str | None) -> None:
         """Remove the new copy of a move that did not happen: the second name

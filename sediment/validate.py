@@ -1,5 +1,5 @@
 """Every check of what a caller passes in, in one place, so the library, the
-CLI and the MCP server refuse the same things with the same messages. Pure.
+CLI and any server built on them refuse the same things with the same messages. Pure.
 
 Each ``check_*`` returns the value as it will be stored, or raises
 ``InvalidInput`` (or a subclass) naming what is wrong. ``meta`` is the one

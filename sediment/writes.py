@@ -27,7 +27,7 @@ log = logging.getLogger("sediment")
 def add(store: Store, text: str, *, title: str | None = None, room: str | None = None,
         tags: Iterable[str] = (), kind: str | None = None, value: float | None = None,
         source: str | None = None, links: Iterable[str] = (), layer: str = "shallow",
-        now: _dt.datetime | None = None, **fields: Any) -> Entry:
+        now: _dt.datetime | str | None = None, **fields: Any) -> Entry:
     policy = store.policy
     V.body(text, policy.max_body_bytes)
     layer = V.layer(layer)
@@ -51,7 +51,8 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     link_names = [V.link(x) for x in links]
     body = E.compose_body(text, sections)
     V.body(body, policy.max_body_bytes)
-    created = E.now_iso(now)
+    when = None if now is None else V.time(now, key="now")  # importing an older memory
+    created = E.now_iso(when)
     event = extra.get("event")
     with store.writing() as view:
         siblings = [e for e in view.entries.values() if e.event == event] if event is not None else []
@@ -69,7 +70,7 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
                                         sections=sections)
         if kind == "core":
             _check_core_cap(store)
-        eid = E.new_id(None if now is None else int(now.timestamp() * 1000))
+        eid = E.new_id(None if when is None else int(when.timestamp() * 1000))
         targets, warnings = _link_targets(store, link_names)
         meta = E.build_meta(id=eid, title=title, created=created, kind=kind, tags=tag_list,
                             value=value, source=source, links=targets, extra=extra)

@@ -4,6 +4,7 @@ documents every verb, and the public surface stays what it is."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import inspect
 import re
@@ -109,9 +110,19 @@ def _verbs() -> list[str]:
 
 # Verbs without a CLI command, and why. Later issues empty this list.
 NO_CLI = {
-    "update": "no CLI update yet (the trust issue adds it)",
     "refresh": "each CLI call opens the root afresh, which rescans it",
 }
+# Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
+CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
+             ("consolidate", "fragment_ids"): "fragments",
+             ("touch", "outcome"): "outcome", ("supersede", "old_id"): "old", ("supersede", "new_id"): "new",
+             ("metabolize", "dry_run"): "apply"}
+# Verb parameters with no CLI option, and why.
+NO_OPTION = {("watch", "on_change"): "a callback: `sediment watch --verbose` prints each change instead",
+             ("list", "tag"): "an alias of tags"}
+# CLI options with no verb parameter, and why.
+CLI_ONLY_OPTIONS = {("watch", "verbose"): "prints each change (the library's on_change)",
+                    ("watch", "seconds"): "the library's watch() lasts as long as its block"}
 # CLI commands that are not a Repository verb of the same name.
 CLI_ONLY = {"init": "creates a root (Repository(create=True))"}
 
@@ -136,3 +147,35 @@ def test_every_verb_has_a_cli_command_and_every_command_a_verb():
 def test_every_verb_is_in_the_readme():
     # a row of the verb table in "The library" (`verb(…)`), or a `repo.verb(` example
     assert [v for v in _verbs() if not re.search(rf"`(repo\.)?{v}\(", README)] == []
+
+
+def _dests(command: str) -> set[str]:
+    from sediment.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest for a in sub.choices[command]._actions}
+
+
+def test_every_verb_parameter_is_a_cli_option_and_every_option_a_parameter():
+    """The CLI is the API: the same options as the verb, both ways."""
+    missing, extra = [], []
+    for verb in _verbs():
+        if verb in NO_CLI:
+            continue
+        params = inspect.signature(getattr(Repository, verb)).parameters
+        dests = _dests(_command(verb)) - {"help", "json", "root"}
+        named = set()
+        for name, p in params.items():
+            if name == "self" or (verb, name) in NO_OPTION:
+                continue
+            if p.kind is p.VAR_KEYWORD:  # **fields: sections and --field KEY=VALUE
+                if verb != "update" and not {"fields", "evidence"} <= dests:
+                    missing.append(f"{verb}(**{name})")
+                named |= {"fields", "evidence", "hesitation", "conclusion", "context", "gesture", "direction",
+                          "unset", "text", "title", "tags", "kind", "value", "source", "links", "event", "room"}
+                continue
+            dest = CLI_NAMES.get((verb, name), name)
+            named.add(dest)
+            if dest not in dests:
+                missing.append(f"{verb}({name})")
+        extra += [f"{verb}: --{d}" for d in sorted(dests - named) if (verb, d) not in CLI_ONLY_OPTIONS]
+    assert missing == [] and extra == []

@@ -299,3 +299,51 @@ def test_check_fix_adopts_only_notes_in_layer_folders(repo):
     assert {p: p.read_bytes() for p in keep} == keep
     with pytest.raises(InvalidInput):
         repo.adopt("journal.md")  # outside the layer folders: move it into one first
+
+
+# 12. a move leaves no empty room folder behind --------------------------------------
+
+def test_a_move_removes_the_room_folders_it_emptied_but_never_a_persons(repo):
+    a = repo.add("the deploy runbook", title="runbook", room="ops/deploy")
+    b = repo.add("the on-call rota", title="rota", room="ops/oncall")
+    (repo.root / "shallow" / "ops" / "oncall" / ".keep").write_text("")  # a person's file
+    repo.move(a.id, "sediment")
+    assert not (repo.root / "shallow" / "ops" / "deploy").exists()
+    assert (repo.root / "shallow" / "ops").is_dir()  # oncall is still in it
+    repo.move(b.id, "sediment")
+    assert (repo.root / "shallow" / "ops" / "oncall" / ".keep").exists()  # never a person's folder
+    c = repo.add("a short-lived thought", title="thought", room="scratch/today")
+    plan = repo.metabolize(dry_run=False, confirm=True, now="2099-01-01T00:00:00+00:00")
+    assert c.id in {m.id for m in plan.moves}
+    assert not (repo.root / "shallow" / "scratch").exists()  # metabolize cleans up too
+    assert (repo.root / "shallow").is_dir()  # a layer folder always stays
+
+
+# 17 and 8. the CLI is the API ---------------------------------------------------------
+
+def _cli(root, *args):
+    import contextlib
+    import io
+    import json
+    from sediment.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["--root", str(root), "--json", *args])
+    return code, (json.loads(out.getvalue()) if out.getvalue().strip() else None), err.getvalue()
+
+
+def test_the_cli_updates_with_expected_sections_fields_and_refuses_naive_times(repo):
+    root = repo.root
+    code, e, _ = _cli(root, "add", "Use PKCE on mobile.", "--title", "PKCE", "--kind", "rule",
+                      "--evidence", "mobile apps cannot keep a secret", "--field", "priority=2",
+                      "--now", "2026-01-05T09:00:00+08:00")
+    assert code == 0 and e["priority"] == 2 and e["created"].startswith("2026-01-05T09:00:00")
+    code, u, _ = _cli(root, "update", e["id"], "--expected", e["version"], "--text", "PKCE everywhere.",
+                      "--hesitation", "old apps still use implicit flow", "--unset", "priority")
+    assert code == 0 and "priority" not in u and "## Hesitation" in u["body"] and "## Evidence" in u["body"]
+    code, _, err = _cli(root, "update", e["id"], "--expected", e["version"], "--text", "stale")
+    assert code == 1 and "conflict" in err
+    code, _, err = _cli(root, "metabolize", "--now", "2027-01-01T00:00:00")
+    assert code == 1 and "offset" in err
+    code, listed, _ = _cli(root, "list", "--sort", "updated", "--limit", "1", "--since", "2000-01-01T00:00:00Z")
+    assert code == 0 and [x["id"] for x in listed] == [e["id"]]
