@@ -37,6 +37,9 @@ def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> byt
     lines = text.split(nl)
     meta: dict[str, Any] = {}
     has_frontmatter = lines[0] == "---"
+    if not has_frontmatter and text.lstrip().startswith("---"):
+        raise ParseError(f"{rel}: starts like frontmatter but is not ('---' alone on the first line; "
+                         f"CR-only line ends?); fix it, then adopt", path=rel)
     if has_frontmatter and "---" not in lines[1:]:
         raise ParseError(f"{rel}: its frontmatter is not closed by a '---' line; fix it, then adopt", path=rel)
     if has_frontmatter:
@@ -87,6 +90,8 @@ def adopt(store: Store, path: str) -> Entry:
         mtime = _dt.datetime.fromtimestamp(os.stat(full, follow_symlinks=False).st_mtime).astimezone()
         new = adopted_bytes(data, rel, eid=E.new_id(int(mtime.timestamp() * 1000)), when=mtime)
         entry = E.parse(new, rel, tz=view.tz, max_meta_size=view.max_meta_size)  # refuses what would not read
+        if not entry.body.strip():
+            raise InvalidInput(f"{rel} has no text: an empty note is not a memory", path=rel)
         if entry.id in view.entries:
             raise InvalidInput(f"{rel}: id {entry.id} is used by {view.entries[entry.id].path}", path=rel)
         store.replace_bytes(rel, new, expected=E.content_version(data))

@@ -269,6 +269,7 @@ def run_kind(name: str, base: Path, watch_wait: float) -> dict:
 
     # --- 2. a fresh open, every read, metabolize, check
     before = path_state(target)
+    before_bytes = target.read_bytes() if before[0] == "file" else None
     with common.LogCatcher() as caught:
         repo = attempt("open", Repository, root)
         if repo is not None:
@@ -306,8 +307,22 @@ def run_kind(name: str, base: Path, watch_wait: float) -> dict:
         for msg in caught.exceptions():
             findings.append(f"exception: logged by the library: {msg}")
     if category not in ("system",) and path_state(target) != before:
-        findings.append("bytes changed")
+        if before_bytes is not None and target.is_file() and adopted_only(before_bytes, target.read_bytes()):
+            notes.append("adopted by check(fix=True): only id/created/updated/title lines inserted")
+        else:
+            findings.append("bytes changed")
     return {"kind": name, "category": category, "findings": findings, "notes": notes}
+
+
+def adopted_only(old: bytes, new: bytes) -> bool:
+    """``check(fix=True)`` adopts a note that only lacks an id or times: the
+    new file is the old one with those key lines (and a frontmatter's '---'
+    lines, when it had none) inserted, every other line kept in order."""
+    ours = (b"id:", b"created:", b"updated:", b"title:", b"---")
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    inserted = [ln for ln in new_lines if ln not in old_lines]
+    return (bool(inserted) and all(ln.startswith(ours) for ln in inserted)
+            and [ln for ln in new_lines if ln not in inserted] == old_lines)
 
 
 def run_isolated(name: str, timeout: float, watch_wait: float) -> dict:
