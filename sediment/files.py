@@ -15,6 +15,7 @@ a threading lock in front of it for its own threads.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import secrets
@@ -236,3 +237,13 @@ def read_nofollow(path: Path) -> bytes:
     fd = os.open(path, os.O_RDONLY | NOFOLLOW)
     with os.fdopen(fd, "rb") as fh:
         return fh.read()
+
+
+def header_value(first_line: bytes, key: str) -> str:
+    """``key`` of the JSON object on a log's first line (the journal's epoch,
+    the usage log's generation), or '' for a line a person broke."""
+    try:
+        value = json.loads(first_line).get(key, "")
+    except (ValueError, AttributeError, RecursionError):
+        return ""
+    return value if isinstance(value, str) else ""

@@ -30,7 +30,7 @@ from typing import Any
 
 from .entry import LAYERS
 from .errors import StorageError
-from .files import append_line, atomic_write, open_nofollow
+from .files import append_line, atomic_write, header_value, open_nofollow
 
 COMPACT_BYTES = 1 << 20
 
@@ -41,14 +41,6 @@ class JournalRead:
     offset: int  # where the next read should start
     epoch: str
     damaged: list[tuple[int, str]]  # (line number, reason) of lines that are not the torn tail
-
-
-def _epoch(first_line: bytes) -> str:
-    try:
-        epoch = json.loads(first_line).get("epoch", "")
-    except (ValueError, AttributeError, RecursionError):
-        return ""
-    return epoch if isinstance(epoch, str) else ""
 
 
 def _text(x: Any) -> bool:
@@ -109,7 +101,7 @@ class Journal:
                 tail = fh.read()
         except FileNotFoundError:
             return 0, "", (-1, 0)
-        epoch = _epoch(first)
+        epoch = header_value(first, "epoch")
         cut = tail.rfind(b"\n")  # a torn last line is not ours to skip past
         end = st.st_size - len(tail) + cut + 1 if cut >= 0 else 0
         return end, epoch, (st.st_size, st.st_mtime_ns)
@@ -123,7 +115,7 @@ class Journal:
             return JournalRead([], 0, "", [])
         try:
             with open(self.path, "rb") as fh:
-                file_epoch = _epoch(fh.readline())
+                file_epoch = header_value(fh.readline(), "epoch")
                 if epoch is not None and file_epoch != epoch:
                     offset = 0
                 fh.seek(offset)

@@ -32,19 +32,11 @@ from pathlib import Path
 from typing import Iterable
 
 from .errors import StorageError
-from .files import NOFOLLOW, WriterLock, atomic_write
+from .files import NOFOLLOW, WriterLock, atomic_write, header_value
 from .lifecycle import Usage
 
 COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
-
-
-def _generation(first_line: bytes) -> str:
-    try:
-        gen = json.loads(first_line).get("gen", "")
-    except (ValueError, AttributeError, RecursionError):
-        return ""
-    return gen if isinstance(gen, str) else ""
 
 
 def _day(t: float) -> str:
@@ -135,7 +127,7 @@ class UsageLog:
                 if size == seen and gen:
                     return self.usage
                 first = fh.readline()
-                file_gen = _generation(first)
+                file_gen = header_value(first, "gen")
                 if file_gen != gen:  # a new generation: start again from the summary
                     self.usage, consumed = self._read_summary()
                     done = consumed.get("bytes", 0) if consumed.get("gen") == file_gen else len(first)
@@ -187,7 +179,7 @@ class UsageLog:
         self._pos = ("", 0, -1)
         usage = {k: Usage.from_json(v.to_json()) for k, v in self.load().items()}
         data = self.log.read_bytes()
-        gen = _generation(data[:data.find(b"\n")])
+        gen = header_value(data[:data.find(b"\n")], "gen")
         consumed = {"gen": gen, "bytes": data.rfind(b"\n") + 1}
         summary = {"consumed": consumed, "usage": {k: v.to_json() for k, v in sorted(usage.items())}}
         atomic_write(self.summary_path, json.dumps(summary, separators=(",", ":")).encode(), durable=True)
