@@ -59,7 +59,7 @@ def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> byt
         new.append(f"created: '{stamp}'")
     if "updated" not in meta:
         new.append(f"updated: '{stamp}'")
-    if not meta.get("title"):  # Obsidian's title is the file name
+    if "title" not in meta:  # Obsidian's title is the file name (an empty title: the person's, kept)
         new.append("title: '" + rel.rsplit("/", 1)[-1][:-3].replace("'", "''") + "'")
     if has_frontmatter:
         out = [lines[0], *new, *lines[1:]]
@@ -73,7 +73,10 @@ def adopt(store: Store, path: str) -> Entry:
     a memory. An adopted note is returned as it is (adopting is idempotent)."""
     if not isinstance(path, str) or not path.endswith(".md"):
         raise InvalidInput(f"adopt takes the path of a .md note relative to the root, not {path!r}")
-    rel = path.replace("\\", "/").lstrip("./")
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." or p.startswith(".") for p in parts):
+        raise InvalidInput(f"adopt takes a path inside the root, without '..' or hidden folders: {path!r}")
+    rel = "/".join(parts)
     if rel.split("/", 1)[0] not in E.LAYERS:
         raise InvalidInput(f"{rel} is not in a layer folder: move it into one ({', '.join(E.LAYERS)}) "
                            f"to hand it to the agent's memory, then adopt it")

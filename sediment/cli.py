@@ -96,12 +96,15 @@ def _fields(ns: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {k: getattr(ns, k) for k in SECTIONS if getattr(ns, k, None)}
     for item in getattr(ns, "fields", None) or ():
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise InvalidInput(f"--field takes KEY=VALUE, not {item!r}")
+        if key in vars(ns) or key in ("text", "now", "expected"):  # a flag of its own: use it
+            raise InvalidInput(f"--field {key}=… names an option of this command: use --{key} instead")
         try:
-            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
-        except yaml.YAMLError:
-            out[key.strip()] = value
+            out[key] = yaml.safe_load(value) if value.strip() else ""
+        except Exception:  # noqa: BLE001 - any YAML a person types: kept as the text it is
+            out[key] = value
     return out
 
 

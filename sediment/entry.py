@@ -44,6 +44,12 @@ STATUSES = ("active", "superseded", "archived", "purged")
 _CONFLICT = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
 _CONFLICT_END = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
 
+
+def has_conflict_markers(text: str) -> bool:
+    """Both ends of a git merge conflict (<<<<<<< … >>>>>>>) on lines of their own."""
+    start = _CONFLICT.search(text)
+    return bool(start and _CONFLICT_END.search(text, start.end()))
+
 # The frontmatter fields we know, in the order they are written. Anything else a
 # caller or a person adds is kept and written after these, in its own order.
 FIELD_ORDER = (
@@ -416,9 +422,9 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
     if not isinstance(mid, (str, int)) or isinstance(mid, bool) or str(mid).strip() == "":
         raise bad("id", "missing or not a string")
     meta["id"] = str(mid)
-    if not isinstance(meta.get("title", ""), (str, int, float)):
+    if meta.get("title") is not None and not isinstance(meta["title"], (str, int, float)):
         raise bad("title", "not text")
-    if "title" in meta:
+    if meta.get("title") is not None:  # (an empty `title:`, as Obsidian writes it, is no title)
         meta["title"] = str(meta["title"])
     for key in ("created", "updated"):
         if key in meta:  # kept as written (a date, a date-time or text), only checked

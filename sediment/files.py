@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import secrets
 import stat
 import threading
@@ -76,8 +77,13 @@ def temp_name(target: Path) -> Path:
     return target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
 
 
+_TEMP = re.compile(r"\..+\.[0-9a-f]{8}\.tmp")
+
+
 def is_temp(name: str) -> bool:
-    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+    """A temp file sediment makes (``temp_name``): ``.<name>.<8 hex>.tmp``,
+    and nothing else — a sync tool's or a person's ``.x.tmp`` is theirs."""
+    return _TEMP.fullmatch(name) is not None
 
 
 def atomic_write(target: Path, data: bytes | list[bytes], *, durable: bool = True,

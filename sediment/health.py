@@ -92,7 +92,12 @@ def _duplicate_names(view: View) -> list[Problem]:
 def _file_shapes(view: View) -> list[Problem]:
     out = []
     for rel, _ in view.walk():
-        raw = (view.root / rel).read_bytes()[:4096] if rel in view.by_path else b""
+        if rel not in view.by_path:
+            continue
+        try:
+            raw = read_nofollow(view.root / rel)[:4096]
+        except OSError:  # gone or replaced since the scan: the next check sees it
+            continue
         if raw.startswith(b"\xef\xbb\xbf"):
             out.append(Problem(rel, "starts with a byte-order mark", severity="warning", code="bom"))
         if b"\r\n" in raw:
@@ -191,10 +196,13 @@ def _journal(store: Store) -> list[Problem]:
 
 def _temps(root: Path) -> list[Problem]:
     out = []
-    for dirpath, _, filenames in os.walk(root):  # (os.walk does not follow links below the root)
-        for f in filenames:
-            if is_temp(f):
-                rel = Path(dirpath, f).relative_to(root).as_posix()
-                out.append(Problem(rel, "temp file of an interrupted write (run recover)",
-                                   severity="warning", code="temp"))
+    for top in (*E.LAYERS, SYSTEM):  # where sediment writes, and recover sweeps
+        if (root / top).is_symlink():
+            continue
+        for dirpath, _, filenames in os.walk(root / top):  # (os.walk does not follow links)
+            for f in filenames:
+                if is_temp(f):
+                    rel = Path(dirpath, f).relative_to(root).as_posix()
+                    out.append(Problem(rel, "temp file of an interrupted write (run recover)",
+                                       severity="warning", code="temp"))
     return out

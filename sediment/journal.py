@@ -63,6 +63,12 @@ def _shape_problem(rec: Any) -> str | None:
         a, b = ("old", "new") if rec["op"] == "supersede" else ("src", "dst")
         if not (_text(rec.get(a)) and _text(rec.get(b))) or rec[a] == rec[b]:
             return f"a {rec['op']} needs two different paths {a} and {b}"
+        if not (note_path(rec[a]) and note_path(rec[b])):
+            # recovery acts on these paths: only notes in layer folders, never a
+            # person's other files, policy.yaml or anything else a line names
+            return f"{a} and {b} must be notes in layer folders"
+        if rec["op"] != "supersede" and not _text(rec.get("id")):
+            return "a move needs the id of what it moves"
         return None
     if phase == "done":
         paths = rec.get("paths", [])

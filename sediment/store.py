@@ -442,8 +442,8 @@ def _sweep_folder(folder: Path) -> int:
 
 
 def _same_id(path: Path, eid: str | None) -> bool:
-    if eid is None:
-        return True
+    if not eid:  # (the journal refuses such records; never remove a file on no evidence)
+        return False
     try:
         return E.parse(read_nofollow(path)).id == eid
     except (ParseError, OSError):

@@ -30,6 +30,8 @@ def body(text: Any, max_bytes: int, *, empty_ok: bool = False) -> str:
         raise InvalidInput("a memory needs text: this one is empty")
     if "\x00" in text:
         raise InvalidInput("text contains a NUL byte")
+    if E.has_conflict_markers(text):  # such a file is a problem to every reader (a merge left both sides)
+        raise InvalidInput("text contains git conflict markers (<<<<<<< … >>>>>>>): resolve them first")
     n = len(text.encode("utf-8"))
     if n > max_bytes:
         raise TooLarge(f"body is {n} bytes; policy max_body_bytes is {max_bytes}", size=n)
@@ -95,7 +97,7 @@ def link(x: Any) -> str:
 
 
 def kind(k: Any, kinds: Iterable[str]) -> str:
-    if k not in kinds:
+    if not isinstance(k, str) or k not in kinds:
         raise InvalidInput(f"kind {k!r} is not one of {', '.join(kinds)}")
     return k
 
@@ -180,13 +182,33 @@ def optional_time(v: Any, *, key: str) -> _dt.datetime | None:
     return None if v is None or v == "" else time(v, key=key)
 
 
-def _one_or_many(v: Any, *, what: str) -> list[Any]:
+def _one_or_many(v: Any, *, what: str) -> list[str]:
     if isinstance(v, str):
         return [v]
     try:
-        return list(v)
+        items = list(v)
     except TypeError:
         raise InvalidInput(f"{what} must be a value or a list of values, not {v!r}", what=what) from None
+    if not all(isinstance(x, str) for x in items):
+        raise InvalidInput(f"{what} must be text or a list of text, not {v!r}", what=what)
+    return items
+
+
+def links(given: Any) -> list[str]:
+    """One link or a list of them (names, ``[[name]]``, ids or exact titles)."""
+    if given is None:
+        return []
+    return [link(x) for x in _one_or_many(given, what="links")]
+
+
+def section(name: str, v: Any) -> Any:
+    """A section's content: text, or a list of lines."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool)
+                                            for x in v):
+        return list(v)
+    raise InvalidInput(f"{name} must be text or a list of lines, not {v!r}", what=name)
 
 
 def layers(v: Any) -> set[str] | None:

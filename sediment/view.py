@@ -148,7 +148,8 @@ class View:
         e = self.entries.get(key)
         if e is None:
             ids = self.by_name.get(E.unwrap_link(key))
-            e = self.entries.get(ids[0]) if ids else None
+            if ids:  # one name in several folders: Obsidian's rule, shortest path, then path order
+                e = min((self.entries[i] for i in ids), key=lambda x: (len(x.path), x.path))
         if e is None:
             broken = self._damaged(key)
             if broken is not None:  # it exists: say so, and why it cannot be read
@@ -215,6 +216,11 @@ class View:
                 it = os.scandir(folder)
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            except OSError as exc:  # a folder this process may not read: its notes are not indexed
+                self.problems[rel + "/"] = Problem(rel + "/", f"cannot read this folder: {exc.strerror}",
+                                                   code="storage")
+                continue
+            self.problems.pop(rel + "/", None)
             with it:
                 for d in it:
                     if d.name.startswith("."):

@@ -32,7 +32,7 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     V.body(text, policy.max_body_bytes)
     layer = V.layer(layer)
     room = V.room(room)
-    sections = {k: fields.pop(k) for k in list(fields) if k in E.SECTIONS}
+    sections = {k: V.section(k, fields.pop(k)) for k in list(fields) if k in E.SECTIONS}
     extra = V.fields(fields)
     tag_list = V.tags(tags)
     explicit_title = title is not None
@@ -41,14 +41,14 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
         title = first[:80] or "note"
     title = V.title(title, required=True)
     V.value(value)
+    if kind is not None and not isinstance(kind, str):
+        raise InvalidInput("kind must be a string")
     if kind is None or kind not in policy.kinds:
-        if kind is not None and not isinstance(kind, str):
-            raise InvalidInput("kind must be a string")
         extra["unclassified"] = True if kind is None else str(kind)
         kind = "inbox"
     if "weights" in extra:
         V.weights(extra["weights"])
-    link_names = [V.link(x) for x in links]
+    link_names = V.links(links)
     body = E.compose_body(text, sections)
     V.body(body, policy.max_body_bytes)
     when = None if now is None else V.time(now, key="now")  # importing an older memory
@@ -106,14 +106,14 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
             main = V.body(text, policy.max_body_bytes)
         for k in list(changes):
             if k in E.SECTIONS:
-                sections[k] = changes.pop(k)
+                sections[k] = V.section(k, changes.pop(k))
         if "title" in changes:
             meta["title"] = V.title(changes.pop("title"), required=True)
         if "tags" in changes:
             meta["tags"] = V.tags(changes.pop("tags")) or None
         warnings: list[str] = []
         if "links" in changes:
-            targets, warnings = _link_targets(store, [V.link(x) for x in changes.pop("links") or ()])
+            targets, warnings = _link_targets(store, V.links(changes.pop("links")))
             meta["links"] = [E.wikilink(x) for x in targets] or None
         if "kind" in changes:
             k = V.kind(changes.pop("kind"), policy.kinds)
@@ -304,7 +304,8 @@ def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[
     if new_links:
         meta["links"] = have + new_links
     if extra.get("unclassified") and twin.meta.get("unclassified"):
-        repeats = int(twin.meta.get("repeats") or 1) + 1  # the same fragment, written again unclassified
+        had = twin.meta.get("repeats")
+        repeats = (had if isinstance(had, int) and not isinstance(had, bool) else 1) + 1  # written again
         meta["repeats"] = repeats
         if repeats >= 3:
             meta["flag"] = f"classify: written unclassified {repeats} times"
@@ -337,7 +338,7 @@ class RateLimit:
         """Times in the last hour, and how many lines the file has."""
         cutoff = time.time() - 3600
         try:
-            lines = self.path.read_text().split()
+            lines = self.path.read_bytes().decode("utf-8", "replace").split()
         except FileNotFoundError:
             return [], 0
         recent = []

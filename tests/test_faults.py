@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sediment
-from sediment import Conflict, NotFound, PolicyFileError, Repository, SedimentError
+from sediment import Conflict, InvalidInput, NotFound, PolicyFileError, Repository, SedimentError
 
 C = "created: '2026-01-01T00:00:00+00:00'\n"
 HANG = 60  # seconds after which a child process counts as hung (never a measured limit)
@@ -995,3 +995,114 @@ def test_git_conflict_markers_in_a_body_make_the_note_a_problem(tmp_path):
     assert problem.severity == "error" and problem.line == path.read_text().splitlines().index("<<<<<<< HEAD") + 1
     repo.metabolize(dry_run=False, confirm=True, now=dt.datetime(2099, 1, 1, tzinfo=dt.timezone.utc))
     assert path.read_bytes() == before
+
+
+# ---------------------------------------------------------------------------
+# found by an independent review of this work
+
+def test_a_journal_line_naming_a_persons_file_or_the_policy_deletes_nothing(tmp_path):
+    root = make_root(tmp_path / "root", {"shallow/good.md": good_note()})
+    (root / "diary").mkdir()
+    (root / "diary" / "secret.md").write_text("a person's own note\n")
+    with open(root / "_system" / "journal.log", "a") as fh:
+        for src in ("diary/secret.md", "_system/policy.yaml"):
+            fh.write(json.dumps({"seq": src, "phase": "begin", "op": "move", "src": src,
+                                 "dst": "shallow/good.md"}) + "\n")
+        fh.write(json.dumps({"seq": "n", "phase": "begin", "op": "move", "src": "shallow/good.md",
+                             "dst": "sediment/good.md"}) + "\n")  # no id: no evidence to act on
+    repo = Repository(root)
+    assert (root / "diary" / "secret.md").exists() and (root / "_system" / "policy.yaml").exists()
+    assert (root / "shallow" / "good.md").exists()
+    assert named(repo.check(), "_system/journal.log")
+
+
+def test_the_temp_sweep_removes_only_sediments_own_temp_files(tmp_path):
+    root = make_root(tmp_path / "root", {"shallow/good.md": good_note()})
+    theirs = [root / "shallow" / ".syncthing.plan.md.tmp", root / "shallow" / ".my drafts.tmp"]
+    for p in theirs:
+        p.write_text("someone else's\n")
+    ours = root / "shallow" / ".good.md.0a1b2c3d.tmp"
+    ours.write_text("half a write\n")
+    Repository(root)
+    assert all(p.exists() for p in theirs) and not ours.exists()
+
+
+def test_an_unreadable_folder_is_a_problem_not_a_failed_open(tmp_path, monkeypatch):
+    root = make_root(tmp_path / "root", {"shallow/good.md": good_note(), "shallow/private/p.md": good_note(
+        "PRIV-1", "wombat")})
+    real = os.scandir
+
+    def refuse(path="."):
+        if str(path).endswith("private"):  # as the OS answers for a folder of mode 000
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    repo = Repository(root)
+    assert [h.entry.id for h in repo.search("quokka", record=False)] == ["GOOD-1"]
+    assert named(repo.check(), "shallow/private/")
+
+
+@pytest.mark.parametrize("call", [
+    lambda r: r.add("x", evidence=5), lambda r: r.add("x", kind=["rule"]),
+    lambda r: r.search("t", layer=[["shallow"]]), lambda r: r.list(kind=[["rule"]]),
+    lambda r: r.add("<<<<<<< HEAD\nuse A\n=======\nuse B\n>>>>>>> other\n"),
+])
+def test_bad_arguments_are_invalid_input_never_a_raw_error(tmp_path, call):
+    repo = Repository(tmp_path / "root")
+    with pytest.raises(InvalidInput):
+        call(repo)
+    assert repo.list() == []
+
+
+def test_one_link_given_as_text_is_one_link(tmp_path):
+    repo = Repository(tmp_path / "root")
+    target = repo.add("the target", title="foo")
+    e = repo.add("x", links=target.name)
+    assert e.meta["links"] == [f"[[{target.name}]]"]
+
+
+def test_a_damaged_rate_log_and_a_hand_typed_repeats_break_nothing(tmp_path):
+    repo = Repository(tmp_path / "root")
+    log = repo.root / "_system" / "usage" / "destructive.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_bytes(b"\xff\xfe not text\n")
+    repo.purge(repo.add("to go", kind="fact").id, confirm=True)
+    frag = repo.add("the same loose fragment")
+    path = repo.root / frag.path
+    path.write_text(path.read_text().replace("unclassified: true", "unclassified: true\nrepeats: many"))
+    repo.refresh()
+    assert repo.add("the same loose fragment").id == frag.id
+
+
+def test_a_name_in_two_folders_resolves_by_obsidians_rule_whatever_was_edited(tmp_path):
+    root = make_root(tmp_path / "root", {"shallow/x/plan.md": good_note("PLAN-A", "alpha"),
+                                         "bedrock/plan.md": good_note("PLAN-B", "beta")})
+    repo = Repository(root)
+    assert repo.get("plan").id == "PLAN-B"  # the shorter path
+    p = root / "bedrock" / "plan.md"
+    p.write_text(p.read_text() + "edited\n")
+    repo.refresh()
+    assert repo.get("plan").id == "PLAN-B"
+
+
+def test_adopt_refuses_paths_that_leave_and_keeps_an_empty_title(tmp_path):
+    repo = Repository(tmp_path / "root")
+    (repo.root / "shallow" / "a.md").write_text("text a\n")
+    for bad in ("../shallow/a.md", ".shallow/a.md", "shallow/../shallow/a.md"):
+        with pytest.raises(InvalidInput):
+            repo.adopt(bad)
+    p = repo.root / "shallow" / "titled.md"
+    p.write_text("---\ntitle:\ntags: [x]\n---\nbody\n")
+    e = repo.adopt("shallow/titled.md")
+    assert p.read_text().count("title:") == 1 and e.body == "body\n"
+
+
+def test_the_cli_refuses_a_field_that_is_an_option_and_keeps_odd_yaml_as_text(tmp_path, capsys):
+    from sediment.cli import main
+    root = tmp_path / "root"
+    assert main(["--root", str(root), "init"]) == 0
+    assert main(["--root", str(root), "add", "x", "--field", "title=y"]) == 1
+    assert "--title" in capsys.readouterr().err
+    assert main(["--root", str(root), "--json", "add", "y", "--field", "deep=" + "[" * 3000]) == 0
+    assert json.loads(capsys.readouterr().out)["deep"].startswith("[[[")
