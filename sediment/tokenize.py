@@ -82,11 +82,10 @@ def _stem(w: str) -> str:
 
 
 def _rjieba_available() -> bool:
-    try:
-        import rjieba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    # found, not imported: importing rjieba loads its dictionary (~75 ms), which
+    # a warm open never needs
+    import importlib.util
+    return importlib.util.find_spec("rjieba") is not None
 
 
 def default_segmenter() -> str:
@@ -108,8 +107,10 @@ class Tokenizer:
     the index fingerprint names the segmenter, so a switch rebuilds the index
     instead of mixing the two."""
 
-    def __init__(self, cache_dir: Path | None = None, *, segmenter: str | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, *, segmenter: str | None = None,
+                 process_wide: bool = False) -> None:
         self._cache_dir = cache_dir
+        self._process_wide = process_wide  # may use rjieba's own default instance
         self.segmenter = segmenter or default_segmenter()
         if self.segmenter not in ("rjieba", "jieba"):
             raise ValueError(f"segmenter must be rjieba or jieba, not {self.segmenter!r}")
@@ -140,10 +141,12 @@ class Tokenizer:
                 self._seg = seg
         return self._seg
 
-    @staticmethod
-    def _load_rjieba() -> Any:
+    def _load_rjieba(self) -> Any:
         import rjieba
-        return rjieba.Jieba()
+        # importing rjieba has built its default instance already: the
+        # process-wide tokenizer uses it rather than load the dictionary twice
+        default = getattr(rjieba, "_DEFAULT_JIEBA", None) if self._process_wide else None
+        return default if default is not None else rjieba.Jieba()
 
     def _jieba_tokenizer(self) -> Any:
         import jieba
@@ -238,7 +241,7 @@ def shared(cache_dir: Path | None = None) -> Tokenizer:
     global _SHARED
     with _SHARED_LOCK:
         if _SHARED is None:
-            _SHARED = Tokenizer(cache_dir)
+            _SHARED = Tokenizer(cache_dir, process_wide=True)
         return _SHARED
 
 
