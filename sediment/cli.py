@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .entry import SECTIONS
 from .errors import InvalidInput, SedimentError
+from .progress import terminal_bar
 
 if TYPE_CHECKING:  # the CLI imports the library only when a command runs (fast --help)
     from .repository import Repository
@@ -55,7 +56,9 @@ def _repo(ns: argparse.Namespace) -> "Repository":
     if ns.command != "init" and not os.path.isdir(os.path.join(ns.root, "_system")):
         raise NotFound(f"{ns.root} is not a memory root (no _system/ folder); "
                        f"create one with: sediment --root {ns.root} init", path=ns.root)
-    return Repository(ns.root, create=ns.command == "init")
+    return Repository(ns.root, create=ns.command == "init", progress=terminal_bar())
+
+
 
 
 def _split(values: list[str] | None) -> list[str]:

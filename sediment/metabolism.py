@@ -20,6 +20,7 @@ from .errors import InvalidInput, PolicyError, SedimentError, StorageError
 from .files import atomic_write
 from .lifecycle import Move, Strength, bigram_similarity, plan, strength as _strength
 from .store import Store, add_link
+from .progress import Ticker
 from .view import View
 
 log = logging.getLogger("sediment")
@@ -146,7 +147,9 @@ def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | str | 
                               "(policy confirm_destructive)", rule="confirm")
         applied = []
         refused: StorageError | None = None
+        tick = Ticker(view.progress, "metabolize", len(result.moves))
         for i, m in enumerate(result.moves):
+            tick()
             e = view.entries.get(m.id)
             if e is None:
                 continue

@@ -30,6 +30,7 @@ from .search import SearchHit
 from .store import Store
 from .system import SYSTEM, open_system
 from .usage import UsageLog
+from .progress import Progress
 from .view import Problem, View
 from .watch import Callback, Watcher
 
@@ -46,7 +47,9 @@ class Repository:
     Parameters (keyword-only after ``root``): ``create`` (default True) makes the
     folders and policy file of a new root; ``policy`` overrides keys of
     ``policy.yaml`` for this process (tests shrink timeouts this way);
-    ``watch=True`` starts a watcher at once (see ``watch``).
+    ``watch=True`` starts a watcher at once (see ``watch``); ``progress(stage,
+    done, total)`` is told how long work goes (a cold open of a large root:
+    'open'; applying a plan: 'metabolize'), about a hundred times a job.
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
     another writer holds the lock during recovery for too long, ``NotFound``
@@ -64,7 +67,8 @@ class Repository:
     """
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
-                 policy: Mapping[str, Any] | None = None, watch: bool = False) -> None:
+                 policy: Mapping[str, Any] | None = None, watch: bool = False,
+                 progress: Progress | None = None) -> None:
         self.root = Path(root).absolute()
         parts = open_system(self.root, create=create)  # what of _system/ may be used
         system = self.root / SYSTEM
@@ -80,6 +84,7 @@ class Repository:
                          writer_lock=lock, lock_timeout=self.policy.lock_timeout_seconds,
                          save_snapshots=parts.writable("cache"), tz=self.policy.tz,
                          max_meta_size=self.policy.max_meta_size)
+        self.view.progress = progress
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False
         self._watcher: Watcher | None = None

@@ -47,6 +47,7 @@ from .errors import LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
 from .index import Index
 from .journal import Feed
+from .progress import Progress, Ticker
 
 log = logging.getLogger("sediment")
 
@@ -111,6 +112,7 @@ class View:
                  tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE) -> None:
         self.root = root
         self.tz = tz  # the root's timezone, for dates a person wrote without one
+        self.progress: Progress | None = None  # long jobs report here (a cold open, metabolize)
         self.max_meta_size = max_meta_size
         self.tokenizer = tokenizer
         self.feed = feed
@@ -250,7 +252,10 @@ class View:
             self.index = Index()
         matched: set[int] = set()
         root = str(self.root)
-        for rel, st in sorted(self.walk()):
+        files = sorted(self.walk())
+        tick = Ticker(self.progress, "open", len(files))
+        for rel, st in files:
+            tick()
             if self.index.delta_terms > FOLD_TERMS:
                 self.index.fold()
             hit = snap.get(rel)

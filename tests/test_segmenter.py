@@ -89,3 +89,34 @@ def test_a_root_indexed_with_one_segmenter_is_rebuilt_under_the_other(tmp_path):
         if seg == "jieba":
             assert snap.read_bytes() != before  # rebuilt under the other segmenter
     assert outs[0] == outs[1] == outs[2] == "1 ['偏好']\n"
+
+
+# progress of long work (issue "Speed", item 6) ------------------------------------
+
+def test_a_cold_open_and_a_metabolize_report_their_progress(tmp_path):
+    with Repository(tmp_path) as repo:
+        for i in range(250):
+            repo.add(f"note {i} about 部署 and deploys {i}", title=f"n{i}", kind="fact", value=0.9)
+    import shutil
+    shutil.rmtree(tmp_path / "_system" / "cache")
+    calls: list[tuple[str, int, int]] = []
+    repo = Repository(tmp_path, progress=lambda stage, done, total: calls.append((stage, done, total)))
+    opens = [c for c in calls if c[0] == "open"]
+    assert opens and opens[-1] == ("open", 250, 250) and len(opens) <= 101
+    assert [d for _, d, _ in opens] == sorted(d for _, d, _ in opens)  # only forward
+    calls.clear()
+    repo.metabolize(dry_run=False, now="2099-01-01T00:00:00+00:00", confirm=True)
+    assert calls and calls[-1][0] == "metabolize" and calls[-1][1] == calls[-1][2] > 0
+
+
+def test_the_cli_draws_no_progress_bar_when_piped(tmp_path):
+    import subprocess
+    import sys
+    with Repository(tmp_path) as repo:
+        for i in range(50):
+            repo.add(f"piped note {i}", title=f"p{i}")
+    import shutil
+    shutil.rmtree(tmp_path / "_system" / "cache")
+    out = subprocess.run([sys.executable, "-m", "sediment", "--root", str(tmp_path), "search", "piped"],
+                         capture_output=True, text=True, check=True)
+    assert out.stderr == "" and "piped" in out.stdout
