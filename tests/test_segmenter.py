@@ -120,3 +120,35 @@ def test_the_cli_draws_no_progress_bar_when_piped(tmp_path):
     out = subprocess.run([sys.executable, "-m", "sediment", "--root", str(tmp_path), "search", "piped"],
                          capture_output=True, text=True, check=True)
     assert out.stderr == "" and "piped" in out.stdout
+
+
+def test_on_a_terminal_a_long_job_draws_a_bar():
+    """A real pseudo-terminal (with a size, as a terminal has) on stderr."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import subprocess
+    import sys
+    import termios
+    m, s = pty.openpty()
+    fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    code = ("import time; from sediment.progress import terminal_bar; show = terminal_bar()\n"
+            "for i in range(1, 41):\n    show('open', i * 25, 1000); time.sleep(0.025)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stderr=s)
+    os.close(s)
+    out = b""
+    while True:
+        ready, _, _ = select.select([m], [], [], 0.3)
+        if ready:
+            try:
+                chunk = os.read(m, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif p.poll() is not None:
+            break
+    assert p.wait() == 0
+    assert b"open:" in out and b"note/s" in out
