@@ -152,17 +152,17 @@ class Journal:
             line_no += 1
         return JournalRead(records, offset + start, file_epoch, damaged)
 
-    def append(self, rec: dict[str, Any]) -> None:
+    def append(self, rec: dict[str, Any], *, durable: bool = True) -> None:
         """Append one record (the caller holds the writer lock). Raises
         ``StorageError`` when the file system refuses (a full disk)."""
         try:
-            self._append(rec)
+            self._append(rec, durable)
         except StorageError:
             raise
         except OSError as exc:
             raise StorageError(f"cannot write the journal: {exc}", path=str(self.path)) from exc
 
-    def _append(self, rec: dict[str, Any]) -> None:
+    def _append(self, rec: dict[str, Any], durable: bool = True) -> None:
         # A torn tail (a crash cut an append short) must not glue itself to our
         # record, nor stay behind as a damaged line: cut it off. Safe because the
         # caller holds the lock and readers never read past the last newline.
@@ -179,7 +179,7 @@ class Journal:
                         fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
         except FileNotFoundError:
             self._start_epoch()
-        append_line(self.path, json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
+        append_line(self.path, json.dumps(rec, ensure_ascii=False, separators=(",", ":")), durable=durable)
 
     def begin(self, op: str, **fields: Any) -> str:
         """Record an intent (fsync'd); the caller holds the writer lock. Returns
@@ -196,7 +196,13 @@ class Journal:
         if seq is not None:
             rec["seq"] = seq
         rec.update(fields)
-        self.append(rec)
+        # Not fsync'd: what a "done" tells is durable already (the note was
+        # fsync'd). A "done" a power cut loses costs nothing: an add or rewrite
+        # needs no recovery, and a move's open intent is finished again by the
+        # next writer, idempotently (a copy is removed only if it is still the
+        # bytes the move wrote: ``dver``). Only an intent ("begin") must reach
+        # the disk before its first step; its fsync flushes earlier lines too.
+        self.append(rec, durable=False)
 
     @staticmethod
     def pending(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -119,13 +119,15 @@ class Store:
 
     # ------------------------------------------------------------------ single files
 
-    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None) -> Entry:
+    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None,
+                text: bytes | None = None) -> Entry:
         """Write ``entry`` at ``rel`` atomically; returns it as now on disk.
 
         ``expected``: the version of the note this write replaces (what was
         read). If a person's save landed since, it is kept, nothing is
-        written, and ``Conflict`` raised."""
-        text = E.render(entry).encode("utf-8")
+        written, and ``Conflict`` raised. ``text``: ``entry`` rendered already."""
+        if text is None:
+            text = E.render(entry).encode("utf-8")
         target = resolve_inside(self.root, rel)
         try:
             if expected:
@@ -247,7 +249,11 @@ class Store:
         source = self.root / entry.path
         if target.exists():
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
-        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel, ver=entry.version)
+        # the new copy's version too (dver): recovery undoes a move only by
+        # removing a copy that is still exactly what the move wrote
+        text = None if same_bytes else E.render(entry.with_(meta=meta)).encode("utf-8")
+        dver = entry.version if text is None else E.content_version(text)
+        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel, ver=entry.version, dver=dver)
         try:
             linked = False
             if same_bytes:  # git sees a pure rename: the same file under a second name
@@ -265,7 +271,7 @@ class Store:
                 if "off" in entry._cache:
                     fresh._cache["off"] = entry._cache["off"]
             else:
-                fresh = self.publish(rel, entry.with_(meta=meta), exclusive=True)
+                fresh = self.publish(rel, entry.with_(meta=meta), exclusive=True, text=text)
             # the source goes only if it is still what we read, else it stays
             # (a person saved it while we moved it) and our copy is withdrawn
             try:
@@ -398,8 +404,16 @@ class Store:
             try:
                 remove_checked(s, ver)
             except Changed:
-                d.unlink()
-                fsync_dir(d.parent)
+                # the source was edited since: undo the move, but remove the new
+                # copy only if it is still what the move wrote (dver); edited
+                # too, both stay, and check() reports the id in two files
+                dver = rec.get("dver")
+                if isinstance(dver, str):
+                    try:
+                        remove_checked(d, dver)
+                    except Changed:
+                        log.warning("sediment: %s and %s were both edited after an interrupted move; "
+                                    "both kept", src, dst)
                 return "rolled_back", [src, dst]
             return "rolled_forward", [src, dst]
         return ("rolled_forward" if d.exists() else "rolled_back"), [src, dst]

@@ -238,7 +238,7 @@ def test_recovery_of_a_move_keeps_a_source_the_person_edited_after_the_crash(tmp
     dst.parent.mkdir(exist_ok=True)
     dst.write_bytes(source.read_bytes())  # the new copy, whole
     Journal(tmp_path / "_system" / "journal.log").begin(
-        "move", id=e.id, src=e.path, dst=dst.relative_to(tmp_path).as_posix(), ver=e.version)
+        "move", id=e.id, src=e.path, dst=dst.relative_to(tmp_path).as_posix(), ver=e.version, dver=e.version)
     mine = persons_version(source)
     save(source, mine, "rename")
     again = Repository(tmp_path)
@@ -246,6 +246,27 @@ def test_recovery_of_a_move_keeps_a_source_the_person_edited_after_the_crash(tmp
     assert not dst.exists()
     assert again.get(e.id).path == e.path
     assert_whole(again)
+
+
+def test_recovery_of_a_move_keeps_both_copies_when_the_person_edited_both(tmp_path):
+    """The same crash, and the person edited the source and the new copy: the
+    move cannot be undone by removing the copy; both stay (check() names the id
+    in two files), neither edit is lost."""
+    from sediment.journal import Journal
+    repo = Repository(tmp_path)
+    e = repo.add("draft", title="moved when the power went")
+    repo.close()
+    source, dst = tmp_path / e.path, tmp_path / "sediment" / f"{e.name}.md"
+    dst.parent.mkdir(exist_ok=True)
+    dst.write_bytes(source.read_bytes())
+    Journal(tmp_path / "_system" / "journal.log").begin(
+        "move", id=e.id, src=e.path, dst=dst.relative_to(tmp_path).as_posix(), ver=e.version, dver=e.version)
+    mine, theirs = persons_version(source), persons_version(dst).replace(b"typed", b"typed there")
+    save(source, mine, "rename")
+    save(dst, theirs, "rename")
+    again = Repository(tmp_path)
+    assert source.read_bytes() == mine and dst.read_bytes() == theirs
+    assert any(p.code == "duplicate_id" for p in again.check())
 
 
 # --------------------------------------------------------------------------- the primitive
