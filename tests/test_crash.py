@@ -375,10 +375,10 @@ elif point == "before_source_removed":   # destination published, source still t
     os.unlink = die
 elif point == "before_done":             # source removed, "done" not yet written
     real = sediment.journal.Journal.append
-    def append(self, rec):
+    def append(self, rec, **kw):
         if rec.get("phase") == "done":
             die()
-        real(self, rec)
+        real(self, rec, **kw)
     sediment.journal.Journal.append = append
 repo.move(eid, "sediment", reason="promoted")
 sys.exit(0)  # not reached
