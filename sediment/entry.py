@@ -328,7 +328,11 @@ def render(entry: Entry) -> str:
     meta = _order(entry.meta)
     fm = _dump(meta, _Dumper)
     if "\\U" in fm or "\\u" in fm:
-        fm = _dump(meta, _PyDumper)
+        alt = _dump(meta, _PyDumper)
+        # the pure emitter writes some line breaks raw inside quotes (NEL, U+0085),
+        # which a reader folds: take its output only when it reads back the same
+        if yaml.load(alt, Loader=_Loader) == meta:
+            fm = alt
     body = entry.body
     if body and not body.endswith("\n"):
         body += "\n"

@@ -407,3 +407,12 @@ def _shared_repo(path: Path) -> Repository:
         _REPOS[path] = Repository(path)
     return _REPOS[path]
 
+
+
+def test_a_field_with_a_yaml_line_break_character_reads_back_the_same():
+    """Found by Hypothesis: with a character the C emitter escapes (U+FFFE),
+    the pure-Python emitter was used, and it writes NEL (U+0085) raw inside
+    quotes, where a reader folds it into a space."""
+    meta = {"id": "x", "created": "2000-01-01T00:00:00+00:00", "a": "\ufffe", "b": "\x85"}
+    text = render(Entry(meta=meta, body=""))
+    assert parse(text).meta["b"] == "\x85" and render(parse(text)) == text
