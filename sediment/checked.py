@@ -28,9 +28,9 @@ from typing import Any
 from . import files
 from .entry import content_version
 from .errors import Conflict
+from .files import NOFOLLOW as _NOFOLLOW
 from .files import fsync_dir, move_new
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
 
 class Changed(Conflict):

@@ -763,3 +763,31 @@ def test_memory_written_by_another_process_is_searchable_without_reopening(tmp_p
         assert child("search", "蓝鲸") == mine.id
     finally:
         child.close()
+
+
+def test_the_index_read_api_and_an_extra_lane(tmp_path):
+    """What conflicts, patrol and a semantic lane will build on: document
+    frequencies, postings and terms by frequency, read without reaching into
+    the lanes; and a further ranking fused by reciprocal rank."""
+    repo = Repository(tmp_path / "root")
+    a = repo.add("granite and basalt", title="rocks")
+    b = repo.add("granite boulders", title="boulders")
+    repo.add("sandy beaches", title="sand")
+    idx = repo.view.index
+    assert idx.df("granit") == 2 and idx.df("basalt") == 1 and idx.df("nothing") == 0
+    assert sorted(k for k, _ in idx.postings("granit")) == sorted([a.id, b.id])
+    assert dict(idx.terms(min_df=2)) == {"granit": 2}
+    (repo.root / b.path).unlink()
+    repo.refresh()
+    idx = repo.view.index
+    assert idx.df("granit") == 1 and [k for k, _ in idx.postings("granit")] == [a.id]  # live documents only
+
+    class Favour:
+        name = "favour"
+
+        def rank(self, mask, allowed, depth):
+            slot = idx.slot_of[a.id]
+            return [(1.0, slot)] if mask[slot] else []
+
+    hits = idx.search({"sandi": 1.0}, {}, lanes=[Favour()], limit=5)
+    assert [h.key for h in hits][-1] == a.id and hits[-1].lanes == {"favour": 1}
