@@ -27,7 +27,7 @@ LAYERS = [
     ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health"],
     ["watch", "repository"],
-    ["__init__", "cli", "__main__"],
+    ["__init__", "clikit", "cli_verbs", "cli", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
