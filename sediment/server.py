@@ -213,10 +213,14 @@ class Tools:
                            f"{self.policy.max_body_bytes}", size=len(text))
 
     async def answer(self, tool: str, work: Work, *, args: dict[str, Any], budget: int,
-                     request_id: str | None = None, write: bool = False) -> CallToolResult:
-        """Run ``work`` on the root in a worker thread and make its answer.
+                     request_id: str | None = None, write: bool = False, query: str | None = None,
+                     body: str | None = None) -> CallToolResult:
+        """Run ``work`` on the root in a worker thread and make its answer,
+        once the input limits (``query``, ``body``, ``budget``) are checked.
         The one place where errors become tool errors."""
         try:
+            self.check_query(query)
+            self.check_body(body)
             A.budget(budget)
             if request_id is not None:
                 check_id(request_id)

@@ -96,7 +96,6 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
                        room: str | None = None, links: list[str] | None = None, value: float | None = None,
                        source: str | None = None, request_id: RequestId = None,
                        budget: Budget = WRITE_BUDGET) -> CallToolResult:
-        t.check_body(text)
         args = dict(text=text, title=title, kind=kind, tags=tags, room=room, links=links, value=value,
                     source=source)
 
@@ -104,14 +103,13 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
             e = repo.add(text, title=title, kind=kind, tags=tags or (), room=room, links=links or (),
                          value=value, source=source)
             return A.wrote("remembered", e)
-        return await t.answer("remember", work, args=args, budget=budget, request_id=request_id, write=True)
+        return await t.answer("remember", work, args=args, budget=budget, request_id=request_id, write=True,
+                              body=text)
 
     @tool
     async def recall(query: str, limit: int = 10, kind: str | None = None, tags: Tags = None,
                      room: str | None = None, layer: str | None = None, since: Since = None,
                      include_archive: bool = False, budget: Budget = READ_BUDGET) -> CallToolResult:
-        t.check_query(query)
-
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
             hits = repo.search(query, limit=limit, kind=kind, tags=tags, room=room, layer=layer,
                                since=A.since(since), include_archive=include_archive, record=False)
@@ -121,19 +119,16 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
                                        narrow="kind, tags, room or since, or a larger budget")
             _record(repo, [h.entry.id for h in hits[:shown]])  # only what the agent was shown
             return text, {"hits": [A.hit_data(h) for h in hits[:shown]], "more": more}
-        return await t.answer("recall", work, args={}, budget=budget)
+        return await t.answer("recall", work, args={}, budget=budget, query=query)
 
     @tool
     async def context(query: str | None = None, budget: Budget = 6_000) -> CallToolResult:
-        if query is not None:
-            t.check_query(query)
-
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
             ctx = _verb(repo, "context")(query, budget=budget)
             text = str(ctx)
             data = ctx.to_dict() if hasattr(ctx, "to_dict") else {"text": text}
             return text, data
-        return await t.answer("context", work, args={}, budget=budget)
+        return await t.answer("context", work, args={}, budget=budget, query=query)
 
     @tool
     async def read(id: str, start: int = 0, budget: Budget = 8_000) -> CallToolResult:
@@ -147,14 +142,13 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
                      kind: str | None = None, value: float | None = None, links: list[str] | None = None,
                      source: str | None = None, request_id: RequestId = None,
                      budget: Budget = WRITE_BUDGET) -> CallToolResult:
-        t.check_body(text)
         changes = {k: v for k, v in dict(text=text, title=title, tags=tags, kind=kind, value=value, links=links,
                                          source=source).items() if v is not None}
 
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
             return A.wrote("updated", repo.update(id, expected=expected, **changes))
         return await t.answer("update", work, args={"id": id, "expected": expected, **changes}, budget=budget,
-                              request_id=request_id, write=True)
+                              request_id=request_id, write=True, body=text)
 
     @tool
     async def forget(id: str, reason: str, purge: bool = False, confirm: bool = False,
@@ -185,11 +179,9 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
 
     @tool
     async def about(topic: str, budget: Budget = READ_BUDGET) -> CallToolResult:
-        t.check_query(topic)
-
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
             return _shown(_verb(repo, "about")(topic), budget=budget, narrow="a narrower topic")
-        return await t.answer("about", work, args={}, budget=budget)
+        return await t.answer("about", work, args={}, budget=budget, query=topic)
 
     @tool
     async def recent(since: Since = None, limit: int = 20, kind: str | None = None, room: str | None = None,
@@ -211,12 +203,10 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
 
     @tool
     async def observe(text: str, request_id: RequestId = None, budget: Budget = WRITE_BUDGET) -> CallToolResult:
-        t.check_body(text)
-
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
             return _shown(_verb(repo, "observe")(text), budget=budget, narrow="working")
         return await t.answer("observe", work, args={"text": text}, budget=budget, request_id=request_id,
-                              write=True)
+                              write=True, body=text)
 
     @tool
     async def patrol(budget: Budget = READ_BUDGET) -> CallToolResult:
