@@ -6,7 +6,7 @@
 text for the tool result; a refusal raises a ``SedimentError`` (send its text
 back with ``is_error: true``). It needs no ``anthropic`` package.
 ``sdk_tool(repo)`` wraps it as a subclass of the SDK's
-``BetaAbstractMemoryTool`` for ``client.beta.messages.run_tools``.
+``BetaAbstractMemoryTool`` for ``client.beta.messages.tool_runner``.
 
 What maps, and how:
 
@@ -314,7 +314,7 @@ def _size(n: int) -> str:
 
 def sdk_tool(repo: Repository) -> Any:
     """``MemoryTool`` as the ``anthropic`` SDK's ``BetaAbstractMemoryTool``
-    (``client.beta.messages.run_tools(tools=[sdk_tool(repo)], …)``); a
+    (``client.beta.messages.tool_runner(tools=[sdk_tool(repo)], …)``); a
     refusal becomes the SDK's ``ToolError`` (an ``is_error`` tool result)."""
     try:
         from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
