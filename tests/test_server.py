@@ -224,6 +224,10 @@ def test_a_retry_with_the_same_request_id_writes_once_even_after_a_restart(root)
             _, again = await call(c, "remember", text="written once", request_id="req-1")
             assert again == a
             assert await error(c, "remember", text="another text", request_id="req-1") == "invalid"
+            # the same request twice at once (a retry while the first still runs): one confirmation
+            async with anyio.create_task_group() as tg:
+                for _ in range(2):
+                    tg.start_soon(lambda: call(c, "touch", id=a["id"], outcome="confirm", request_id="req-2"))
             return a
 
     a = run(first)
@@ -235,6 +239,7 @@ def test_a_retry_with_the_same_request_id_writes_once_even_after_a_restart(root)
     run(after_restart)
     with Repository(root) as repo:
         assert [e.id for e in repo.list()] == [a["id"]]
+        assert repo.strength(a["id"]).confirms == 1
 
 
 # --------------------------------------------------------------------------- concurrency
