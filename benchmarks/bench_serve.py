@@ -5,7 +5,8 @@ For each root size: the time from spawning the server to the answer of
 first), beside a one-tool ``MCPServer`` spawned the same way in the same run
 (the baseline: importing the SDK alone takes most of it); and the time from
 spawning to the first successful ``recall``, cold (no index snapshot: the
-index is built) and warm (the snapshot of the previous open). Also the size of
+index is built) and warm (the snapshot of the previous open), beside the
+library alone in a fresh process (import, open, one search). Also the size of
 the tool descriptions and of the whole ``tools/list`` answer, in characters.
 
     python benchmarks/bench_serve.py --sizes 10000,100000 --repeat 5
@@ -70,6 +71,26 @@ async def to_recall(p: StdioServerParameters, query: str) -> tuple[float, float]
         return listed, time.perf_counter() - t0
 
 
+LIBRARY = """
+import sys, time
+t0 = float(sys.argv[3])
+from sediment import Repository
+repo = Repository(sys.argv[1])
+repo.search(sys.argv[2], record=False)
+print(time.time() - t0)
+"""
+
+
+def library_first_search(root: Path, query: str) -> float:
+    """The library alone, in a fresh process: spawn, import, open, one search."""
+    import subprocess
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(gen.REPO_DIR),
+                                                                   os.environ.get("PYTHONPATH", "")) if p)}
+    out = subprocess.run([sys.executable, "-c", LIBRARY, str(root), query, repr(time.time())], env=env,
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def median(xs: list[float]) -> float:
     return gen.median(xs)
 
@@ -98,27 +119,35 @@ def main() -> None:
             serve = params(["-m", "sediment", "serve", "--wait", "600"], {"SEDIMENT_ROOT": str(root)})
             one = params([str(baseline)])
             shutil.rmtree(root / "_system" / "cache", ignore_errors=True)
+            lib_cold = library_first_search(root, query)
+            shutil.rmtree(root / "_system" / "cache", ignore_errors=True)
             cold_list, cold_recall = anyio.run(to_recall, serve, query)  # builds the snapshot again
             base, ours, desc, listing = [], [], 0, 0
             for _ in range(ns.repeat):  # alternately, so load drifts hit both
                 base.append(anyio.run(to_list, one)[0])
                 dt, desc, listing = anyio.run(to_list, serve)
                 ours.append(dt)
-            warm = [anyio.run(to_recall, serve, query)[1] for _ in range(ns.repeat)]
+            warm, lib_warm = [], []
+            for _ in range(ns.repeat):
+                warm.append(anyio.run(to_recall, serve, query)[1])
+                lib_warm.append(library_first_search(root, query))
             with Repository(root) as repo:
                 count = len(repo)
-            rows.append((n, count, median(base), median(ours), cold_list, cold_recall, median(warm), desc,
-                         listing))
+            rows.append((n, count, median(base), median(ours), cold_list, cold_recall, lib_cold, median(warm),
+                         median(lib_warm), desc, listing))
     finally:
         if not ns.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print("| memories | one-tool MCPServer: tools/list | sediment: tools/list | ratio | "
-          "cold: tools/list | cold: first recall | warm: first recall | descriptions (chars) | "
+    print("Time from spawning the process. tools/list: the one-tool MCPServer, sediment serve (ratio), and "
+          "sediment serve on a cold root (the index being built meanwhile). First recall through the server, "
+          "beside the library alone in a fresh process (import, open, one search).")
+    print("| memories | one-tool: tools/list | serve: tools/list | ratio | cold: tools/list | "
+          "cold: first recall | cold: library | warm: first recall | warm: library | descriptions | "
           "tools/list (chars) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, count, b, o, cl, cr, w, desc, listing in rows:
-        print(f"| {count:,} | {b:.2f} s | {o:.2f} s | {o / b:.2f}× | {cl:.2f} s | {cr:.1f} s | {w:.2f} s | "
-              f"{desc:,} | {listing:,} |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for _n, count, b, o, cl, cr, lc, w, lw, desc, listing in rows:
+        print(f"| {count:,} | {b:.2f} s | {o:.2f} s | {o / b:.2f}× | {cl:.2f} s ({cl / b:.2f}×) | {cr:.1f} s | "
+              f"{lc:.1f} s | {w:.2f} s | {lw:.2f} s | {desc:,} | {listing:,} |")
 
 
 if __name__ == "__main__":

@@ -114,8 +114,9 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
             hits = repo.search(query, limit=limit, kind=kind, tags=tags, room=room, layer=layer,
                                since=A.since(since), include_archive=include_archive, record=False)
             lines = [A.hit_line(i + 1, h) for i, h in enumerate(hits)]
-            text, shown, more = A.pack(f"{len(hits)} found for {query!r}" if hits else
-                                       f"nothing found for {query!r}", lines, budget=budget,
+            q = repr(query) if len(query) <= 80 else repr(query[:80] + "…")
+            text, shown, more = A.pack(f"{len(hits)} found for {q}" if hits else f"nothing found for {q}",
+                                       lines, budget=budget,
                                        narrow="kind, tags, room or since, or a larger budget")
             _record(repo, [h.entry.id for h in hits[:shown]])  # only what the agent was shown
             return text, {"hits": [A.hit_data(h) for h in hits[:shown]], "more": more}
