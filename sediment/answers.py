@@ -5,10 +5,10 @@ A client rejects a tool result over ~25,000 tokens, and a long answer costs
 the model its context, so every answer is packed: items go in, in order, while
 they fit; the rest are counted in a last line, "N more — narrow with …".
 
->>> text, shown, more = pack("2 notes", ["a" * 30, "b" * 30], budget=60, narrow="kind")
+>>> text, shown, more = pack("2 notes", ["a" * 40, "b" * 90], budget=130, narrow="kind")
 >>> print(text)
 2 notes
-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 1 more — narrow with kind
 >>> shown, more
 (1, 1)

@@ -103,6 +103,7 @@ def test_every_core_tool_answers_with_ids_and_structured_content(root):
             text, note = await call(c, "read", id=a["id"])
             assert "never by hand" in text and note["version"] == a["version"]
             text, part = await call(c, "read", id=a["id"], start=10, budget=300)
+            assert len(text) <= 300 and "[characters 10–" in text
             assert part["body"] == "Deploys go through ArgoCD, never by hand.\n"[10:] and part["start"] == 10
             _, up = await call(c, "update", id=a["id"], expected=note["version"], text="Deploys go through ArgoCD.")
             assert up["version"] != a["version"]
