@@ -64,7 +64,7 @@ Long-term memory in markdown notes that persist across sessions.
 - When something proved true or was decided, remember it: one point per note, with a kind.
 - When a memory proved right or wrong, touch it (confirm/refute); update passes the version
   you read; supersede when a newer memory replaces an older one.
-- observe keeps short-lived notes for this session (working).
+- Pass each user message to observe: it keeps the open todos and promises (working).
 Answers carry ids; a cut answer ends with "N more — narrow with …"."""
 
 RO = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -95,10 +95,11 @@ DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
                   "readable, linked.", _writes(idempotent=True)),
     "about": ("What memory holds on a topic: how many notes, where, how strong, how recent.", RO),
     "recent": ("Memories by last change, newest first; since (ISO date), kind, room, layer narrow it.", RO),
-    "working": ("This session's working memory: what was observed so far.", RO),
-    "observe": ("Note an observation in working memory (short-lived, not a long-term memory).", _writes()),
-    "patrol": ("Memory hygiene: stale notes, duplicates, conflicts, unsorted inbox; writes a report.",
-               _writes(idempotent=True)),
+    "working": ("Working memory: the open todos and promises of this conversation, and the mood.", RO),
+    "observe": ("Pass a message of the conversation: a todo or promise in it (remember to…, 别忘了…) opens an "
+                "item of working memory, a 'done' closes the matching one.", _writes()),
+    "patrol": ("Memory hygiene: long unrecalled notes, duplicates, conflicts, unsorted inbox, each with ids "
+               "and what to do; writes a report.", _writes(idempotent=True)),
     "metabolize": ("Plan promotions and decay; dry_run=false applies the plan (archiving needs "
                    "confirm=true).", _writes(destructive=True, idempotent=True)),
 }

@@ -64,6 +64,14 @@ def _shown(result: Any, *, budget: int, narrow: str) -> tuple[str, dict[str, Any
     return text, data
 
 
+def _working_text(state: Any) -> str:
+    """Working memory as lines: the open items, oldest first, and the mood."""
+    lines = [f"open: {i.text} (since {i.created[:10]})" for i in state.items] or ["no open todos or promises"]
+    if state.mood is not None:
+        lines.append(f"mood: {state.mood.text} (until {state.mood.until[:16]})")
+    return "\n".join(lines)
+
+
 def concise(schema: Any) -> Any:
     """A JSON schema without what only costs the agent's context: titles,
     and the ``anyOf [X, null]`` of an optional parameter (it may be left out;
@@ -199,21 +207,32 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     @tool
     async def working(budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            return _shown(_verb(repo, "working")(), budget=budget, narrow="recall for older notes")
+            state = _verb(repo, "working")()
+            text, _ = A.clip(_working_text(state), budget=budget, narrow="recall")
+            return text, state.to_dict()
         return await t.answer("working", work, args={}, budget=budget)
 
     @tool
     async def observe(text: str, request_id: RequestId = None, budget: Budget = WRITE_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            return _shown(_verb(repo, "observe")(text), budget=budget, narrow="working")
+            seen = _verb(repo, "observe")(text)
+            lines = [f"{what} {i.text!r}" for what in ("opened", "closed", "renewed", "dropped")
+                     for i in getattr(seen, what, ())]
+            said = "\n".join(lines) or "nothing to keep in working memory"
+            out, _ = A.clip(said + "\n" + _working_text(seen.working), budget=budget, narrow="working")
+            return out, seen.to_dict()
         return await t.answer("observe", work, args={"text": text}, budget=budget, request_id=request_id,
                               write=True, body=text)
 
     @tool
     async def patrol(budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            return _shown(_verb(repo, "patrol")(), budget=budget,
-                          narrow="the report in _system/patrol/ (resource sediment://patrol/latest)")
+            report = _verb(repo, "patrol")()
+            items = [f"{section}: {i.what} [{', '.join(i.ids)}] → {i.action}"
+                     for section, found in report.sections.items() for i in found]
+            text, shown, more = A.pack(str(report), items, budget=budget,
+                                       narrow="the report (resource sediment://patrol/latest)")
+            return text, {**report.to_dict(), "more": more}
         return await t.answer("patrol", work, args={}, budget=budget, write=True)
 
     @tool

@@ -149,9 +149,11 @@ def test_about_tool(root):
 def test_observe_and_working_tools(root):
     async def main() -> None:
         async with connect(root) as c:
-            await call(c, "observe", text="the build is red on main")
-            text, _ = await call(c, "working")
-            assert "the build is red on main" in text
+            text, seen = await call(c, "observe", text="Remember to rotate the API keys on Friday.")
+            assert text.startswith("opened 'Remember to rotate the API keys on Friday.'")
+            text, state = await call(c, "working")
+            assert "open: Remember to rotate the API keys on Friday." in text
+            assert [i["text"] for i in state["items"]] == ["Remember to rotate the API keys on Friday."]
     run(main)
 
 
@@ -159,9 +161,9 @@ def test_observe_and_working_tools(root):
 def test_patrol_tool_and_its_report_resource(root):
     async def main() -> None:
         async with connect(root) as c:
-            await call(c, "remember", text="an unsorted thought")
-            text, _ = await call(c, "patrol")
-            assert text
+            _, a = await call(c, "remember", text="an unsorted thought")
+            text, report = await call(c, "patrol")
+            assert text.startswith("patrol ") and a["id"] in text and report["counts"]["inbox"] == 1
             report = await c.read_resource("sediment://patrol/latest")
             assert "No patrol report yet" not in report.contents[0].text
     run(main)

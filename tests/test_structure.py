@@ -219,7 +219,7 @@ NO_TOOL = {
     "watch": "each read syncs; a watcher is for long-lived library users",
     "recover": "runs at every open",
     "adopt": "a person's note becomes a memory by a person's decision (sediment adopt)",
-    "mood": "observe covers the session's notes",
+    "mood": "the host sets the mood from the conversation; context shows it",
     "map": "the sediment://map resource",
 }
 # Tool parameters that are no verb parameter, and why.
