@@ -221,6 +221,11 @@ NO_TOOL = {
     "adopt": "a person's note becomes a memory by a person's decision (sediment adopt)",
     "mood": "the host sets the mood from the conversation; context shows it",
     "map": "the sediment://map resource",
+    "conflicts": "patrol lists the conflict candidates, with ids and what to do",
+    "graph": "a diagram for people (sediment graph)",
+    "add_source": "storing the raw conversation is the host's job (the agent loop), not a model's tool call",
+    "unlinked_sources": "the input of a batch job (consolidate_with)",
+    "consolidate_with": "a batch job with its own model, run by the host",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {
@@ -231,7 +236,8 @@ TOOL_ONLY_PARAMS = {
     ("forget", "confirm"): "purge's confirm",
 }
 # Tools written against verbs another branch brings; their parity is checked once the verb is there.
-AWAITED = {"context", "about", "observe", "working", "patrol", "mood", "map"}
+AWAITED = {"context", "about", "observe", "working", "patrol", "mood", "map", "conflicts", "graph", "add_source",
+           "unlinked_sources", "consolidate_with"}
 
 
 def _tools() -> dict[str, set[str]]:
