@@ -260,17 +260,18 @@ def _record(repo: Repository, ids: list[str]) -> None:
 
 
 def resources(app: MCPServer, t: Tools) -> None:
-    from .files import read_nofollow
+    from .files import read_nofollow, resolve_inside
     from .system import SYSTEM
 
     @app.resource("sediment://map", name="map", description="The palace map (MAP.md): rooms and topics.",
                   mime_type="text/markdown")
     async def palace_map() -> str:
         def read() -> str:
+            name = str(getattr(t.policy, "map_file", "MAP.md"))  # (a policy setting where map() exists)
             try:
-                return read_nofollow(t.root / "MAP.md").decode("utf-8", "replace")
+                return read_nofollow(resolve_inside(t.root, name)).decode("utf-8", "replace")
             except FileNotFoundError:
-                return "No MAP.md yet: `sediment map` (or the library's map()) writes one."
+                return f"No {name} yet: `sediment map` (the library's map()) writes it."
         return await anyio.to_thread.run_sync(read)
 
     @app.resource("sediment://patrol/latest", name="patrol", description="The latest patrol report.",
