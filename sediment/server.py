@@ -152,9 +152,10 @@ class Opening:
 
     async def get(self, wait: float) -> Repository:
         self.start()
-        with anyio.move_on_after(wait):
-            while not self.done.is_set():
-                await anyio.sleep(0.02)
+        if not self.done.is_set() and wait > 0:
+            # waited in a worker thread, which holds no GIL while it waits: polling
+            # from the event loop would take the GIL from the loading thread 50 times a second
+            await anyio.to_thread.run_sync(self.done.wait, wait, abandon_on_cancel=True)
         if self.error is not None:
             raise self.error
         if self.repo is None:
