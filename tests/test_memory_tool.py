@@ -173,6 +173,9 @@ def test_unknown_paths_and_commands(tool):
         tool({"command": "format_disk"})
     with pytest.raises(InvalidInput):
         tool({"command": "create", "path": "/memories/x.md"})  # no file_text
+    path = created_at(tool({"command": "create", "path": "/memories/x.md", "file_text": "x"}))
+    with pytest.raises(InvalidInput, match="view_range"):
+        tool({"command": "view", "path": path, "view_range": ["a", 2]})
 
 
 def test_the_sdk_subclass(repo):

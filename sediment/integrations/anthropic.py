@@ -150,9 +150,12 @@ class MemoryTool:
         if lines and lines[-1] == "":
             lines.pop()
         start = 1
-        if view_range and len(view_range) == 2:
-            first = max(1, int(view_range[0]))
-            last = len(lines) if int(view_range[1]) == -1 else int(view_range[1])
+        if view_range:
+            if not (isinstance(view_range, list) and len(view_range) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in view_range)):
+                raise InvalidInput(f"view_range must be [first line, last line] (-1: to the end), not {view_range!r}")
+            first = max(1, view_range[0])
+            last = len(lines) if view_range[1] == -1 else view_range[1]
             lines, start = lines[first - 1:last], first
         self._seen[e.id] = e.version
         if self.repo.usage.writable:  # a view of a note is a recall (DESIGN: what counts as a recall)
