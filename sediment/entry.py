@@ -226,10 +226,13 @@ class Entry:
         return self.meta.get(key, default)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (CLI --json)."""
+        """A JSON-ready view (CLI --json). A person's note says so (``reference``)
+        and gives its title (the file name when it has no ``title``) and tags as read."""
         out = {"id": self.id, "path": self.path, "layer": self.layer, "room": self.room,
                "name": self.name, "version": self.version, **{k: v for k, v in self.meta.items()
                                                               if k != "id"}, "body": self.body}
+        if self.reference:
+            out.update(reference=True, title=self.title, tags=list(self.tags))
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out

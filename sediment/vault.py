@@ -44,7 +44,7 @@ class Rules:
         parts = rel.split("/")
         if parts[0] == SYSTEM or any(p.startswith(".") for p in parts):
             return True
-        if parts[0] in LAYERS and len(parts) > 1:
+        if parts[0] in LAYERS and (is_dir or len(parts) > 1):
             return False  # the agent's folders: Obsidian's settings are about the person's notes
         probe = rel + "/" if is_dir else rel
         if any(probe == t + "/" or probe.startswith(t + "/") for t in self.templates):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 
 from sediment import Ambiguous, InvalidInput, NotFound, Repository
 from sediment import obsidian as O
+from sediment import vault as V
 
 VAULT = Path(__file__).parent / "data" / "vault"
 # the notes of the vault, and only those: not .obsidian/, .trash/, the templates
@@ -270,6 +272,13 @@ def test_init_on_an_existing_vault_works_in_place(vault):
                            capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
     assert "Areas/Health/Running.md" in found.stdout
+    got = subprocess.run([sys.executable, "-m", "sediment", "--root", str(vault), "--json", "get", "Sourdough"],
+                         capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    out = json.loads(got.stdout)
+    assert (out["title"], out["reference"], out["date"], out["reviewed"]) == ("Sourdough", True, "2024-01-10",
+                                                                              "{{date}}")
+    assert state(vault) == before
 
 
 @pytest.mark.parametrize("text, tags", [
@@ -285,6 +294,11 @@ def test_inline_tags(text, tags):
 def test_ignore_filters_and_path_ids():
     assert O.excluded("Private/x.md", ["Private/"]) and not O.excluded("Privates/x.md", ["Private/"])
     assert O.excluded("a/b.excalidraw.md", ["/\\.excalidraw\\.md$/"]) and not O.excluded("a.md", ["/[/"])
+    rules = V.Rules(templates=("Meta/Templates",), filters=("/e/", "sh"))
+    assert rules.skips("Meta/Templates/x.md") and rules.skips("Meta/Templates", is_dir=True)
+    assert rules.skips("Mine/x.md") and rules.skips("shop.md") and not rules.skips("Mini/Tops.md")
+    # the agent's folders are never left out by the person's filters
+    assert not rules.skips("shallow", is_dir=True) and not rules.skips("archive/a.md")
     assert O.tag_closure(["a/b/c", "d"]) == {"a", "a/b", "a/b/c", "d"}
     # one path, one id, on every machine (NFC and NFD spellings of a name agree)
     assert O.path_id("Notes/Café.md") == O.path_id("Notes/Cafe\u0301.md") != O.path_id("Notes/Cafe.md")
