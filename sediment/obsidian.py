@@ -131,6 +131,8 @@ def items(value: Any) -> list[str]:
 def aliases(meta: Mapping[str, Any]) -> tuple[str, ...]:
     """``aliases`` (or the older ``alias``): a list, or text separated by commas."""
     raw = meta.get("aliases", meta.get("alias"))
+    if raw is None:
+        return ()
     out = []
     for item in items(raw):
         parts = item.split(",") if isinstance(raw, str) else [item]
@@ -306,8 +308,9 @@ class Names:
         self.path_of[eid] = rel
         self.exact.setdefault(name, []).append(eid)
         self.folded.setdefault(name.casefold(), []).append(eid)
-        for a in dict.fromkeys(x.casefold() for x in aliases):
-            self.alias.setdefault(a, []).append(eid)
+        if aliases:
+            for a in dict.fromkeys(x.casefold() for x in aliases):
+                self.alias.setdefault(a, []).append(eid)
 
     def remove(self, eid: str, name: str, aliases: Iterable[str]) -> None:
         self.path_of.pop(eid, None)

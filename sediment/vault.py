@@ -41,11 +41,15 @@ class Rules:
 
     def skips(self, rel: str, is_dir: bool = False) -> bool:
         """Whether the walk leaves ``rel`` (a file, or a folder) out."""
-        parts = rel.split("/")
-        if parts[0] == SYSTEM or any(p.startswith(".") for p in parts):
+        if rel.startswith(".") or "/." in rel:
             return True
-        if parts[0] in LAYERS and (is_dir or len(parts) > 1):
+        top, sep, _ = rel.partition("/")
+        if top == SYSTEM:
+            return True
+        if top in LAYERS and (is_dir or sep):
             return False  # the agent's folders: Obsidian's settings are about the person's notes
+        if not self.templates and not self.filters:
+            return False
         probe = rel + "/" if is_dir else rel
         if any(probe == t + "/" or probe.startswith(t + "/") for t in self.templates):
             return True

@@ -127,7 +127,7 @@ class View:
         self.entries: dict[str, Entry] = {}
         self.by_path: dict[str, str] = {}
         self.by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
-        self.names = O.Names()  # what [[links]] may name: file names in any case, aliases
+        self._names: O.Names | None = None  # what [[links]] may name (see names)
         self.rules = Rules()  # what the vault's settings leave out (read on every walk)
         self.problems: dict[str, Problem] = {}
         self.file_stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
@@ -171,6 +171,15 @@ class View:
                                  path=broken.path, line=broken.line)
             raise NotFound(f"no memory with id or name {key!r}", id=key)
         return e
+
+    @property
+    def names(self) -> O.Names:
+        """What ``[[links]]`` may name (``obsidian.Names``); built on first use, then kept current."""
+        if self._names is None:
+            self._names = O.Names()
+            for e in self.entries.values():
+                self._names.add(e.id, e.path, e.name, e.aliases)
+        return self._names
 
     def link(self, target: str) -> Entry | None:
         """The note ``[[target]]`` links to, as Obsidian resolves it (one name
@@ -226,9 +235,7 @@ class View:
     # ------------------------------------------------------------------ loading
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Every note of the root (``vault``: the layer folders, and a
-        person's folders but for what the vault's settings leave out):
-        (relative posix path, stat). Symlinks are not followed."""
+        """Every note of the root, as ``vault.walk`` finds them: (relative posix path, stat)."""
         self.rules = load_rules(self.root)
 
         def unreadable(rel: str, exc: OSError | None) -> None:
@@ -378,7 +385,8 @@ class View:
         self.by_path.pop(old.path, None)
         self.entries[fresh.id] = fresh
         self.by_path[fresh.path] = fresh.id
-        self.names.path_of[fresh.id] = fresh.path
+        if self._names is not None:
+            self._names.path_of[fresh.id] = fresh.path
         try:
             st = os.stat(self.root / fresh.path)
             self.file_stats[fresh.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -403,7 +411,8 @@ class View:
                 ids.remove(eid)
             if not ids:
                 self.by_name.pop(old.name, None)
-            self.names.remove(eid, old.name, old.aliases)
+            if self._names is not None:
+                self._names.remove(eid, old.name, old.aliases)
         # the terms it was indexed with, so document frequencies stay exact
         self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
         self.dirty = True
@@ -414,7 +423,8 @@ class View:
         self.entries[entry.id] = entry
         self.by_path[entry.path] = entry.id
         self.by_name.setdefault(entry.name, []).append(entry.id)
-        self.names.add(entry.id, entry.path, entry.name, entry.aliases)
+        if self._names is not None:
+            self._names.add(entry.id, entry.path, entry.name, entry.aliases)
         if entry.reference:
             entry._cache["clock"] = self.clock
             if entry._cache.get("warning"):  # properties that cannot be read: indexed by its text
