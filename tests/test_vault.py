@@ -264,6 +264,7 @@ def test_init_on_an_existing_vault_works_in_place(vault):
                           capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
     assert proc.returncode == 0, proc.stderr
+    assert f"{len(NOTES)} note(s) of yours indexed in place" in proc.stdout
     assert state(vault) == before
     assert {p.name for p in vault.iterdir()} - set(before) - {".obsidian", ".trash", "Areas", "Attachments",
                                                               "Daily", "Private", "Projects", "Resources",
