@@ -11,9 +11,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sediment import Ambiguous, InvalidInput, NotFound, Repository
 from sediment import obsidian as O
@@ -324,3 +327,37 @@ def test_the_watcher_follows_a_persons_folders_and_settings(vault):
         until(lambda: paths("beans") == {"Areas/Garden/Beans.md"}, "a note in a new folder")
         (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["Areas/Garden/"]}')
         until(lambda: paths("beans") == {"Private/Beans too.md"}, "the excluded files changed")
+
+
+PROPS = ["id: 1", "id: [a]", "id: ''", "id: '{{date}}'", "title: [x]", "title: 3", "aliases: {a: 1}",
+         "aliases: [[x]]", "aliases: a, b", "tags: {a: b}", "tags: [[a]]", "tags: '#a #b'", "tags: 1984",
+         "created: {{date}}", "created: 2024-02-30", "created: [1]", "date: 2024-13-45", "updated: yes",
+         "kind: [x]", "kind: inbox", "status: purged", "status: done", "value: high", "value: 7",
+         "weights: x", "event: [x]", "links: {a: 1}", "links: '[[x|y]]'", "up: '[[Home#a|b]]'",
+         "source: {a: 1}", "supersedes: x", "x: !!binary aGk=", "x: &a [*a]", "? [a]\n: b", "1: 2",
+         "x: 12:30", "x: 0o17", "x: =", "x: .nan", "{{title}}", "- list", "x: |\n  block", "'"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(PROPS), max_size=5), st.text(max_size=60),
+       st.sampled_from(["---\n{fm}\n---\n{body}", "{body}", "---\n{fm}\n{body}", "\ufeff---\r\n{fm}\r\n---\r\n{body}"]))
+def test_fuzz_a_persons_note_is_a_note_or_a_problem_never_an_exception(tmp_path, props, body, shape):
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    note = root / "Notes" / "fuzz.md"
+    note.parent.mkdir()
+    data = shape.format(fm="\n".join(props), body=body).encode("utf-8", "surrogatepass")
+    note.write_bytes(data)
+    (root / "Home.md").write_text("home quokka [[fuzz]]\n")
+    with Repository(root) as repo:
+        assert [h.entry.path for h in repo.search("quokka")] == ["Home.md"]
+        repo.search("fuzz", record=False)
+        for e in repo.list(sort="created"):
+            e.to_dict(), e.title, e.tags, e.aliases, e.links, e.kind, e.value, e.status, e.updated
+        repo.metabolize(dry_run=False, confirm=True)
+        served = "Notes/fuzz.md" in {e.path for e in repo.list()}
+        assert served or [p for p in repo.check() if p.path == "Notes/fuzz.md"]
+        repo.links_to("Home")
+    with Repository(root) as warm:  # from the snapshot, the same
+        assert served == ("Notes/fuzz.md" in {e.path for e in warm.list()})
+    assert note.read_bytes() == data
+    shutil.rmtree(root)
