@@ -116,7 +116,7 @@ def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None]
 
 class FileTimes:
     """Times of a person's note that has no time property: its first commit
-    when the root is in a git work tree, else its modification time. Both
+    when the root is a git repository, else its modification time. Both
     approximate (a clone sets every mtime; a file copied in keeps its own).
     The history is read once, on the first question, by one ``git log``."""
 
@@ -145,8 +145,10 @@ class FileTimes:
 
 def first_commits(root: Path) -> dict[str, float]:
     """Path (relative to ``root``) → time of the commit that added it, for
-    every file git's history of ``root`` has; {} without git or a repository."""
-    if not any((p / ".git").exists() for p in (root, *root.parents)):
+    every file git's history of ``root`` has; {} without git, or when the root
+    is not the top of its own repository (nothing outside the root is read,
+    a parent's ``.git`` included)."""
+    if not (root / ".git").exists() or symlink_in(root, ".git") is not None:
         return {}
     try:
         proc = subprocess.run(
