@@ -34,17 +34,15 @@ try:
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Base  # type: ignore[assignment]
 
-_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 PATH_ID_PREFIX = "path-"
 
 
 def path_id(rel: str) -> str:
     """The id of a person's note that has none: a digest of its path relative
     to the root (Unicode-normalised, so macOS and Linux agree), 80 bits in
-    Crockford base32 after ``path-``. No ULID starts so."""
+    hex after ``path-``. No ULID starts so."""
     digest = hashlib.blake2b(unicodedata.normalize("NFC", rel).encode("utf-8"), digest_size=10).digest()
-    n = int.from_bytes(digest, "big")
-    return PATH_ID_PREFIX + "".join(_CROCKFORD[(n >> (5 * i)) & 31] for i in range(15, -1, -1))
+    return PATH_ID_PREFIX + digest.hex()
 
 
 def own_id(value: Any) -> str | None:
