@@ -13,8 +13,8 @@ prompt, in four sections, always in this order:
    turn, so one busy pool cannot crowd out the others.
 
 Packing counts Unicode characters, item by item: an item that does not fit is
-skipped and packing goes on with the next; each section's header says how
-many were left out. The block never exceeds the budget. What is superseded,
+skipped and packing goes on with the next (up to ``MAX_SKIPS`` of them a
+section); each section's header says how many were left out. The block never exceeds the budget. What is superseded,
 archived, purged or in the inbox never appears.
 
 Memory text is data. Every piece of it (titles, names, sources, snippets) is
@@ -59,6 +59,10 @@ MORE = " · {n} more not shown — search can find them"
 SNIPPET = 240  # characters of a note's text in an item
 TITLE_MAX = 120
 HITS = 20  # search hits looked at for "what this reminds me of"
+# Packing tries at most this many items that do not fit, per section: past
+# that, the room left is smaller than the notes still waiting, and looking
+# through a hundred thousand of them for a tiny one would cost the turn.
+MAX_SKIPS = 32
 MIN_ITEM = len("- [[]] ·  ·  · created  · \n  > \n")  # no item is shorter: packing stops below it
 _CJK_CHAR = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                        "\uff00-\uffef]")
@@ -316,12 +320,15 @@ def _pack(section: str, total: int, items: Iterator[ContextItem], room: int
         return "", [], total
     left = room - worst
     shown: list[ContextItem] = []
+    skipped = 0
     for it in items:
-        if left < MIN_ITEM:
+        if left < MIN_ITEM or skipped >= MAX_SKIPS:
             break
-        if len(it.text) <= left:  # else skipped: the next may fit
+        if len(it.text) <= left:
             shown.append(it)
             left -= len(it.text)
+        else:  # skipped: the next may fit
+            skipped += 1
     omitted = total - len(shown)
     return _header(section, omitted) + "".join(i.text for i in shown), shown, omitted
 
