@@ -160,15 +160,18 @@ class StableTiebreak(S.Tiebreak):
 
 def relevance(index: Any, words: Mapping[str, float], bigrams: Mapping[str, float],
               matched: Iterable[str]) -> float:
-    """How much of the query a hit covers, 0–1: the IDF-weighted share of the
-    query's terms it has, against the best any memory could have (all of them).
-    A query term no memory has counts at the highest IDF, so a query of words
-    nobody wrote covers little whatever it happens to share. Rank fusion's
-    scores cannot say this: the first hit of any query scores the same."""
+    """How much of the query a hit covers, 0–1: in each lane, the IDF-weighted
+    share of the query's terms it has, against the best any memory could have
+    (all of them); the better lane counts (jieba may cut a Chinese query
+    otherwise than the note, the bigrams still meet). A query term no memory
+    has counts at the highest IDF, so a query of words nobody wrote covers
+    little whatever it happens to share. Rank fusion's scores cannot say
+    this: the first hit of any query scores the same."""
     n = max(len(index), 1)
     have = set(matched)
-    got = total = 0.0
+    best = 0.0
     for lane, q in (("words", words), ("bigrams", bigrams)):
+        got = total = 0.0
         for t, w in q.items():
             df = index.df(t, lane)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
@@ -176,7 +179,9 @@ def relevance(index: Any, words: Mapping[str, float], bigrams: Mapping[str, floa
                 got += idf * w
             if not t.startswith("#"):  # a tag or CJK run taken whole: a bonus, never a demand
                 total += idf * w
-    return min(1.0, got / total) if total else 0.0
+        if total:
+            best = max(best, min(1.0, got / total))
+    return best
 
 
 def _reminders(store: Store, view: Any, query: str, taken: set[str]) -> tuple[list[Entry], dict[str, str]]:
