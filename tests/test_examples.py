@@ -29,7 +29,8 @@ def test_the_agent_context_loop_builds_its_prompt_and_keeps_working_memory():
     # promises opened, then closed by the turns that did them; the renewal asked for stays open
     assert "opened: 我明天把 PKCE 的说明整理好发给他。" in out and "closed: 我明天把 PKCE 的说明整理好发给他。" in out
     assert "closed: I'll check the sync status after lunch." in out
-    assert out.rstrip().endswith("still open: ['别忘了周五前续费 login.example.com 的证书。'] | mood: 用户今天很累：回答只给结论")
+    assert out.rstrip().endswith("still open: ['别忘了周五前续费 login.example.com 的证书。'] | "
+                                 "mood: 用户今天很累：回答只给结论")
 
 
 def test_the_search_agent_loop_runs():
