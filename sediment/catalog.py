@@ -172,6 +172,8 @@ class Catalog:
             kind = self.kind_of.get(eid)
             if kind is not None and eid not in skip:
                 used.setdefault(kind, []).append(self.known[eid])
+        for xs in used.values():
+            xs.sort(key=lambda e: (-e.value, e.id))
         streams = []
         for kind in sorted(self.pools):
             it = _pool_order(self.pools[kind], used.get(kind, []), usage, kinds, now, skip)
@@ -191,46 +193,44 @@ class Catalog:
 
 def _pool_order(pool: _Pool, used: Sequence[Entry], usage: Mapping[str, Usage], kinds: Mapping[str, Any],
                 now: float, skip: set[str]) -> Iterator[tuple[tuple, Entry]]:
-    """(key, entry) of one pool, best first: key = (-strength, -created, id)."""
+    """(key, entry) of one pool, best first: key = (-strength, -created, id).
+    ``used`` (the pool's memories with usage records) comes sorted by value,
+    highest first: one is scored only once its value (what its strength can
+    at most be) reaches what is about to be yielded."""
     heap: list[tuple[tuple, Entry]] = []
     seen: set[str] = set(skip)
-
-    def push(e: Entry, u: Usage | None) -> None:
-        st = strength(e, u, kinds, now).strength
-        heapq.heappush(heap, ((-round(st, 9), -created_ts(e), e.id), e))
-
-    for e in used:
-        seen.add(e.id)
-        push(e, usage[e.id])
+    seen.update(e.id for e in used)
+    push, pop = heapq.heappush, heapq.heappop
     by_value, by_age = pool.by_value, pool.by_age
     n = len(by_value)
-    d = 0
-    clocks = None
-    if n:
-        sample = by_value[0][2]
-        clocks = kinds.get(sample.kind, kinds.get("inbox"))
-    while True:
+    # a memory without usage decays by its pool's clock from its creation
+    # (lifecycle.strength with no recalls: the half-life is not stretched)
+    clocks = kinds.get(by_value[0][2].kind, kinds.get("inbox")) if n else None
+    grace, half = (clocks[0], clocks[1]) if clocks is not None else (float("inf"), 1.0)
+    u = 0
+    for d in range(n + 1):
         if d < n:
             # the best any memory not yet seen could be: the value at the
             # by-value cursor, decayed by the age at the by-age cursor
             v, c = -by_value[d][0], -by_age[d][0]
-            bound = (-round(v * _decay(clocks, (now - c) / DAY), 9), -c)
-            while heap and heap[0][0][:2] < bound:
-                yield heapq.heappop(heap)
-            for _, eid, e in (by_value[d], by_age[d]):
-                if eid not in seen:
-                    seen.add(eid)
-                    push(e, None)
-            d += 1
+            age = (now - max(c, 0.0)) / DAY
+            decay = 1.0 if age <= grace else 0.5 ** ((age - grace) / half)
+            bound = (-round(v * decay, 9), -c)
         else:
-            while heap:
-                yield heapq.heappop(heap)
+            bound = (float("inf"), float("inf"))  # everything seen: all may go
+        while u < len(used) and (d == n or used[u].value >= -bound[0] - 1e-9):
+            e = used[u]
+            st = strength(e, usage[e.id], kinds, now).strength
+            push(heap, ((-round(st, 9), -created_ts(e), e.id), e))
+            u += 1
+        while heap and heap[0][0][:2] < bound:
+            yield pop(heap)
+        if d == n:
             return
-
-
-def _decay(clocks: Any, age: float) -> float:
-    if clocks is None:
-        return 1.0
-    grace, half, _ = clocks
-    age = max(0.0, age)
-    return 1.0 if age <= grace else 0.5 ** ((age - grace) / half)
+        for _, eid, e in (by_value[d], by_age[d]):
+            if eid not in seen:
+                seen.add(eid)
+                ts = created_ts(e)
+                age = (now - max(ts, 0.0)) / DAY
+                decay = 1.0 if age <= grace else 0.5 ** ((age - grace) / half)
+                push(heap, ((-round(e.value * decay, 9), -ts, eid), e))

@@ -170,16 +170,18 @@ def _reminders(store: Store, view: Any, query: str, taken: set[str], events: Map
                ) -> tuple[list[Entry], dict[str, str]]:
     """Hits over the floor, then their neighbours; and per id the terms to centre a snippet on."""
     words, bigrams = S.query_terms(view.tokenizer, query)
-    hits = S.run(view.index, view.entries, view.tokenizer, query, limit=HITS, pred=None,
-                 include_archive=False, include_superseded=False,
-                 tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
+    # the index's own search, as search.run does it, without the snippets a
+    # search returns (an item makes its own)
+    hits = view.index.search(words, bigrams, exclude=S.PURGED | S.IN_ARCHIVE | S.SUPERSEDED,
+                             tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
+                             limit=HITS) if words or bigrams else []
     floor = store.policy.context_floor
     out: list[Entry] = []
     focus: dict[str, str] = {}
     seen = set(taken)
     direct = []
     for h in hits:
-        e = h.entry
+        e = view.entries[h.key]
         if e.id in seen or not eligible(e) or is_core(e):
             continue
         if relevance(view.index, words, bigrams, h.terms) < floor:
