@@ -95,7 +95,8 @@ class Catalog:
             return
         known, limit = self.known, self.refile_max
         if known and abs(len(values) - len(known)) <= limit:
-            changed = [e for e in values if known.get(e.id) is not e]
+            get = known.get
+            changed = [e for k, e in entries.items() if get(k) is not e]
             if len(changed) <= limit:
                 # every id still filed unchanged is in ``values``; any other filed id is gone
                 unchanged = len(values) - len(changed)
