@@ -208,6 +208,12 @@ def test_working_memory_is_machine_local_and_not_a_memory(tmp_path):
         assert "working" not in out
 
 
+def test_working_memory_leaves_check_clean(repo):
+    repo.observe("Remember to rotate the API keys.", now=T0)
+    repo.mood("tired", now=T0)
+    assert repo.check() == []
+
+
 def test_a_damaged_state_file_reads_as_empty_and_is_replaced(repo):
     repo.observe("Remember to rotate the API keys.", now=T0)
     state = repo.root / "_system" / "working" / "state.json"
