@@ -60,7 +60,7 @@ _EN_NOT_ACT = r"(?:be|never|not|probably not|think about whether|see if|have bee
 _EN_TODO = [
     re.compile(r"\b(?:remember|don't forget|don’t forget|do not forget|remind me|make sure) to\b", re.I),
     re.compile(r"(?:^|\s)(?:todo|to-do)\s*[:：]", re.I),
-    re.compile(r"\b(?:i|we) (?:have |had |'ve )?promised (?:to|that|him|her|them|you)\b", re.I),
+    re.compile(r"\b(?:i|we) (?:have |had |'ve )?promised\b", re.I),
     re.compile(rf"\b{_EN_FUTURE} (?!{_EN_NOT_ACT}\b)\w+.*\b{_EN_TIME}\b", re.I),
     re.compile(rf"\b{_EN_TIME}\b.*\b{_EN_FUTURE} (?!{_EN_NOT_ACT}\b)\w+", re.I),
 ]
@@ -69,26 +69,28 @@ _EN_NOT_TODO = re.compile(r"\b(?:if|unless|would|could|yesterday|last (?:week|ti
                           r"remember when|forgot to)\b", re.I)
 
 _EN_DONE_VERB = (r"(?:done|finished|sent|fixed|completed|shipped|submitted|merged|booked|paid|called|emailed|"
-                 r"replied|deployed|uploaded|pushed|updated|resolved|handled|taken care of|took care of|did)")
+                 r"replied|deployed|uploaded|pushed|updated|resolved|handled|taken care of|took care of|did|renewed|"
+                 r"ordered|signed|filed|reviewed|cancell?ed|scheduled|returned)")
 _EN_DONE = [
     re.compile(rf"^\W*(?:ok(?:ay)?[,!.]?\s+|great[,!.]?\s+|so\s+)?(?:all\s+)?{_EN_DONE_VERB}\b", re.I),
     re.compile(rf"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|already\s+|finally\s+)?{_EN_DONE_VERB}\b", re.I),
-    re.compile(r"\b(?:it|that|this|the \w+)(?:'s| is| was| has been| got)\s+(?:all\s+|now\s+)?"
+    re.compile(r"(?:^\W*\w+|\b(?:it|that|this|the \w+))(?:'s| is| was| has been| got)\s+(?:all\s+|now\s+)?"
                r"(?:done|finished|sent|fixed|shipped|merged|deployed|resolved)\b", re.I),
 ]
-_EN_NOT_DONE = re.compile(r"\b(?:not|n't|never|yet to|when|once|until|if|after|before|will|going to|'ll|"
-                          r"need to|have to|should)\b", re.I)
+_EN_NOT_DONE = re.compile(r"\b(?:not|n't|never|nothing|nobody|none|yet to|when|once|until|if|after|before|will|"
+                          r"going to|'ll|need to|have to|should)\b", re.I)
 
 # ---------------------------------------------------------------------------
 # Chinese
 
 _ZH_ACT = (r"(?:发|给|把|做|写|改|修|提交|交|打|联系|回复|回|整理|准备|看|查|跟进|安排|买|订|寄|处理|确认|"
-           r"更新|补|提醒|还|带|约|问|测|部署|上线|检查|清|备份|汇报|通知|找|签|报名|预约|取|交给|转给)")
+           r"更新|补|提醒|还|带|约|问|测|部署|上线|检查|清|备份|汇报|通知|找|签|报名|预约|取|交给|转给|办)")
 _ZH_TIME = (r"(?:待会儿?|等会儿?|一会儿|明天|明早|明晚|回头|下周|下午|晚上|晚点|稍后|今晚|"
             r"周[一二三四五六日末]|改天|过两天)")
 _ZH_TODO = [
     re.compile(r"(?:别忘了|别忘记|不要忘了|不要忘记|千万别忘|提醒我|待办|TODO)", re.I),
     re.compile(r"^(?:[你您]?(?:要|请|一定要|得)?)记得"),
+    re.compile(rf"^(?:{_ZH_TIME}|周[一二三四五六日]|月底|下班)(?:之前|前|以前)?[，, ]?(?:要|一定要|得)?记得"),
     re.compile(r"(?:我|我们|咱们?)(?:已经|之前)?(?:答应过|答应了|承诺过|保证过)"),
     re.compile(rf"(?:我|我们|咱们?)(?:准备|打算|计划|回头|待会儿?|等会儿?|明天|稍后|晚点|下周)(?!好了)"
                rf".{{0,12}}?{_ZH_ACT}"),
