@@ -46,7 +46,7 @@ from . import tokenize as T
 from . import validate as V
 from . import working as W
 from .entry import Entry
-from .errors import InvalidInput, NotFound, ParseError
+from .errors import InvalidInput, ParseError, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
 from .lifecycle import Usage
 from .store import Store
@@ -195,7 +195,7 @@ def _reminders(store: Store, view: Any, query: str, taken: set[str], events: Map
         for name in e.links:
             try:
                 near.append(view.resolve(name))
-            except (NotFound, ParseError):
+            except SedimentError:  # a link to nothing (yet), a damaged note, an ambiguous name
                 continue
         if e.event:  # same-event successors: the newer memories of its event
             near += sorted((x for x in events.get(e.event, {}).values() if created_ts(x) > created_ts(e)),
