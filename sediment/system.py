@@ -30,6 +30,7 @@ _system/journal.log
 _system/cache/
 _system/usage/
 _system/reports/
+_system/working/
 .*.tmp
 .obsidian/workspace*.json
 """
@@ -86,6 +87,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "cache": ("cache", "cache/index.bin"),
     "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
     "reports": ("reports",),
+    "working": ("working", "working/state.json", "working/lock"),
 }
 OFF = {
     "policy": "policy.yaml is not read (the default settings are used)",
@@ -94,6 +96,7 @@ OFF = {
     "cache": "the index snapshot is neither read nor written",
     "usage": "usage records (recalls, confirmations) are neither read nor written",
     "reports": "metabolize reports are not written",
+    "working": "working memory (observe, mood) is neither read nor written",
 }
 
 
