@@ -20,6 +20,7 @@ from pydantic import Field
 from . import answers as A
 from .errors import LockTimeout, SedimentError
 from .repository import Repository
+from .working import Working
 
 import anyio  # (server.py has checked the SDK is installed)
 from mcp.server.mcpserver import MCPServer
@@ -64,7 +65,7 @@ def _shown(result: Any, *, budget: int, narrow: str) -> tuple[str, dict[str, Any
     return text, data
 
 
-def _working_text(state: Any) -> str:
+def _working_text(state: Working) -> str:
     """Working memory as lines: the open items, oldest first, and the mood."""
     lines = [f"open: {i.text} (since {i.created[:10]})" for i in state.items] or ["no open todos or promises"]
     if state.mood is not None:
@@ -133,7 +134,7 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     @tool
     async def context(query: str | None = None, budget: Budget = 6_000) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            ctx = _verb(repo, "context")(query, budget=budget)
+            ctx = repo.context(query, budget=budget)
             text = str(ctx)
             data = ctx.to_dict() if hasattr(ctx, "to_dict") else {"text": text}
             return text, data
@@ -189,7 +190,7 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     @tool
     async def about(topic: str, budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            return _shown(_verb(repo, "about")(topic), budget=budget, narrow="a narrower topic")
+            return _shown(repo.about(topic), budget=budget, narrow="a narrower topic")
         return await t.answer("about", work, args={}, budget=budget, query=topic)
 
     @tool
@@ -207,7 +208,7 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     @tool
     async def working(budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            state = _verb(repo, "working")()
+            state = repo.working()
             text, _ = A.clip(_working_text(state), budget=budget, narrow="recall")
             return text, state.to_dict()
         return await t.answer("working", work, args={}, budget=budget)
@@ -215,9 +216,10 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     @tool
     async def observe(text: str, request_id: RequestId = None, budget: Budget = WRITE_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            seen = _verb(repo, "observe")(text)
-            lines = [f"{what} {i.text!r}" for what in ("opened", "closed", "renewed", "dropped")
-                     for i in getattr(seen, what, ())]
+            seen = repo.observe(text)
+            lines = [f"{what} {i.text!r}" for what, items in (("opened", seen.opened), ("closed", seen.closed),
+                                                              ("renewed", seen.renewed), ("dropped", seen.dropped))
+                     for i in items]
             said = "\n".join(lines) or "nothing to keep in working memory"
             out, _ = A.clip(said + "\n" + _working_text(seen.working), budget=budget, narrow="working")
             return out, seen.to_dict()
