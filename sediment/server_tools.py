@@ -135,9 +135,9 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     async def context(query: str | None = None, budget: Budget = 6_000) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
             ctx = repo.context(query, budget=budget)
-            text = str(ctx)
-            data = ctx.to_dict() if hasattr(ctx, "to_dict") else {"text": text}
-            return text, data
+            data = ctx.to_dict()
+            del data["text"]  # it is the text content; the data is what is in it
+            return str(ctx), data
         return await t.answer("context", work, args={}, budget=budget, query=query)
 
     @tool
@@ -190,7 +190,11 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     @tool
     async def about(topic: str, budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            return _shown(repo.about(topic), budget=budget, narrow="a narrower topic")
+            known = repo.about(topic)
+            lines = str(known).split("\n")[known.summary.count("\n") + 1:]  # a line a memory, after the summary
+            text, shown, more = A.pack(known.summary, lines, budget=budget, narrow="a narrower topic")
+            return text, {"topic": topic, "summary": known.summary,
+                          "memories": [k.to_dict() for k in known.memories[:shown]], "more": more}
         return await t.answer("about", work, args={}, budget=budget, query=topic)
 
     @tool

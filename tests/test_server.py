@@ -129,8 +129,9 @@ def test_context_tool(root):
     async def main() -> None:
         async with connect(root) as c:
             _, a = await call(c, "remember", text="The user prefers short answers.", kind="core")
-            text, _ = await call(c, "context", query="how to answer", budget=2000)
+            text, ctx = await call(c, "context", query="how to answer", budget=2000)
             assert "short answers" in text and len(text) <= 2000
+            assert a["id"] in [i["id"] for i in ctx["items"]]
     run(main)
 
 
@@ -138,9 +139,10 @@ def test_context_tool(root):
 def test_about_tool(root):
     async def main() -> None:
         async with connect(root) as c:
-            await call(c, "remember", text="Deploys go through ArgoCD.", kind="fact", tags=["deploy"])
-            text, _ = await call(c, "about", topic="deploy")
-            assert text
+            _, a = await call(c, "remember", text="Deploys go through ArgoCD.", kind="fact", tags=["deploy"])
+            text, known = await call(c, "about", topic="deploy")
+            assert text.startswith(known["summary"]) and [m["id"] for m in known["memories"]] == [a["id"]]
+            assert a["name"] in text
     run(main)
 
 
