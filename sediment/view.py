@@ -39,13 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import coldopen as C
 from . import entry as E
 from . import search as S
 from . import tokenize as T
 from .entry import Entry
 from .errors import LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
-from .index import Index
+from .index import DocTerms, Index
 from .journal import Feed
 from .progress import Progress, Ticker
 
@@ -109,11 +110,13 @@ class View:
 
     def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
                  writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
-                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE) -> None:
+                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE,
+                 open_processes: int = 0) -> None:
         self.root = root
         self.tz = tz  # the root's timezone, for dates a person wrote without one
         self.progress: Progress | None = None  # long jobs report here (a cold open, metabolize)
         self.max_meta_size = max_meta_size
+        self.open_processes = open_processes  # the policy's: 0 = one per core, 1 = no pool
         self.tokenizer = tokenizer
         self.feed = feed
         self.snapshot_path = snapshot_path
@@ -250,22 +253,42 @@ class View:
         except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
             log.debug("ignoring index snapshot: %s", exc)
             self.index = Index()
-        matched: set[int] = set()
-        root = str(self.root)
         files = sorted(self.walk())
         tick = Ticker(self.progress, "open", len(files))
+        # the notes the snapshot cannot give (all of them on a cold open):
+        # parsed and tokenized by a pool of processes when there are many
+        fresh = [rel for rel, _ in files if rel not in snap or snap[rel][1][2] is None]
+        workers = C.pool_size(len(fresh), self.open_processes)
+        parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
+                          tok=self.tokenizer, workers=workers) if workers else None
+        try:
+            matched = self._load_files(files, snap, parsed, tick)
+        finally:
+            if parsed is not None:
+                parsed.close()  # stops the pool
+        for slot, key in enumerate(list(self.index.key_of)):
+            if key is not None and slot not in matched and self.entries.get(key) is None:
+                self.index.remove(key, None)  # its body is gone: compacted below
+        if not self.index.exact:
+            self.index.compact()
+        if self.dirty or len(matched) != len(snap):
+            self.save_snapshot()
+
+    def _load_files(self, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, list[Any]]],
+                    parsed: Iterator[C.Outcome] | None, tick: Ticker) -> set[int]:
+        """load_all's walk over the files: the snapshot's slots it could keep."""
+        matched: set[int] = set()
+        root = str(self.root)
         for rel, st in files:
             tick()
             if self.index.delta_terms > FOLD_TERMS:
                 self.index.fold()
             hit = snap.get(rel)
-            if hit is None:
-                self.load_file(rel, st)
+            # (meta None: frontmatter JSON cannot keep exactly (dates): parse it)
+            if hit is None or hit[1][2] is None:
+                self.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
                 continue
             slot, (_, version, meta, off) = hit
-            if meta is None:  # frontmatter JSON cannot keep exactly (dates): parse it
-                self.load_file(rel, st)
-                continue
             try:
                 with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
                     data = fh.read()
@@ -281,13 +304,7 @@ class View:
             self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
             self._register(entry)
             matched.add(slot)
-        for slot, key in enumerate(list(self.index.key_of)):
-            if key is not None and slot not in matched and self.entries.get(key) is None:
-                self.index.remove(key, None)  # its body is gone: compacted below
-        if not self.index.exact:
-            self.index.compact()
-        if self.dirty or len(matched) != len(snap):
-            self.save_snapshot()
+        return matched
 
     def save_snapshot(self) -> None:
         if not self.save_snapshots or self.snapshot_path is None:
@@ -309,35 +326,36 @@ class View:
             # a cache: failing to write it costs the next open time, nothing else
             log.debug("could not write the index snapshot: %s", exc)
 
-    def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None) -> None:
-        """(Re)read one file into the view, or drop it from the view if gone/bad."""
+    def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
+                  outcome: C.Outcome | None = None) -> None:
+        """(Re)read one file into the view, or drop it from the view if gone/bad.
+        ``outcome``: its ``read_parse`` done already (by a worker of the open)."""
         self.forget_path(rel)
         path = self.root / rel
         try:
             if st is None:
                 st = path.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):
-                self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
-                                             code="not_a_file")
-                return
-            if data is None:
-                data = read_nofollow(path)
         except FileNotFoundError:
             return
         except OSError as exc:
             self.problems[rel] = Problem(rel, f"cannot read: {exc}", code="storage")
             return
+        if not stat.S_ISREG(st.st_mode):
+            self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
+                                         code="not_a_file")
+            return
+        if outcome is None:
+            outcome = C.read_parse(self.root, rel, self.tz, self.max_meta_size, data)
+        if outcome[0] == "gone":
+            return
+        if outcome[0] == "unreadable":
+            self.problems[rel] = Problem(rel, outcome[1], code="storage")
+            return
         self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
-        try:
-            entry = E.parse(data, rel, tz=self.tz, max_meta_size=self.max_meta_size)
-        except ParseError as exc:
-            self.problems[rel] = Problem(rel, exc.message.split(": ", 1)[-1] if exc.message.startswith(rel)
-                                         else exc.message, line=exc.details.get("line"))  # type: ignore[arg-type]
+        if outcome[0] == "bad":
+            self.problems[rel] = Problem(rel, outcome[1], line=outcome[2])
             return
-        except Exception as exc:  # noqa: BLE001 - one file must never stop an open or the watcher
-            log.warning("sediment: %s could not be read: %r", rel, exc)
-            self.problems[rel] = Problem(rel, f"could not be read: {type(exc).__name__}: {exc}"[:300])
-            return
+        _, entry, off, terms = outcome
         other = self.entries.get(entry.id)
         if other is not None and not (self.root / other.path).exists():
             self.forget_path(other.path)  # moved by hand; the old path's event is still on its way
@@ -352,9 +370,9 @@ class View:
             self.file_stats.pop(drop.path, None)
             if keep is other:
                 return
-        if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
-            entry._cache["off"] = len(data) - len(entry.body.encode("utf-8"))
-        self._add(entry)
+        if off is not None:
+            entry._cache["off"] = off
+        self._add(entry, terms)
 
     def load_known(self, entry: Entry) -> None:
         """Put an entry we just wrote into the view without reading it back."""
@@ -409,9 +427,10 @@ class View:
         self.by_path[entry.path] = entry.id
         self.by_name.setdefault(entry.name, []).append(entry.id)
 
-    def _add(self, entry: Entry) -> None:
+    def _add(self, entry: Entry, terms: DocTerms | None = None) -> None:
         self._register(entry)
-        self.index.put(entry.id, S.doc_terms(self.tokenizer, entry), S.flags(entry))
+        self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
+                       S.flags(entry))
         self.dirty = True
 
     # ------------------------------------------------------------------ keeping current

@@ -24,7 +24,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
      "index", "search", "progress"],
-    ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
+    ["files", "checked", "journal", "policyfile", "usage", "coldopen", "view", "system", "store", "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health"],
     ["watch", "repository"],
     ["__init__", "clikit", "cli_verbs", "cli", "__main__"],
