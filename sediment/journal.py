@@ -171,12 +171,11 @@ class Journal:
         try:
             with open(self.path, "r+b", opener=open_nofollow) as fh:
                 size = fh.seek(0, os.SEEK_END)
-                if size:
+                if size and fh.seek(size - 1) >= 0 and fh.read(1) != b"\n":  # (usually: one byte read)
                     fh.seek(max(0, size - 65536))
                     tail = fh.read()
-                    if not tail.endswith(b"\n"):
-                        cut = tail.rfind(b"\n")
-                        fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
+                    cut = tail.rfind(b"\n")
+                    fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
         except FileNotFoundError:
             self._start_epoch()
         append_line(self.path, json.dumps(rec, ensure_ascii=False, separators=(",", ":")), durable=durable)

@@ -227,7 +227,8 @@ class Store:
     def _name_on_disk(self, name: str) -> bool:
         # the view may miss a file another process wrote without journaling (a person);
         # a cheap check of the usual places
-        return any((self.root / layer / f"{name}.md").exists() for layer in E.LAYERS)
+        root = str(self.root)
+        return any(os.path.exists(os.path.join(root, layer, name + ".md")) for layer in E.LAYERS)
 
     # ------------------------------------------------------------------ moves
 
