@@ -15,6 +15,7 @@ from . import entry as E
 from .adopt import adopt_all
 from .errors import StorageError
 from .files import is_temp, read_nofollow
+from .progress import Ticker
 from .store import SYSTEM, Store
 from .view import Problem, View
 
@@ -90,8 +91,12 @@ def _duplicate_names(view: View) -> list[Problem]:
 
 
 def _file_shapes(view: View) -> list[Problem]:
+    """Reads the head of every note: the long part of a check ('check' progress)."""
     out = []
-    for rel, _ in view.walk():
+    files = list(view.walk())
+    tick = Ticker(view.progress, "check", len(files))
+    for rel, _ in files:
+        tick()
         if rel not in view.by_path:
             continue
         try:

@@ -49,7 +49,8 @@ class Repository:
     ``policy.yaml`` for this process (tests shrink timeouts this way);
     ``watch=True`` starts a watcher at once (see ``watch``); ``progress(stage,
     done, total)`` is told how long work goes (a cold open of a large root:
-    'open'; applying a plan: 'metabolize'), about a hundred times a job.
+    'open'; applying a plan: 'metabolize'; reading every note in ``check``:
+    'check'), about a hundred times a job.
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
     another writer holds the lock during recovery for too long, ``NotFound``
