@@ -13,6 +13,9 @@ a fork), and no other thread runs in this process (a watcher of another root,
 the host application's threads: a fork copies the locks they may hold, not
 the threads that would release them). Anywhere else — Windows, macOS, a
 threaded host, a daemonic process, a failed fork — the open is serial.
+A warm open shares the repeated values of the notes' frontmatter
+(``share_values``) instead of keeping one copy per note.
+
 ``spawn`` is never used: a fresh interpreter per worker costs more than the
 parsing it would take over at the sizes that matter, and it cannot inherit
 the tokenizer's added words.
@@ -103,6 +106,25 @@ def pool_size(files: int, setting: int) -> int:
         cores = os.cpu_count() or 1
     n = setting if setting > 1 else min(cores, MAX_WORKERS)
     return n if n > 1 else 0
+
+
+# frontmatter values that repeat across notes (JSON decoding makes a new
+# string for each): shared, they cost one object instead of one per note
+SHARED_KEYS = ("kind", "status", "source", "unclassified", "room")
+
+
+def share_values(meta: dict[str, Any], pool: dict[Any, Any]) -> None:
+    """Replace ``meta``'s repeated values by the one object ``pool`` holds for
+    each (a warm open: the frontmatter kept in the index snapshot)."""
+    for k in SHARED_KEYS:
+        v = meta.get(k)
+        if type(v) is str:
+            meta[k] = pool.setdefault(v, v)
+    if meta.get("updated") == meta.get("created"):  # a note never updated: one string for both
+        meta["updated"] = meta.get("created")
+    tags = meta.get("tags")
+    if type(tags) is list:
+        meta["tags"] = [pool.setdefault(t, t) if type(t) is str else t for t in tags]
 
 
 # the job a forked worker inherits (set just before the fork, never pickled)

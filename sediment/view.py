@@ -279,6 +279,7 @@ class View:
         """load_all's walk over the files: the snapshot's slots it could keep."""
         matched: set[int] = set()
         root = str(self.root)
+        pool: dict[Any, Any] = {}  # one object for each repeated value of the notes' frontmatter
         for rel, st in files:
             tick()
             if self.index.delta_terms > FOLD_TERMS:
@@ -298,6 +299,7 @@ class View:
                     or self.index.key_of[slot] != meta.get("id")):
                 self.load_file(rel, st, data)
                 continue
+            C.share_values(meta, pool)
             entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version, tz=self.tz)
             entry._cache["off"] = off
             entry._cache["plain"] = True
