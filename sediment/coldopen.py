@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Generator, Sequence
@@ -131,6 +132,16 @@ def share_values(meta: dict[str, Any], pool: dict[Any, Any]) -> None:
 _JOB: tuple[Path, Any, int, T.Tokenizer] | None = None
 
 
+def _orphan_watch(parent: int) -> None:
+    """In a worker: end with the opening process. A killed parent's workers
+    would otherwise wait on their task queue for ever."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _work(rels: Sequence[str]) -> list[Outcome]:
     assert _JOB is not None
     root, tz, max_meta_size, tok = _JOB
@@ -154,7 +165,8 @@ def pooled(root: Path, rels: Sequence[str], *, tz: Any, max_meta_size: int, tok:
     chunks = [rels[i:i + size] for i in range(0, len(rels), size)]
     _JOB = (root, tz, max_meta_size, tok)
     try:
-        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"))
+        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"), initializer=_orphan_watch,
+                                   initargs=(os.getpid(),))
         ahead = deque(pool.submit(_work, c) for c in chunks[:AHEAD * workers])
     except (OSError, ValueError, RuntimeError) as exc:  # no fork here after all: serial
         log.debug("sediment: no process pool for the open: %s", exc)

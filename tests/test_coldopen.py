@@ -85,3 +85,43 @@ def test_no_pool_while_another_thread_runs_or_when_switched_off(tmp_path):
         stop.set()
         other.join()
     assert pool_size(10_000, 2) == 2
+
+
+KILLED_PARENT = r'''
+import multiprocessing as mp, os, signal, sys
+from sediment import Repository
+
+def progress(stage, done, total):
+    kids = mp.active_children()
+    if stage == "open" and kids:  # the pool is working: die now, as a kill -9 would
+        with open(sys.argv[2], "w") as fh:
+            fh.write(" ".join(str(k.pid) for k in kids))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+Repository(sys.argv[1], policy={"open_processes": 2}, progress=progress)
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@needs_fork
+def test_the_workers_of_a_killed_open_end_with_it(tmp_path):
+    import subprocess
+    import time
+    root = _root(tmp_path)
+    shutil.rmtree(root / "_system" / "cache", ignore_errors=True)
+    pids_file = tmp_path / "pids"
+    proc = subprocess.run([sys.executable, "-c", KILLED_PARENT, str(root), str(pids_file)], timeout=60)
+    assert proc.returncode == -9
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert pids
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), "a worker outlived the open it worked for"
