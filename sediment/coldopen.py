@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Generator, Sequence
 
 from . import entry as E
+from . import names as N
 from . import search as S
 from . import tokenize as T
 from .errors import ParseError
@@ -126,6 +127,18 @@ def share_values(meta: dict[str, Any], pool: dict[Any, Any]) -> None:
     tags = meta.get("tags")
     if type(tags) is list:
         meta["tags"] = [pool.setdefault(t, t) if type(t) is str else t for t in tags]
+
+
+def share_place(entry: E.Entry, pool: dict[Any, Any]) -> None:
+    """The entry's layer and room strings shared with its neighbours'."""
+    layer, room, name = N.split_path(entry.path)
+    entry._cache["where"] = (pool.setdefault(layer, layer), pool.setdefault(room, room), name)
+
+
+def stamp(st: os.stat_result) -> int:
+    """What the view remembers of a file's stat to tell a change: mtime, size
+    and inode, exactly, in one int (a third of a tuple's memory)."""
+    return (st.st_mtime_ns << 128) | (st.st_size << 64) | st.st_ino
 
 
 # the job a forked worker inherits (set just before the fork, never pickled)

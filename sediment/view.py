@@ -129,7 +129,7 @@ class View:
         self.by_path: dict[str, str] = {}
         self.by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
         self.problems: dict[str, Problem] = {}
-        self.file_stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
+        self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
         self.index = Index()
         self.dirty = False  # changed since the snapshot was written
         # normalised main text → ids, built on first use (duplicate detection),
@@ -285,8 +285,7 @@ class View:
             if self.index.delta_terms > FOLD_TERMS:
                 self.index.fold()
             hit = snap.get(rel)
-            # (meta None: frontmatter JSON cannot keep exactly (dates): parse it)
-            if hit is None or hit[1][2] is None:
+            if hit is None or hit[1][2] is None:  # (no meta: JSON cannot keep it exactly, dates: parse it)
                 self.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
                 continue
             slot, (_, version, meta, off) = hit
@@ -299,11 +298,13 @@ class View:
                     or self.index.key_of[slot] != meta.get("id")):
                 self.load_file(rel, st, data)
                 continue
+            meta["id"] = self.index.key_of[slot]  # (equal: checked above) one string, not two
             C.share_values(meta, pool)
             entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version, tz=self.tz)
+            C.share_place(entry, pool)
             entry._cache["off"] = off
             entry._cache["plain"] = True
-            self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self.file_stats[rel] = C.stamp(st)
             self._register(entry)
             matched.add(slot)
         return matched
@@ -353,7 +354,7 @@ class View:
         if outcome[0] == "unreadable":
             self.problems[rel] = Problem(rel, outcome[1], code="storage")
             return
-        self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        self.file_stats[rel] = C.stamp(st)
         if outcome[0] == "bad":
             self.problems[rel] = Problem(rel, outcome[1], line=outcome[2])
             return
@@ -381,7 +382,7 @@ class View:
         self.forget_path(entry.path)
         try:
             st = (self.root / entry.path).stat()
-            self.file_stats[entry.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self.file_stats[entry.path] = C.stamp(st)
         except OSError:
             pass
         self._add(entry)
@@ -396,7 +397,7 @@ class View:
         self.by_path[fresh.path] = fresh.id
         try:
             st = os.stat(self.root / fresh.path)
-            self.file_stats[fresh.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self.file_stats[fresh.path] = C.stamp(st)
         except OSError:
             pass
         self.index.set_flags(fresh.id, S.flags(fresh))
@@ -468,7 +469,7 @@ class View:
                 present += [(rel, None) for rel, p in self.problems.items()
                             if p.code == "duplicate_id" and rel not in named]
             for rel, st in present:
-                if st is not None and self.file_stats.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
+                if st is not None and self.file_stats.get(rel) == C.stamp(st):
                     continue  # our own write, or a touch that changed nothing
                 self.load_file(rel, st)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
@@ -482,7 +483,7 @@ class View:
             for rel, st in self.walk():
                 seen.add(rel)
                 old = self.file_stats.get(rel)
-                if old == (st.st_mtime_ns, st.st_size, st.st_ino):
+                if old == C.stamp(st):
                     continue
                 if old is None:
                     added += 1
