@@ -88,6 +88,10 @@ class Policy:
         3, "Working memory: an item not mentioned for this many days (in the root's timezone) is gone.",
         minimum=0)
     mood_hours: float = setting(6, "mood(): how long a mood holds unless set again.", minimum=0)
+    open_processes: int = setting(
+        0, "A cold open of a large root (no valid index cache: a fresh clone) parses and tokenizes in\n"
+        "this many processes: 0 = one per core (where forking is safe), 1 = in the opening process only.",
+        minimum=0, maximum=64)
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"

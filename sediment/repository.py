@@ -52,7 +52,8 @@ class Repository:
     ``policy.yaml`` for this process (tests shrink timeouts this way);
     ``watch=True`` starts a watcher at once (see ``watch``); ``progress(stage,
     done, total)`` is told how long work goes (a cold open of a large root:
-    'open'; applying a plan: 'metabolize'), about a hundred times a job.
+    'open'; applying a plan: 'metabolize'; reading every note in ``check``:
+    'check'), about a hundred times a job.
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
     another writer holds the lock during recovery for too long, ``NotFound``
@@ -86,7 +87,8 @@ class Repository:
                          feed=Feed(journal), snapshot_path=cache / "index.bin" if cache else None,
                          writer_lock=lock, lock_timeout=self.policy.lock_timeout_seconds,
                          save_snapshots=parts.writable("cache"), tz=self.policy.tz,
-                         max_meta_size=self.policy.max_meta_size)
+                         max_meta_size=self.policy.max_meta_size,
+                         open_processes=self.policy.open_processes)
         self.view.progress = progress
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False

@@ -120,9 +120,9 @@ class FileTimes:
     approximate (a clone sets every mtime; a file copied in keeps its own).
     The history is read once, on the first question, by one ``git log``."""
 
-    def __init__(self, root: Path, stats: dict[str, tuple[int, int, int]]) -> None:
+    def __init__(self, root: Path, stats: dict[str, int]) -> None:
         self.root = root
-        self.stats = stats  # the view's path → (mtime_ns, size, inode)
+        self.stats = stats  # the view's path → stamp: mtime_ns << 128 | size << 64 | inode
         self._first: dict[str, float] | None = None
         self._lock = threading.Lock()
 
@@ -136,7 +136,7 @@ class FileTimes:
                 return t
         st = self.stats.get(rel)
         if st is not None:
-            return st[0] / 1e9
+            return (st >> 128) / 1e9
         try:
             return os.stat(self.root / rel, follow_symlinks=False).st_mtime
         except OSError:

@@ -23,8 +23,9 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
-     "tokenize", "lifecycle", "index", "search", "catalog", "progress", "intent", "answers"],
-    ["files", "checked", "retries", "journal", "policyfile", "usage", "vault", "view", "system", "store", "gitutil"],
+     "tokenize", "lifecycle", "index", "search", "catalog", "progress", "intent", "problems", "answers"],
+    ["files", "checked", "retries", "journal", "policyfile", "usage", "vault", "coldopen", "view", "system", "store",
+     "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about"],
     ["watch", "repository"],
     ["__init__", "clikit", "cli_verbs", "cli_agent", "server", "server_tools", "cli_serve",
