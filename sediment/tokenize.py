@@ -8,6 +8,10 @@ Two kinds of terms, for two retrieval lanes:
 * bigrams: every pair of adjacent CJK characters, so a 2-character Chinese word
   is found even where jieba cut the sentence differently. A pair with a function
   character ('的', '了', …) is dropped: it would match half the corpus.
+
+Both sides of a match go through ``textnorm.fold`` first (full-width forms,
+Traditional characters), and Latin names get their spellings apart and together
+('ArgoCD' / 'Argo CD') as extra words.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ import logging
 import os
 import re
 import threading
-import unicodedata
 from pathlib import Path
 from typing import Any
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+from . import textnorm as TN
+from .textnorm import fold
+
+_CJK = TN.CJK
 CJK_RUN = re.compile(f"[{_CJK}]+")
 # Latin-ish words and numbers; CJK runs; everything else separates.
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*)", re.UNICODE)
@@ -173,30 +179,40 @@ class Tokenizer:
     def fingerprint(self) -> str:
         """Changes whenever what this tokenizer produces may change."""
         extra = "|".join(f"{w}:{f}" for w, f in self._words)
-        return _fingerprint(HMM, self.segmenter, extra)
+        return _fingerprint(HMM, self.segmenter, extra, TN.VERSION, TN.table_digest())
 
     def terms(self, text: str) -> tuple[list[str], list[str]]:
         """(words, bigrams) of ``text``."""
-        text = normalize(text)
+        text = fold(text)
         words: list[str] = []
-        bigrams: list[str] = []
         cjk_runs = []
+        prev: tuple[int, str] | None = None  # (end, word as written) of the last Latin word kept
         for m in _TOKEN_RE.finditer(text):
             run = m.group(1)
             if run:
                 cjk_runs.append(run)
-                for a, b in zip(run, run[1:]):
-                    if a not in ZH_FUNCTION_CHARS and b not in ZH_FUNCTION_CHARS:
-                        bigrams.append(a + b)
-            else:
-                w = m.group(2).replace("’", "'")
-                if w in EN_STOP:
+                prev = None
+                continue
+            raw = m.group(2).replace("’", "'")
+            w = raw.lower()
+            if w in EN_STOP:
+                prev = None
+                continue
+            if "'" in w:
+                w = w.split("'")[0]
+                if w in EN_STOP or not w:
+                    prev = None
                     continue
-                if "'" in w:
-                    w = w.split("'")[0]
-                    if w in EN_STOP or not w:
-                        continue
-                words.append(_stem(w))
+            words.append(_stem(w))
+            if not (w.isalpha() and raw[1:].islower()):  # a plain word has no parts (the common case)
+                for part in TN.parts(raw):
+                    p = part.lower()
+                    if len(p) > 1 and p not in EN_STOP:
+                        words.append(_stem(p))
+            if prev is not None and prev[0] + 1 == m.start() and TN.joins(prev[1], text[prev[0]], raw):
+                words.append(_stem((prev[1] + raw).lower()))
+            prev = (m.end(), raw)
+        bigrams: list[str] = []
         if cjk_runs:
             # one jieba call for all runs (it splits on the spaces itself): the
             # per-call overhead, not the segmentation, dominated mixed text
@@ -204,13 +220,17 @@ class Tokenizer:
             zh = [r for r in cjk_runs if len(r) == 1]
             if multi:
                 zh += self._segment(" ".join(multi))
+            for run in multi:
+                for a, b in zip(run, run[1:]):
+                    if a not in ZH_FUNCTION_CHARS and b not in ZH_FUNCTION_CHARS:
+                        bigrams.append(a + b)
             # a word made only of function characters (这是, 对于, 我们) is glue, not content
             words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
         return words, bigrams
 
 
 @functools.lru_cache(maxsize=8)
-def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "") -> str:
+def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "", *rules: str) -> str:
     """A derived index made with another fingerprint is rebuilt, not trusted."""
     import hashlib
     from importlib.metadata import PackageNotFoundError, version
@@ -220,14 +240,15 @@ def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "") -> str:
         sv = "?"
     from ._version import __version__
     parts = [__version__, segmenter, sv, str(hmm), " ".join(sorted(EN_STOP)), " ".join(sorted(ZH_STOP)),
-             "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern, words]
+             "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern, *rules, words]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def fingerprint() -> str:
     """The fingerprint of the process's shared tokenizer: the library's and the
     segmenter's versions, which segmenter, the stop lists, the HMM switch and
-    any words added."""
+    any words added and the normalisation (its version and
+    its character table)."""
     return shared().fingerprint()
 
 
@@ -253,6 +274,7 @@ def find_term(text: str, terms: set[str]) -> int:
     for m in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", text):
         tok = m.group(0)
         if "\u3400" <= tok[0] <= "\ufaff":
+            tok = fold(tok)  # one character for one on a CJK run: positions hold
             for t in terms:
                 i = tok.find(t)
                 if i >= 0 and (best < 0 or m.start() + i < best):
@@ -267,8 +289,8 @@ def find_term(text: str, terms: set[str]) -> int:
 
 
 def normalize(text: str) -> str:
-    # NFKC folds full-width Latin and digits (ＰＫＣＥ, １２３) into ASCII.
-    return unicodedata.normalize("NFKC", text).lower()
+    """``textnorm.fold`` (full-width forms, Traditional characters), lower-cased."""
+    return fold(text).lower()
 
 
 def default_cache_dir() -> Path:

@@ -22,7 +22,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # Lower layers never import higher ones. A module may import its own layer
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
-    ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
+    ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "textnorm", "tokenize", "lifecycle",
      "index", "search", "progress"],
     ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health"],
