@@ -6,8 +6,11 @@ Two kinds of terms, for two retrieval lanes:
   lower-cased Latin words and numbers with a light English stemmer; stop words
   and Chinese function words removed;
 * bigrams: every pair of adjacent CJK characters, so a 2-character Chinese word
-  is found even where jieba cut the sentence differently. A pair with a function
-  character ('的', '了', …) is dropped: it would match half the corpus.
+  is found even where jieba cut the sentence differently. A pair of a function
+  character ('的', '了', '在', …) and a neighbour is dropped (it would match half
+  the corpus) unless it is a word: one jieba made of this text or one in its
+  dictionary ('现在', '地方', '个人', '对面'). A pair of two function characters
+  or a stop word ('一个') is always dropped.
 
 Both sides of a match go through ``textnorm.fold`` first (full-width forms,
 Traditional characters), and Latin names get their spellings apart and together
@@ -57,6 +60,9 @@ ZH_STOP = frozenset("""
 """.split())
 
 _log = logging.getLogger("sediment")
+
+# Named in the fingerprint: how a pair with a function character is kept.
+BIGRAM_RULE = "function-pair kept when a jieba word of the text or a dictionary word; glue pairs and stop words dropped"
 
 # jieba's HMM guesses words its dictionary lacks (names, new terms). It costs
 # about a third of tokenizing time; the bigram lane finds such words anyway.
@@ -122,6 +128,7 @@ class Tokenizer:
             raise ValueError(f"segmenter must be rjieba or jieba, not {self.segmenter!r}")
         self._seg: Any = None
         self._words: list[tuple[str, int | None]] = []  # add_word calls, replayed on a lazy load
+        self._is_word: dict[str, bool] = {}  # pair → in the segmenter's dictionary
         self._lock = threading.Lock()
 
     def add_word(self, word: str, freq: int | None = None) -> None:
@@ -129,6 +136,7 @@ class Tokenizer:
         opening a root: what was indexed before is not cut again."""
         with self._lock:
             self._words.append((word, freq))
+            self._is_word.clear()
             if self._seg is not None:
                 self._seg.add_word(word, freq, None) if self.segmenter == "rjieba" else self._seg.add_word(word, freq)
 
@@ -176,10 +184,30 @@ class Tokenizer:
         tk.initialize()
         return tk
 
+    def _dictionary_word(self, pair: str) -> bool:
+        known = self._is_word.get(pair)
+        if known is None:
+            seg = self._seg or self._load()
+            if self.segmenter == "rjieba":
+                # an rjieba without has_word keeps only the pairs it cut (the
+                # fingerprint names rjieba's version, so the two never mix)
+                has = getattr(seg, "has_word", None)
+                known = bool(has(pair)) if has is not None else False
+            else:
+                known = seg.FREQ.get(pair, 0) > 0
+            self._is_word[pair] = known
+        return known
+
+    def _keep_pair(self, pair: str, joined: set[str]) -> bool:
+        """Whether a pair with a function character is a bigram term."""
+        if pair[0] in ZH_FUNCTION_CHARS and pair[1] in ZH_FUNCTION_CHARS or pair in ZH_STOP:
+            return False
+        return pair in joined or self._dictionary_word(pair)
+
     def fingerprint(self) -> str:
         """Changes whenever what this tokenizer produces may change."""
         extra = "|".join(f"{w}:{f}" for w, f in self._words)
-        return _fingerprint(HMM, self.segmenter, extra, TN.VERSION, TN.table_digest())
+        return _fingerprint(HMM, self.segmenter, extra, BIGRAM_RULE, TN.VERSION, TN.table_digest())
 
     def terms(self, text: str) -> tuple[list[str], list[str]]:
         """(words, bigrams) of ``text``."""
@@ -218,11 +246,12 @@ class Tokenizer:
             # per-call overhead, not the segmentation, dominated mixed text
             multi = [r for r in cjk_runs if len(r) > 1]
             zh = [r for r in cjk_runs if len(r) == 1]
-            if multi:
-                zh += self._segment(" ".join(multi))
+            seg = self._segment(" ".join(multi)) if multi else []
+            zh += seg
+            joined = {w for w in seg if len(w) == 2}
             for run in multi:
                 for a, b in zip(run, run[1:]):
-                    if a not in ZH_FUNCTION_CHARS and b not in ZH_FUNCTION_CHARS:
+                    if (a not in ZH_FUNCTION_CHARS and b not in ZH_FUNCTION_CHARS) or self._keep_pair(a + b, joined):
                         bigrams.append(a + b)
             # a word made only of function characters (这是, 对于, 我们) is glue, not content
             words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
@@ -247,7 +276,7 @@ def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "", *rules: s
 def fingerprint() -> str:
     """The fingerprint of the process's shared tokenizer: the library's and the
     segmenter's versions, which segmenter, the stop lists, the HMM switch and
-    any words added and the normalisation (its version and
+    any words added, the bigram rule and the normalisation (its version and
     its character table)."""
     return shared().fingerprint()
 

@@ -5,6 +5,8 @@
 * a Latin name written together, apart or hyphenated finds the others
   (ArgoCD / Argo CD / argo-cd; Mate60 / Mate 60);
 * a note's bytes and the snippet shown stay as written;
+* a bigram with a function character is kept when it is a word (地方, 现在,
+  过去, 个人, 对面) and dropped when it is only glue (的书);
 * the index fingerprint names the normalisation, so a snapshot made with
   other index terms is rebuilt, not trusted.
 """
@@ -99,6 +101,23 @@ def test_fold_is_one_character_for_one_on_chinese():
     assert TN.fold("記憶") == "记忆" and TN.fold("记忆") == "记忆"
 
 
+@pytest.mark.parametrize("segmenter", ["rjieba", "jieba"])
+def test_a_function_character_pair_that_is_a_word_is_a_bigram(segmenter):
+    tok = Tokenizer(segmenter=segmenter)
+    _, bigrams = tok.terms("在地方上，现在我们过去对面的个人工作室看看我的书")
+    for word in ("地方", "现在", "过去", "对面", "个人"):
+        assert word in bigrams, word
+    for glue in ("的书", "我的", "我们", "在地", "上现"):
+        assert glue not in bigrams, glue
+
+
+def test_a_word_with_a_function_character_matches_in_both_lanes(repo):
+    e = repo.add("公司对面新开了一家面馆")
+    hits = repo.search("对面", record=False)
+    assert [h.entry.id for h in hits] == [e.id]
+    assert "bigrams" in hits[0].lanes  # 对 is a function character, 对面 a word
+
+
 def test_the_fingerprint_names_the_normalisation(monkeypatch):
     tok = Tokenizer()
     before = tok.fingerprint()
@@ -106,6 +125,9 @@ def test_the_fingerprint_names_the_normalisation(monkeypatch):
     assert tok.fingerprint() != before
     monkeypatch.undo()
     monkeypatch.setattr(TN, "table_digest", lambda: "another table")
+    assert tok.fingerprint() != before
+    monkeypatch.undo()
+    monkeypatch.setattr(T, "BIGRAM_RULE", "another rule")
     assert tok.fingerprint() != before
     monkeypatch.undo()
     assert tok.fingerprint() == before
