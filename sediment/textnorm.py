@@ -98,6 +98,38 @@ def parts(word: str) -> list[str]:
     return [s for s in segs if not s.isdigit()]
 
 
+# A Latin-ish word character (what the tokenizer's words are made of), and the
+# candidates of the two scans below: a word with an inner capital or a capital
+# and a trailing number; two ASCII words with a space, hyphen or underscore
+# between them, at least one capital or the separator saying "compound".
+_L = rf"[^\W_{CJK}]"
+_COMPOUND = re.compile(rf"(?<!{_L})(?=[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Z][a-z]*[0-9]))"
+                       rf"[A-Za-z0-9]+(?!{_L})")
+_PAIR = re.compile(rf"(?<!{_L})(?=([A-Za-z][A-Za-z0-9]*)([-_]|\s(?=[A-Za-z0-9]*[A-Z0-9]))([A-Za-z0-9]+)(?!{_L}))")
+
+
+# Cheaper than both scans, and most text has neither (a Chinese note, plain
+# prose): only where it finds a hint do the scans run.
+_HINT = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Z][a-z]*[0-9]|[A-Za-z0-9][-_][A-Za-z0-9]|[A-Za-z0-9]\s[A-Za-z0-9]*[A-Z0-9]")
+
+
+def may_have_names(text: str) -> bool:
+    """False when neither :func:`compounds` nor :func:`adjacent` can find anything."""
+    return _HINT.search(text) is not None
+
+
+def compounds(text: str) -> list[str]:
+    """The words of ``text`` (folded, case kept) that :func:`parts` may split.
+    A scan in C: plain prose yields nothing to look at in Python."""
+    return _COMPOUND.findall(text)
+
+
+def adjacent(text: str) -> list[tuple[str, str, str]]:
+    """(word, separator, word) for the adjacent ASCII words :func:`joins` may
+    join, overlapping (Visual Studio Code gives two pairs)."""
+    return [(a, sep, b) for a, sep, b in _PAIR.findall(text) if sep != " " or not a.islower()]
+
+
 def _named(w: str) -> bool:
     return any(c.isupper() for c in w)
 

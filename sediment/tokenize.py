@@ -8,8 +8,8 @@ Two kinds of terms, for two retrieval lanes:
 * bigrams: every pair of adjacent CJK characters, so a 2-character Chinese word
   is found even where jieba cut the sentence differently. A pair of a function
   character ('的', '了', '在', …) and a neighbour is dropped (it would match half
-  the corpus) unless it is a word: one jieba made of this text or one in its
-  dictionary ('现在', '地方', '个人', '对面'). A pair of two function characters
+  the corpus) unless jieba cut it as a word there ('现在', '地方', '个人', '对面'
+  in search mode, also inside a longer word); a pair of two function characters
   or a stop word ('一个') is always dropped.
 
 Both sides of a match go through ``textnorm.fold`` first (full-width forms,
@@ -62,7 +62,7 @@ ZH_STOP = frozenset("""
 _log = logging.getLogger("sediment")
 
 # Named in the fingerprint: how a pair with a function character is kept.
-BIGRAM_RULE = "function-pair kept when a jieba word of the text or a dictionary word; glue pairs and stop words dropped"
+BIGRAM_RULE = "a pair with one function character counts once per jieba cut of it; glue and stop words never"
 
 # jieba's HMM guesses words its dictionary lacks (names, new terms). It costs
 # about a third of tokenizing time; the bigram lane finds such words anyway.
@@ -128,7 +128,6 @@ class Tokenizer:
             raise ValueError(f"segmenter must be rjieba or jieba, not {self.segmenter!r}")
         self._seg: Any = None
         self._words: list[tuple[str, int | None]] = []  # add_word calls, replayed on a lazy load
-        self._is_word: dict[str, bool] = {}  # pair → in the segmenter's dictionary
         self._lock = threading.Lock()
 
     def add_word(self, word: str, freq: int | None = None) -> None:
@@ -136,7 +135,6 @@ class Tokenizer:
         opening a root: what was indexed before is not cut again."""
         with self._lock:
             self._words.append((word, freq))
-            self._is_word.clear()
             if self._seg is not None:
                 self._seg.add_word(word, freq, None) if self.segmenter == "rjieba" else self._seg.add_word(word, freq)
 
@@ -184,25 +182,20 @@ class Tokenizer:
         tk.initialize()
         return tk
 
-    def _dictionary_word(self, pair: str) -> bool:
-        known = self._is_word.get(pair)
-        if known is None:
-            seg = self._seg or self._load()
-            if self.segmenter == "rjieba":
-                # an rjieba without has_word keeps only the pairs it cut (the
-                # fingerprint names rjieba's version, so the two never mix)
-                has = getattr(seg, "has_word", None)
-                known = bool(has(pair)) if has is not None else False
-            else:
-                known = seg.FREQ.get(pair, 0) > 0
-            self._is_word[pair] = known
-        return known
-
-    def _keep_pair(self, pair: str, joined: set[str]) -> bool:
-        """Whether a pair with a function character is a bigram term."""
-        if pair[0] in ZH_FUNCTION_CHARS and pair[1] in ZH_FUNCTION_CHARS or pair in ZH_STOP:
-            return False
-        return pair in joined or self._dictionary_word(pair)
+    @staticmethod
+    def _name_variants(text: str) -> list[str]:
+        """A Latin name's other spellings: its pieces (ArgoCD → argo, cd) and
+        two adjacent words as one (Argo CD, argo-cd → argocd)."""
+        out = []
+        for word in TN.compounds(text):
+            for part in TN.parts(word):
+                p = part.lower()
+                if len(p) > 1 and p not in EN_STOP:
+                    out.append(_stem(p))
+        for a, sep, b in TN.adjacent(text):
+            if a.lower() not in EN_STOP and b.lower() not in EN_STOP and TN.joins(a, sep, b):
+                out.append(_stem((a + b).lower()))
+        return out
 
     def fingerprint(self) -> str:
         """Changes whenever what this tokenizer produces may change."""
@@ -214,32 +207,24 @@ class Tokenizer:
         text = fold(text)
         words: list[str] = []
         cjk_runs = []
-        prev: tuple[int, str] | None = None  # (end, word as written) of the last Latin word kept
-        for m in _TOKEN_RE.finditer(text):
+        low = text.lower()
+        for m in _TOKEN_RE.finditer(low):
             run = m.group(1)
             if run:
                 cjk_runs.append(run)
-                prev = None
-                continue
-            raw = m.group(2).replace("’", "'")
-            w = raw.lower()
-            if w in EN_STOP:
-                prev = None
-                continue
-            if "'" in w:
-                w = w.split("'")[0]
-                if w in EN_STOP or not w:
-                    prev = None
+            else:
+                w = m.group(2).replace("’", "'")
+                if w in EN_STOP:
                     continue
-            words.append(_stem(w))
-            if not (w.isalpha() and raw[1:].islower()):  # a plain word has no parts (the common case)
-                for part in TN.parts(raw):
-                    p = part.lower()
-                    if len(p) > 1 and p not in EN_STOP:
-                        words.append(_stem(p))
-            if prev is not None and prev[0] + 1 == m.start() and TN.joins(prev[1], text[prev[0]], raw):
-                words.append(_stem((prev[1] + raw).lower()))
-            prev = (m.end(), raw)
+                if "'" in w:
+                    w = w.split("'")[0]
+                    if w in EN_STOP or not w:
+                        continue
+                words.append(_stem(w))
+        # a name needs a capital, a hyphen or an underscore: most text is let go
+        # by these checks in C, before any scan
+        if (low != text or "-" in text or "_" in text) and TN.may_have_names(text):
+            words += self._name_variants(text)
         bigrams: list[str] = []
         if cjk_runs:
             # one jieba call for all runs (it splits on the spaces itself): the
@@ -248,11 +233,14 @@ class Tokenizer:
             zh = [r for r in cjk_runs if len(r) == 1]
             seg = self._segment(" ".join(multi)) if multi else []
             zh += seg
-            joined = {w for w in seg if len(w) == 2}
+            fc = ZH_FUNCTION_CHARS
             for run in multi:
                 for a, b in zip(run, run[1:]):
-                    if (a not in ZH_FUNCTION_CHARS and b not in ZH_FUNCTION_CHARS) or self._keep_pair(a + b, joined):
+                    if a not in fc and b not in fc:
                         bigrams.append(a + b)
+            # a pair with a function character counts where jieba cut it as a
+            # word (现在, 地方, 个人, 对面), once per cut; glue never does
+            bigrams += [w for w in seg if len(w) == 2 and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
             # a word made only of function characters (这是, 对于, 我们) is glue, not content
             words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
         return words, bigrams

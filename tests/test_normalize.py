@@ -109,6 +109,8 @@ def test_a_function_character_pair_that_is_a_word_is_a_bigram(segmenter):
         assert word in bigrams, word
     for glue in ("的书", "我的", "我们", "在地", "上现"):
         assert glue not in bigrams, glue
+    # 个人 is a word, but not where jieba cut 这个 / 人
+    assert "个人" not in tok.terms("这个人很好")[1]
 
 
 def test_a_word_with_a_function_character_matches_in_both_lanes(repo):
