@@ -110,7 +110,8 @@ _PAIR = re.compile(rf"(?<!{_L})(?=([A-Za-z][A-Za-z0-9]*)([-_]|\s(?=[A-Za-z0-9]*[
 
 # Cheaper than both scans, and most text has neither (a Chinese note, plain
 # prose): only where it finds a hint do the scans run.
-_HINT = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Z][a-z]*[0-9]|[A-Za-z0-9][-_][A-Za-z0-9]|[A-Za-z0-9]\s[A-Za-z0-9]*[A-Z0-9]")
+_HINT = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Z][a-z]*[0-9]"
+                   r"|[A-Za-z0-9][-_][A-Za-z0-9]|[A-Za-z0-9]\s[A-Za-z0-9]*[A-Z0-9]")
 
 
 def may_have_names(text: str) -> bool:
