@@ -57,7 +57,7 @@ def flags(e: Entry) -> int:
 
 def whole(s: str) -> str:
     """The index term of a tag (or a short CJK run) taken as a whole."""
-    return "#" + N.slugify(s, max_bytes=200)
+    return "#" + N.slugify(T.fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
 
 
 def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
@@ -86,7 +86,7 @@ def _weights(terms: list[str]) -> dict[str, float]:
 def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word weights, bigram weights) of a query."""
     words, bigrams = tok.terms(query)
-    words += [whole(r) for r in T.CJK_RUN.findall(query) if 2 < len(r) <= 8]
+    words += [whole(r) for r in T.CJK_RUN.findall(T.fold(query)) if 2 < len(r) <= 8]
     return _weights(words), _weights(bigrams)
 
 
