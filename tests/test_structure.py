@@ -23,7 +23,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
-     "index", "search", "progress"],
+     "postings", "feedback", "index", "search", "progress"],
     ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health"],
     ["watch", "repository"],
