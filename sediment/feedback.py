@@ -43,12 +43,11 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     for slot, fused in docs:
         length = lane.lengths[slot] or 1
         share = fused / total / length
-        for t, tf in lane.vector(slot):
+        for t, tf, df in lane.vector_df(slot):
             if t in query:
                 continue
             idf = idfs.get(t)
             if idf is None:
-                df = lane.df(t)
                 idf = idfs[t] = math.log(1 + (n - df + 0.5) / (df + 0.5)) if df >= fb.min_df else 0.0
             if idf > 0:
                 gain[t] = gain.get(t, 0.0) + share * tf * idf

@@ -281,37 +281,34 @@ class Index:
             allow_slot = lambda s: allowed(key_of[s])  # type: ignore[arg-type]  # noqa: E731
         depth = max(LANE_DEPTH, limit)
         rankings: list[tuple[str, Ranking]] = []
-        matched_in: list[dict[int, list[str]]] = []
         if words:
-            top, hits, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True, prune=prune)
+            top, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True, prune=prune)
             rankings += [("words", top), ("rare", top_rare)]
-            matched_in.append(hits)
         if bigrams:
-            top, hits, _ = self.bigrams.score(bigrams, mask, allow_slot, depth, prune=prune)
+            top, _ = self.bigrams.score(bigrams, mask, allow_slot, depth, prune=prune)
             rankings.append(("bigrams", top))
-            matched_in.append(hits)
         direct = {s for _, top in rankings for _, s in top}  # the query's own lexical matches
         rankings += [(lane.name, lane.rank(mask, allow_slot, depth)) for lane in lanes]
         fused, ranks = rrf(rankings)
         expanded: dict[str, float] = {}
-        fb_hits: dict[int, list[str]] = {}
         if feedback is not None and feedback.docs > 0 and fused:
             seeds = best(fused, self.key_of, tiebreak, feedback.docs)
             expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback)
             if expanded:
-                top, fb_hits, _ = self.words.score({**words, **expanded}, mask, allow_slot, depth, prune=prune)
+                top, _ = self.words.score({**words, **expanded}, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
                 fused, ranks = rrf(rankings)
         top_slots = best(fused, self.key_of, tiebreak, limit)
         if expanded or lanes:
             top_slots = _keep_direct(top_slots, fused, direct, self.key_of, tiebreak)
         out = []
-        for s in top_slots:  # matched terms only for what is returned
-            matched: set[str] = set()
-            for hits in matched_in:
-                matched.update(hits.get(s, ()))
-            extra = tuple(t for t in fb_hits.get(s, ()) if t in expanded)
-            out.append(Hit(self.key_of[s], fused[s], tuple(sorted(matched)), ranks[s],  # type: ignore[arg-type]
+        # matched terms only for what is returned
+        in_words, in_bigrams = self.words.matched(top_slots, words), self.bigrams.matched(top_slots, bigrams)
+        via = self.words.matched(top_slots, expanded)
+        for s in top_slots:
+            matched = in_words[s] + in_bigrams[s]
+            extra = tuple(via[s])
+            out.append(Hit(self.key_of[s], fused[s], tuple(sorted(set(matched))), ranks[s],  # type: ignore[arg-type]
                            extra, expanded))
         return out
 

@@ -148,6 +148,38 @@ class Postings:
         vocab, tfs = self.base_index, self.vec_tfs
         return [(vocab[i], tfs[a + j]) for j, i in enumerate(self.vec_terms[a:b])]
 
+    def vector_df(self, slot: int) -> list[tuple[str, int, int]]:
+        """(term, weighted frequency, live document frequency) of one document
+        (a lane with vectors): the feedback lane's reading, with no lookups by
+        string for the terms of the base."""
+        d = self.vec_delta.get(slot)
+        if d is not None:
+            return [(t, tf, self.df(t)) for t, tf in d.items()]
+        if slot + 1 >= len(self.vec_offsets):
+            return []
+        a, b = self.vec_offsets[slot], self.vec_offsets[slot + 1]
+        vocab, offs, delta, dead = self.base_index, self.base_offsets, self.delta, self.dead_df
+        out = []
+        for j, i in enumerate(self.vec_terms[a:b]):
+            t = vocab[i]
+            df = offs[i + 1] - offs[i]
+            if delta or dead:
+                extra = delta.get(t)
+                df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
+            out.append((t, self.vec_tfs[a + j], df))
+        return out
+
+    def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
+        """Which of ``terms`` each of the slots has."""
+        out: dict[int, list[str]] = {s: [] for s in slots}
+        for t in terms:
+            runs = self.runs(t)
+            if runs:
+                for s in slots:
+                    if self.tf(s, runs):
+                        out[s].append(t)
+        return out
+
     def runs(self, t: str) -> list[Run]:
         out: list[Run] = []
         i = self.base_index.find(t)
@@ -178,9 +210,9 @@ class Postings:
 
     def score(self, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
               depth: int, rare: bool = False, prune: bool = True
-              ) -> tuple[list[tuple[float, int]], dict[int, list[str]], list[tuple[float, int]]]:
+              ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
         """BM25 over the slots whose ``mask`` byte is set: the top ``depth``
-        (score, slot) and, for those, which query terms they contain. With
+        (score, slot) (``matched`` tells which terms a slot has). With
         ``rare``, in the same pass, the rare-term ranking too: the sum of the
         IDFs of the query terms a document has, blind to how often and how long
         (it rewards covering more, and rarer, words of the query). ``prune``
@@ -265,14 +297,7 @@ class Postings:
             keep = list(acc)
         top = heapq.nlargest(depth, ((acc[s], s) for s in keep))
         top_rare = heapq.nlargest(depth, ((cover[s], s) for s in keep)) if rare else []
-        # matched terms only for what may be shown: a few hundred probes
-        shown = {s for _, s in top} | {s for _, s in top_rare}
-        hits: dict[int, list[str]] = {s: [] for s in shown}
-        for _, _, t, runs in terms:
-            for s in shown:
-                if self.tf(s, runs):
-                    hits[s].append(t)
-        return top, hits, top_rare
+        return top, top_rare
 
     def rebuild(self, remap: array | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
