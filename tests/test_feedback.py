@@ -161,3 +161,18 @@ def test_snapshot_of_the_previous_format_is_rebuilt_never_misread(tmp_path):
     assert [h.entry.id for h in again.search("granite", record=False)][0] == e.id
     assert again.view.index.words.vector(again.view.index.slot_of[f.id])  # vectors rebuilt
     assert snap.read_bytes() != old
+
+
+def test_cli_explain_prints_lanes_and_expansion(second_hop, capsys, monkeypatch):
+    from sediment.cli import main
+    repo, m = second_hop
+    monkeypatch.delenv("SEDIMENT_ROOT", raising=False)
+    capsys.readouterr()
+    assert main(["--root", str(repo.root), "search", "which phone did Wei buy", "--explain"]) in (0, None)
+    out = capsys.readouterr().out
+    assert "lanes: words #1" in out and "via expansion: " in out and "expansion: " in out
+    assert main(["--root", str(repo.root), "--json", "search", "which phone did Wei buy", "--explain"]) in (0, None)
+    hits = json.loads(capsys.readouterr().out)
+    assert hits[0]["explain"]["lanes"]["words"] == 1
+    assert main(["--root", str(repo.root), "search", "which phone did Wei buy"]) in (0, None)
+    assert "lanes:" not in capsys.readouterr().out
