@@ -30,6 +30,7 @@ class Feedback:
     terms: int = 10  # expansion terms kept
     weight: float = 0.5  # the best expansion term's weight beside a query word's 1
     min_df: int = 2
+    with_query: bool = True  # the expanded query keeps the query's own words
 
 
 def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[str, float],

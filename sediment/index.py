@@ -295,7 +295,8 @@ class Index:
             seeds = best(fused, self.key_of, tiebreak, feedback.docs)
             expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback)
             if expanded:
-                top, _ = self.words.score({**words, **expanded}, mask, allow_slot, depth, prune=prune)
+                q = {**words, **expanded} if feedback.with_query else expanded
+                top, _ = self.words.score(q, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
                 fused, ranks = rrf(rankings)
         top_slots = best(fused, self.key_of, tiebreak, limit)

@@ -21,7 +21,6 @@ probed for the documents already in the running, never walked. The top
 from __future__ import annotations
 
 import bisect
-import heapq
 import math
 from array import array
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
@@ -42,6 +41,8 @@ Run = tuple[array, array, int, int]
 # upper bounds are inflated by this much, so that rounding can never make a
 # pruned document's true score exceed its bound
 _SAFE = 1 + 1e-9
+# a probe (bisection) costs about this many steps of walking a posting list
+_PROBE_COST = 6
 
 
 class Vocab:
@@ -234,9 +235,11 @@ class Postings:
         # what the terms from i on can still add: BM25's tf part is below k1 + 1
         rest_w = [0.0] * (len(terms) + 1)
         rest_idf = [0.0] * (len(terms) + 1)
+        rest_n = [0] * (len(terms) + 1)  # postings left to walk
         for i in range(len(terms) - 1, -1, -1):
             rest_w[i] = rest_w[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
             rest_idf[i] = rest_idf[i + 1] + terms[i][1] * _SAFE
+            rest_n[i] = rest_n[i + 1] + sum(hi - lo for _, _, lo, hi in terms[i][3])
         acc: dict[int, float] = {}
         cover: dict[int, float] = {}
         ok: dict[int, bool] = {}
@@ -245,7 +248,8 @@ class Postings:
             """The depth-th best score among the allowed documents so far
             (-1 while there are fewer): a bound the final one never falls below."""
             if allowed is None:
-                return heapq.nlargest(depth, scores.values())[-1] if len(scores) >= depth else -1.0
+                # a C sort beats heapq.nlargest, whose loop is Python, at these sizes
+                return sorted(scores.values(), reverse=True)[depth - 1] if len(scores) >= depth else -1.0
             found = 0
             for s in sorted(scores, key=scores.__getitem__, reverse=True):
                 a = ok.get(s)
@@ -257,9 +261,17 @@ class Postings:
             return -1.0
 
         i = 0
+        fw = fr = -1.0  # floors found so far: lower bounds of the final ones
         while i < len(terms):
-            if prune and i and rest_w[i] < floor(acc) and (not rare or rest_idf[i] < floor(cover)):
-                break  # no document outside ``acc`` can reach either top list
+            # worth a look only when the postings left outweigh a pass over ``acc``
+            if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
+                if rest_w[i] >= fw:
+                    fw = floor(acc)
+                if rest_w[i] < fw:
+                    if rare and rest_idf[i] >= fr:
+                        fr = floor(cover)
+                    if not rare or rest_idf[i] < fr:
+                        break  # no document outside ``acc`` can reach either top list
             w, idf, _, runs = terms[i]
             acc_get = acc.get
             for slots, tfs, lo, hi in runs:
@@ -285,18 +297,26 @@ class Postings:
                 if rare:
                     cover = {s: cover[s] for s in keep}
             w, idf, _, runs = terms[j]
-            for s in keep:
-                tf = self.tf(s, runs)
-                if tf:
-                    acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                    if rare:
-                        cover[s] += idf
+            if len(keep) * _PROBE_COST < rest_n[j] - rest_n[j + 1]:  # probe the list for each
+                for s in keep:
+                    tf = self.tf(s, runs)
+                    if tf:
+                        acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                        if rare:
+                            cover[s] += idf
+            else:  # walk it, for the documents in the running only
+                for slots, tfs, lo, hi in runs:
+                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                        if s in acc:
+                            acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                            if rare:
+                                cover[s] += idf
         if allowed is not None:
             keep = [s for s in acc if (ok[s] if s in ok else allowed(s))]
         else:
             keep = list(acc)
-        top = heapq.nlargest(depth, ((acc[s], s) for s in keep))
-        top_rare = heapq.nlargest(depth, ((cover[s], s) for s in keep)) if rare else []
+        top = sorted([(acc[s], s) for s in keep], reverse=True)[:depth]
+        top_rare = sorted([(cover[s], s) for s in keep], reverse=True)[:depth] if rare else []
         return top, top_rare
 
     def rebuild(self, remap: array | None) -> None:
