@@ -38,10 +38,10 @@ SNAPSHOT_FORMAT = 7  # 7: term vectors of the word lane; 6: superseded flag bit
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)
 _LANE_ARRAYS = {
-    "words": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths", "vec_offsets", "vec_terms", "vec_tfs"),
+    "words": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths", "vec_offsets", "vec_terms"),
     "bigrams": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths"),
 }
-_TYPECODE = {"base_tfs": "H", "vec_tfs": "H"}  # the others "I"
+_TYPECODE = {"base_tfs": "H"}  # the others "I"
 ALIVE = 0x80
 _MASKS: dict[int, bytes] = {}
 
@@ -245,7 +245,7 @@ class Index:
                     or starts[-1] != len(meta["terms"]) + 1 and len(starts) > 1):
                 raise ValueError("snapshot lane is inconsistent")
             if lane.vectors and (len(lane.vec_offsets) != len(keys) + 1
-                                 or lane.vec_offsets[-1] != len(lane.vec_terms) != len(lane.vec_tfs)
+                                 or lane.vec_offsets[-1] != len(lane.vec_terms)
                                  or lane.vec_terms and max(lane.vec_terms) >= len(lane.base_index)):
                 raise ValueError("snapshot term vectors are inconsistent")
             lane.total_len, lane.live = meta["total_len"], meta["live"]

@@ -9,7 +9,8 @@ Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
   (base first, then delta), so a slot is found by bisection;
 * optionally the same data the other way round: per slot, its terms (as ids
   into the base vocabulary) and their frequencies, so pseudo-relevance
-  feedback reads a document's words without tokenizing it again.
+  feedback reads a document's words without tokenizing it again (term ids
+  only: a frequency is found in the term's postings).
 
 Scoring prunes (MaxScore, Turtle & Flood 1995): terms are taken rarest first,
 and once the terms left cannot lift a document that has none of the terms so
@@ -82,7 +83,7 @@ class Vocab:
 
 class Postings:
     __slots__ = ("base_index", "base_offsets", "base_slots", "base_tfs", "delta", "lengths",
-                 "total_len", "live", "dead_df", "vectors", "vec_offsets", "vec_terms", "vec_tfs",
+                 "total_len", "live", "dead_df", "vectors", "vec_offsets", "vec_terms",
                  "vec_delta")
 
     def __init__(self, vectors: bool = False) -> None:
@@ -104,7 +105,6 @@ class Postings:
         self.vectors = vectors
         self.vec_offsets = array("I", [0])
         self.vec_terms = array("I")
-        self.vec_tfs = array("H")
         self.vec_delta: dict[int, dict[str, int]] = {}
 
     def __len__(self) -> int:
@@ -140,34 +140,33 @@ class Postings:
 
     def vector(self, slot: int) -> list[tuple[str, int]]:
         """(term, weighted frequency) of one document (a lane with vectors)."""
-        d = self.vec_delta.get(slot)
-        if d is not None:
-            return list(d.items())
-        if slot + 1 >= len(self.vec_offsets):
-            return []
-        a, b = self.vec_offsets[slot], self.vec_offsets[slot + 1]
-        vocab, tfs = self.base_index, self.vec_tfs
-        return [(vocab[i], tfs[a + j]) for j, i in enumerate(self.vec_terms[a:b])]
+        return [(t, tf) for t, tf, _ in self.vector_df(slot)]
 
     def vector_df(self, slot: int) -> list[tuple[str, int, int]]:
         """(term, weighted frequency, live document frequency) of one document
-        (a lane with vectors): the feedback lane's reading, with no lookups by
-        string for the terms of the base."""
+        (a lane with vectors): the feedback lane's reading. A vector in the base
+        holds term ids only; the frequency is found in the term's postings (by
+        bisection: the vectors cost 4 bytes a term, not 6)."""
         d = self.vec_delta.get(slot)
         if d is not None:
             return [(t, tf, self.df(t)) for t, tf in d.items()]
         if slot + 1 >= len(self.vec_offsets):
             return []
         a, b = self.vec_offsets[slot], self.vec_offsets[slot + 1]
-        vocab, offs, delta, dead = self.base_index, self.base_offsets, self.delta, self.dead_df
+        vocab, offs, slots, tfs = self.base_index, self.base_offsets, self.base_slots, self.base_tfs
+        delta, dead = self.delta, self.dead_df
         out = []
-        for j, i in enumerate(self.vec_terms[a:b]):
+        for i in self.vec_terms[a:b]:
+            lo, hi = offs[i], offs[i + 1]
+            k = bisect.bisect_left(slots, slot, lo, hi)
+            if k == hi or slots[k] != slot:
+                continue  # (not in a consistent index)
             t = vocab[i]
-            df = offs[i + 1] - offs[i]
+            df = hi - lo
             if delta or dead:
                 extra = delta.get(t)
                 df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
-            out.append((t, self.vec_tfs[a + j], df))
+            out.append((t, tfs[k], df))
         return out
 
     def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
@@ -369,7 +368,7 @@ class Postings:
         """Term vectors in the ids of the new vocabulary ``terms`` (sorted, a
         superset of the old one), the delta's documents folded in; with
         ``remap``, dead slots dropped and the rest renumbered."""
-        offs, vt, vf = self.vec_offsets, self.vec_terms, self.vec_tfs
+        offs, vt = self.vec_offsets, self.vec_terms
         if len(terms) != len(old_vocab):  # new terms shift the old ids up
             new_of_old: list[int] = []
             pending = {t for t in self.delta}
@@ -392,17 +391,13 @@ class Postings:
             order: Iterable[int] = range(max([n_base - 1, *slots]) + 1) if slots or n_base else ()
         else:
             order = (s for s in range(len(remap)) if remap[s] != NO_SLOT)
-        new_offs, new_terms, new_tfs = array("I", [0]), array("I"), array("H")
+        new_offs, new_terms = array("I", [0]), array("I")
         for s in order:
             d = self.vec_delta.get(s)
             if d is not None:
-                for t, tf in d.items():
-                    new_terms.append(ids[t])
-                    new_tfs.append(tf if tf < 65535 else 65535)
+                new_terms.extend(sorted(ids[t] for t in d))
             elif s < n_base:
-                a, b = offs[s], offs[s + 1]
-                new_terms.extend(vt[a:b])
-                new_tfs.extend(vf[a:b])
+                new_terms.extend(vt[offs[s]:offs[s + 1]])
             new_offs.append(len(new_terms))
-        self.vec_offsets, self.vec_terms, self.vec_tfs = new_offs, new_terms, new_tfs
+        self.vec_offsets, self.vec_terms = new_offs, new_terms
         self.vec_delta = {}
