@@ -31,6 +31,8 @@ class Feedback:
     weight: float = 0.5  # the best expansion term's weight beside a query word's 1
     min_df: int = 2
     with_query: bool = True  # the expanded query keeps the query's own words
+    fuse_weight: float = 1.0  # the lane's share in the fusion, beside the others' 1
+    idf_power: float = 1.0  # a term's gain grows with idf to this power
 
 
 def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[str, float],
@@ -49,7 +51,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
                 continue
             idf = idfs.get(t)
             if idf is None:
-                idf = idfs[t] = math.log(1 + (n - df + 0.5) / (df + 0.5)) if df >= fb.min_df else 0.0
+                idf = idfs[t] = math.log(1 + (n - df + 0.5) / (df + 0.5)) ** fb.idf_power if df >= fb.min_df else 0.0
             if idf > 0:
                 gain[t] = gain.get(t, 0.0) + share * tf * idf
     top = heapq.nlargest(fb.terms, gain.items(), key=lambda kv: (kv[1], kv[0]))
