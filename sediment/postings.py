@@ -35,7 +35,7 @@ from .rank import Mask
 # from the table in benchmarks/README.md ("Ranking choices").
 K1 = 1.2
 B = 0.6
-DELTA = 1.0
+DELTA = 0.5
 NO_SLOT = 0xFFFFFFFF
 # (slots, tfs, lo, hi): one run of a term's postings, slots ascending
 Run = tuple[array, array, int, int]
