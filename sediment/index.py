@@ -34,7 +34,7 @@ TAG_WEIGHT = 3
 # candidates ranked per lane before fusion: below rank 100 a lane adds less
 # than 1/160 to a fused score, never enough to matter for the first results
 LANE_DEPTH = 100
-SNAPSHOT_FORMAT = 7  # 7: term vectors of the word lane; 6: superseded flag bit
+SNAPSHOT_FORMAT = 8  # 8: term vectors of the word lane (ids only; 7 held frequencies too); 6: superseded flag bit
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)
 _LANE_ARRAYS = {
