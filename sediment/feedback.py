@@ -27,7 +27,7 @@ from .postings import Postings
 class Feedback:
     """How the feedback lane is built (the policy's ``feedback_*`` settings)."""
     docs: int = 3  # the first this many fused results feed the expansion
-    terms: int = 20  # expansion terms kept
+    terms: int = 10  # expansion terms kept
     weight: float = 0.5  # the best expansion term's weight beside a query word's 1
     min_df: int = 2
     with_query: bool = True  # the expanded query keeps the query's own words

@@ -77,7 +77,7 @@ class Policy:
         3, "Search's feedback lane reads the words of the first this many results (0 turns it off)...",
         minimum=0, maximum=50)
     feedback_terms: int = setting(
-        20, "... and searches again with the query plus this many of them (found in 2+ memories),",
+        10, "... and searches again with the query plus this many of them (found in 2+ memories),",
         minimum=1, maximum=100)
     feedback_weight: float = setting(
         0.5, "... the best of them weighing this much beside a word of the query.", minimum=0, maximum=10)
