@@ -377,7 +377,7 @@ class Postings:
         offs, vt = self.vec_offsets, self.vec_terms
         if len(terms) != len(old_vocab):  # new terms shift the old ids up
             new_of_old: list[int] = []
-            pending = {t for t in self.delta}
+            pending = self.delta  # (a dict: membership without a copy of its keys)
             ids: dict[str, int] = {}
             j, n_old = 0, len(old_vocab)
             nxt = old_vocab[0] if n_old else None
