@@ -73,6 +73,14 @@ class Policy:
     max_meta_size: int = setting(
         100_000, "Largest frontmatter accepted, in characters and values once YAML aliases are expanded.",
         minimum=100)
+    feedback_docs: int = setting(
+        3, "Search's feedback lane reads the words of the first this many results (0 turns it off)...",
+        minimum=0, maximum=50)
+    feedback_terms: int = setting(
+        10, "... and searches again with the query plus this many of them (found in 2+ memories),",
+        minimum=1, maximum=100)
+    feedback_weight: float = setting(
+        0.5, "... the best of them weighing this much beside a word of the query.", minimum=0, maximum=10)
     context_core_share: float = setting(
         0.4, "context(): the share of the budget 'who I am' (core and bedrock) may take; the rest is\n"
         "for unfinished business, what the query reminds of, and the strongest of the rest.",

@@ -9,7 +9,7 @@ fuse without calibration. Pure; works on the index's slot numbers.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 RRF_K = 60
 
@@ -28,11 +28,14 @@ class Lane(Protocol):
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking: ...
 
 
-def rrf(rankings: Iterable[tuple[str, Ranking]]) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
-    """Fused score per slot, and per slot its rank in each lane (1-based)."""
+def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None
+        ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+    """Fused score per slot, and per slot its rank in each lane (1-based).
+    ``weights`` (lane → factor, default 1) scales a lane's share."""
     fused: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for name, top in rankings:
+        w = weights.get(name, 1.0) if weights else 1.0
         rank, prev = 0, None
         for pos, (sc, s) in enumerate(top, 1):
             # equal lane scores share a rank, so that only strength and
@@ -40,7 +43,7 @@ def rrf(rankings: Iterable[tuple[str, Ranking]]) -> tuple[dict[int, float], dict
             key = round(sc, 9)
             if key != prev:
                 rank, prev = pos, key
-            fused[s] = fused.get(s, 0.0) + 1.0 / (RRF_K + rank)
+            fused[s] = fused.get(s, 0.0) + w / (RRF_K + rank)
             ranks.setdefault(s, {})[name] = rank
     return fused, ranks
 

@@ -213,20 +213,27 @@ class Repository:
                room: str | None = None, tags: Iterable[str] | None = None,
                kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
                include_archive: bool = False, include_superseded: bool = False,
-               record: bool = True) -> builtins.list[SearchHit]:
-        """Memories that share words with ``query``, best first.
+               record: bool = True, explain: bool = False) -> builtins.list[SearchHit]:
+        """Memories that share words with ``query`` (or with the memories that
+        answer it), best first.
 
         Three rankings — words (jieba + Latin words, BM25), rare terms (the
         summed IDF of the query words a memory has) and CJK character bigrams
-        (BM25) — fused by reciprocal rank. A memory with no term of the query is
-        never returned; strength and recency only break ties. Only what is
+        (BM25) — fused by reciprocal rank, and a fourth, pseudo-relevance
+        feedback: the query plus the telling words of the first results, ranked
+        by the word lane (the policy's ``feedback_*`` settings). A memory with
+        no term of the query or of that expansion is never returned, and the
+        feedback lane never takes every place from the direct matches; strength
+        and recency only break ties. Only what is
         current is found: ``archive/`` (and archived memories) only with
         ``include_archive=True`` (or ``layer='archive'``), superseded memories
         only with ``include_superseded=True`` (a hit then names its successor in
         ``hit.superseded_by``), purged memories never. ``since``/``until`` bound
         the updated time (aware datetimes or ISO 8601 with an offset). Each
         memory returned counts as recalled (``record=False`` to not count; the
-        CLI records only with ``--record``).
+        CLI records only with ``--record``). ``explain=True`` gives each hit
+        an ``explain`` dict (also in ``to_dict()``): its rank in each lane, the
+        query terms it matched, the query's expansion terms and those it matched.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -236,7 +243,7 @@ class Repository:
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record)
+                            include_superseded=include_superseded, record=record, explain=explain)
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.

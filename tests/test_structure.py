@@ -23,7 +23,8 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
-     "tokenize", "lifecycle", "index", "search", "catalog", "progress", "intent", "problems", "answers"],
+     "textnorm", "tokenize", "lifecycle", "postings", "feedback", "index", "search", "catalog", "progress", "intent",
+     "problems", "answers"],
     ["files", "checked", "retries", "journal", "policyfile", "usage", "vault", "coldopen", "view", "system", "store",
      "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about"],
