@@ -11,7 +11,8 @@ and that callers may match on; the message is for people and may change.
     │   └── PolicyFileError(ValueError) "policy_file"  policy.yaml is invalid (names the key)
     ├── ParseError(ValueError)         "parse"         a memory file cannot be read
     ├── LockTimeout(TimeoutError)      "lock_timeout"  another writer held the lock too long
-    └── StorageError(OSError)          "storage"       the file system refused
+    ├── StorageError(OSError)          "storage"       the file system refused
+    └── MissingDependency(ImportError) "missing_dependency"  an optional extra is not installed
 
 Each mixes in the builtin that means the same, so ``except KeyError`` keeps
 working for callers who know nothing of sediment. All survive pickling (they
@@ -34,6 +35,7 @@ __all__ = [
     "ParseError",
     "LockTimeout",
     "StorageError",
+    "MissingDependency",
 ]
 
 
@@ -97,3 +99,8 @@ class LockTimeout(SedimentError, TimeoutError):
 
 class StorageError(SedimentError, OSError):
     code = "storage"
+
+
+class MissingDependency(SedimentError, ImportError):
+    """An optional extra is not installed (the message says which to install)."""
+    code = "missing_dependency"

@@ -29,7 +29,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .rank import Lane, Mask, Ranking, best, rrf
+from .rank import Lane, Mask, Ranking, best, keep_direct, rrf
 
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
 # memories are short and their length says little about relevance), and
@@ -451,9 +451,14 @@ class Index:
             top, hits, _ = self.bigrams.score(bigrams, mask, allow_slot, depth)
             rankings.append(("bigrams", top))
             matched_in.append(hits)
+        direct = [name for name, _ in rankings]
         rankings += [(lane.name, lane.rank(mask, allow_slot, depth)) for lane in lanes]
-        fused, ranks = rrf(rankings)
-        top_slots = best(fused, self.key_of, tiebreak, limit)
+        weights: dict[str, float] = {}
+        for lane in lanes:  # a lane weighs itself, and may reweigh the lexical lanes (dense.py)
+            weights[lane.name] = getattr(lane, "weight", 1.0)
+            weights.update(getattr(lane, "reweigh", {}))
+        fused, ranks = rrf(rankings, weights)
+        top_slots = keep_direct(best(fused, self.key_of, tiebreak, limit), fused, ranks, direct, limit)
         out = []
         for s in top_slots:  # matched terms only for what is returned
             matched: set[str] = set()

@@ -73,6 +73,9 @@ class Policy:
     max_meta_size: int = setting(
         100_000, "Largest frontmatter accepted, in characters and values once YAML aliases are expanded.",
         minimum=100)
+    semantic: bool = setting(
+        False, "The semantic lane (extra sediment[semantic]): search also by meaning, with a bundled\n"
+        "offline model; vectors are computed in the background and kept in _system/cache/.")
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"

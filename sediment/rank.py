@@ -9,7 +9,7 @@ fuse without calibration. Pure; works on the index's slot numbers.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 RRF_K = 60
 
@@ -28,11 +28,14 @@ class Lane(Protocol):
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking: ...
 
 
-def rrf(rankings: Iterable[tuple[str, Ranking]]) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
-    """Fused score per slot, and per slot its rank in each lane (1-based)."""
+def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None,
+        ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+    """Fused score per slot, and per slot its rank in each lane (1-based). A
+    lane named in ``weights`` counts that many times (default once)."""
     fused: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for name, top in rankings:
+        w = 1.0 if weights is None else weights.get(name, 1.0)
         rank, prev = 0, None
         for pos, (sc, s) in enumerate(top, 1):
             # equal lane scores share a rank, so that only strength and
@@ -40,7 +43,7 @@ def rrf(rankings: Iterable[tuple[str, Ranking]]) -> tuple[dict[int, float], dict
             key = round(sc, 9)
             if key != prev:
                 rank, prev = pos, key
-            fused[s] = fused.get(s, 0.0) + 1.0 / (RRF_K + rank)
+            fused[s] = fused.get(s, 0.0) + w / (RRF_K + rank)
             ranks.setdefault(s, {})[name] = rank
     return fused, ranks
 
@@ -63,3 +66,18 @@ def best(fused: dict[int, float], key_of: Sequence[str | None],
         if len(out) >= limit:
             break
     return out[:limit]
+
+
+def keep_direct(top: list[int], fused: Mapping[int, float], ranks: Mapping[int, Mapping[str, int]],
+                direct: Iterable[str], limit: int) -> list[int]:
+    """Lanes that are not a match of the query's own words (``direct``) may
+    never push every direct hit out of the first ``limit``: when they did, the
+    best direct hit takes the last place."""
+    names = set(direct)
+    if not top or any(names & set(ranks[s]) for s in top):
+        return top
+    found = [s for s in fused if names & set(ranks[s])]
+    if not found:
+        return top
+    best_direct = max(found, key=lambda s: (fused[s], -s))
+    return (top[:limit - 1] + [best_direct]) if len(top) >= limit else top + [best_direct]

@@ -64,7 +64,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
            room: str | None = None, tags: Iterable[str] | str | None = None,
            kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
            include_archive: bool = False, include_superseded: bool = False,
-           record: bool = True) -> list[SearchHit]:
+           record: bool = True, extra: S.ExtraLanes | None = None) -> list[SearchHit]:
     V.query(query)
     V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, since=since, until=until)
@@ -74,7 +74,8 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
     with store.view.reading() as view:
         tiebreak = S.Tiebreak(view.entries, store.usage.load, store.policy.kinds)
         hits = S.run(view.index, view.entries, view.tokenizer, query, limit=limit, pred=pred,
-                     include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak)
+                     include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
+                     extra=extra)
     if record and hits and store.usage.writable:  # (a read-only root records nothing)
         try:
             store.usage.record([h.entry.id for h in hits], "recall")

@@ -21,12 +21,14 @@ from typing import Any, Iterable, Iterator, Mapping
 from . import adopt, health, metabolism, reads, writes
 from . import tokenize as T
 from .entry import Entry
+from .errors import InvalidInput
 from .files import WriterLock
 from .journal import Feed, Journal
 from .lifecycle import Strength
 from .metabolism import Plan
 from .policyfile import load as load_policy
 from .search import SearchHit
+from .semantic import semantic_lane
 from .store import Store
 from .system import SYSTEM, open_system
 from .usage import UsageLog
@@ -50,6 +52,9 @@ class Repository:
     ``watch=True`` starts a watcher at once (see ``watch``); ``progress(stage,
     done, total)`` is told how long work goes (a cold open of a large root:
     'open'; applying a plan: 'metabolize'), about a hundred times a job.
+    ``semantic`` switches the semantic lane on (``True``: the bundled model of
+    the ``sediment[semantic]`` extra; or any embedder callable ``texts ->
+    array``; default: the policy's ``semantic`` key); see ``embed``.
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
     another writer holds the lock during recovery for too long, ``NotFound``
@@ -68,7 +73,7 @@ class Repository:
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
                  policy: Mapping[str, Any] | None = None, watch: bool = False,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, semantic: Any = None) -> None:
         self.root = Path(root).absolute()
         parts = open_system(self.root, create=create)  # what of _system/ may be used
         system = self.root / SYSTEM
@@ -91,6 +96,7 @@ class Repository:
         health.recover_at_open(self.store)
         self.view.load_all()
         self.view.ready = True
+        self.semantic = semantic_lane(self.view, self.policy, semantic, cache if parts.writable("cache") else None)
         if watch:
             self._start_watch()
 
@@ -112,6 +118,8 @@ class Repository:
         0
         """
         self._stop_watch()
+        if self.semantic is not None:
+            self.semantic.close()
         if not self._closed:
             self.store.save_view()
             self._closed = True
@@ -231,7 +239,8 @@ class Repository:
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record)
+                            include_superseded=include_superseded, record=record,
+                            extra=self.semantic.extra(query) if self.semantic is not None else None)
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.
@@ -484,6 +493,23 @@ class Repository:
         ('我的想法', '周五前发版\n', True)
         """
         return adopt.adopt(self.store, path)
+
+    def embed(self) -> dict[str, Any]:
+        """Compute the semantic lane's missing vectors now (with progress as
+        'embed'), rather than in the background; returns counts and seconds.
+        Raises ``InvalidInput`` when the lane is off.
+
+        >>> import tempfile
+        >>> def letters(texts):  # any callable texts -> vectors will do
+        ...     return [[t.count(c) + 0.01 for c in "aeiou"] for t in texts]
+        >>> repo = Repository(tempfile.mkdtemp(), semantic=letters)
+        >>> _ = repo.add("a memory"); repo.embed()["embedded"]
+        1
+        """
+        if self.semantic is None:
+            raise InvalidInput("the semantic lane is off: Repository(root, semantic=True) or "
+                               "'semantic: true' in policy.yaml")
+        return self.semantic.embed(self.view.progress)
 
     def check(self, fix: bool = False) -> builtins.list[Problem]:
         """Problems in the root, each with path, line where known and reason.

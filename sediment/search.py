@@ -10,7 +10,7 @@ import datetime as _dt
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import entry as E
 from . import names as N
@@ -20,6 +20,10 @@ from .errors import ParseError
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from .lifecycle import Usage, strength
 from .policy import Clock
+from .rank import Lane
+
+# further lanes made from a query's (words, bigrams): the semantic lane
+ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
 
 # index flag bits: searches skip these groups without looking at each entry
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
@@ -157,13 +161,15 @@ class Tiebreak:
 
 def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
         pred: Predicate | None, include_archive: bool, include_superseded: bool,
-        tiebreak: Tiebreak) -> list[SearchHit]:
-    """The ranked hits of one query (see ``Repository.search``)."""
+        tiebreak: Tiebreak, extra: ExtraLanes | None = None) -> list[SearchHit]:
+    """The ranked hits of one query (see ``Repository.search``). ``extra``
+    makes further lanes from the query's terms (the semantic lane)."""
     words, bigrams = query_terms(tok, query)
-    if not words and not bigrams:
+    lanes = extra(words, bigrams) if extra is not None else ()
+    if not words and not bigrams and not lanes:
         return []
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
-    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit)
+    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit, lanes=lanes)
     return [SearchHit(entries[h.key], h.score, h.terms, snippet(entries[h.key], h.terms), h.lanes)
             for h in hits]

@@ -23,11 +23,11 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
-     "index", "search", "progress"],
-    ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
-    ["reads", "writes", "metabolism", "adopt", "health"],
+     "index", "search", "progress", "embedding", "dense"],
+    ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil", "vectors"],
+    ["reads", "writes", "metabolism", "adopt", "health", "semantic"],
     ["watch", "repository"],
-    ["__init__", "clikit", "cli_verbs", "cli", "__main__"],
+    ["__init__", "clikit", "cli_verbs", "cli_semantic", "cli", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
