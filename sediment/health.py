@@ -10,6 +10,7 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Iterable
 
 from . import entry as E
 from .adopt import adopt_all
@@ -67,8 +68,8 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
         problems += _duplicate_names(view)
         problems += _file_shapes(view)
         problems += _not_regular(view)
-        problems += _unresolved_links(view)
-        problems += _outside_layers(view.root)
+        problems += _unresolved_links(view, source_names(view.root, store.policy.sources_folder))
+        problems += _outside_layers(view.root, (store.policy.map_file, store.policy.sources_folder))
         problems += _journal(store)
         problems += _temps(view.root)
     unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
@@ -138,11 +139,20 @@ def _not_regular(view: View) -> list[Problem]:
 _ATTACHMENT = re.compile(r"\.[A-Za-z0-9]{1,5}$")  # [[photo.png]]: a file, not a note
 
 
-def _unresolved_links(view: View) -> list[Problem]:
+def source_names(root: Path, folder: str) -> set[str]:
+    """The session names under the sources folder: a link to a turn
+    (``[[session-x#^t12]]``) names a file there, not a note."""
+    base = root / folder
+    if base.is_symlink() or not base.is_dir():
+        return set()
+    return {f[:-3] for _, _, files in os.walk(base) for f in files if f.endswith(".md")}
+
+
+def _unresolved_links(view: View, also: Iterable[str] = ()) -> list[Problem]:
     """Every wikilink (frontmatter links, supersedes, superseded_by; the body)
-    that names no note, with the line it is on. A damaged note still counts as
-    there: its links are not the problem."""
-    known = set(view.by_name) | set(view.entries)
+    that names no note (nor a stored session, ``also``), with the line it is
+    on. A damaged note still counts as there: its links are not the problem."""
+    known = set(view.by_name) | set(view.entries) | set(also)
     known |= {rel.rsplit("/", 1)[-1][:-3] for rel in view.problems if rel.endswith(".md")}
     out = []
     for e in view.entries.values():
@@ -162,13 +172,15 @@ def _unresolved_links(view: View) -> list[Problem]:
     return out
 
 
-def _outside_layers(root: Path) -> list[Problem]:
+def _outside_layers(root: Path, own: tuple[str, ...] = ()) -> list[Problem]:
+    """``.md`` files and folders of them outside the layers, except sediment's
+    own (``own``: the palace map and the sources folder)."""
     out = []
     for top in E.LAYERS:  # (a symlinked _system/ is one of the store's faults)
         if (root / top).is_symlink():
             out.append(Problem(top + "/", "is a symlink; sediment does not follow it", code="symlink"))
     for p in sorted(root.iterdir()):
-        if p.is_symlink():
+        if p.is_symlink() or p.name in own:
             continue
         if p.is_file() and p.suffix == ".md":
             out.append(Problem(p.name, "a .md file outside any layer folder; not indexed",

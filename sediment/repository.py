@@ -18,15 +18,19 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from . import adopt, health, metabolism, reads, writes
+from . import adopt, conflicts, health, metabolism, palace, patrol, reads, sources, writes
 from . import tokenize as T
 from .entry import Entry
 from .files import WriterLock
 from .journal import Feed, Journal
 from .lifecycle import Strength
+from .conflicts import Conflict
 from .metabolism import Plan
+from .palace import Palace
+from .patrol import Report
 from .policyfile import load as load_policy
 from .search import SearchHit
+from .sources import LLM, Consolidation, Source, Turn
 from .store import Store
 from .system import SYSTEM, open_system
 from .usage import UsageLog
@@ -505,3 +509,127 @@ class Repository:
         [('shallow/bad.md', 'error')]
         """
         return health.check(self.store, fix=fix)
+
+    # ------------------------------------------------------------------ hygiene (reports; nothing here is a recall)
+
+    def conflicts(self, ids: Iterable[str] | None = None) -> builtins.list[Conflict]:
+        """Pairs of active memories that share concrete anchors (rare terms,
+        names, numbers) and may disagree: different numbers for the same
+        anchor, an overturn word ('actually', '不再', '改为') in the newer, or a
+        negation in one only. Strongest clue first; ``a`` is the older. Pairs
+        come from the index's postings of rare terms, never from all pairs;
+        generic words anchor nothing. ``ids``: only pairs with these. Reports only.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add("The Berlin office is on floor 3.", kind="fact")
+        >>> _ = repo.add("The Berlin office is on floor 5.", kind="fact")
+        >>> [(c.kind, c.clue) for c in repo.conflicts()]
+        [('numbers', 'floor: 3 vs 5')]
+        """
+        return conflicts.conflicts(self.store, ids)
+
+    def patrol(self, *, now: _dt.datetime | str | None = None) -> Report:
+        """Write ``_system/patrol/YYYY-MM-DD.md`` (machine-local): long
+        unrecalled, likely duplicates, shared rare terms without a link,
+        conflict candidates, same-event chains, inbox to consolidate,
+        unclassified, unresolved links — each item with ids, wikilinks and a
+        command to run. Never changes a memory; the same root and ``now`` give
+        the same bytes. On a read-only root the report is returned, not written.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add("likes green tea")
+        >>> r = repo.patrol(now="2027-01-01T09:00:00+00:00")
+        >>> r.path, r.counts["inbox"]
+        ('_system/patrol/2027-01-01.md', 1)
+        """
+        return patrol.patrol(self.store, now=now)
+
+    def map(self) -> Palace:
+        """Write the palace map, ``MAP.md`` at the root (policy ``map_file``):
+        rooms with counts and their topics (Chinese nouns and English words in
+        at least 3 and at most 20% of the current memories), each topic
+        linking its memories as wikilinks. The same memories give the same
+        bytes. A ``MAP.md`` that map() did not write is kept: ``Conflict``.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> for i in range(15): _ = repo.add(f"note {i}", kind="fact", room="auth" if i < 3 else None)
+        >>> for i in range(3): _ = repo.add(f"OAuth 令牌 {i}", kind="fact", room="auth")
+        >>> m = repo.map()
+        >>> m.path, m.rooms, list(m.topics["auth"])
+        ('MAP.md', {'': 12, 'auth': 6}, ['oauth', '令牌'])
+        """
+        return palace.write_map(self.store)
+
+    def graph(self, format: str = "mermaid") -> str:
+        """Links, supersessions, evidence and events of every memory but purged
+        ones, as a Mermaid diagram (``format="mermaid"``) or JSON (``"json"``:
+        ``nodes`` and ``edges`` with ``source``, ``target``, ``type``).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> a = repo.add("Mobile apps cannot keep a secret.", title="no secrets")
+        >>> _ = repo.add("Use PKCE.", title="PKCE", links=[a.name])
+        >>> print(repo.graph())
+        graph LR
+          n0["no secrets"]
+          n1["PKCE"]
+          n1 --> n0
+        <BLANKLINE>
+        """
+        return palace.graph(self.store, format)
+
+    def add_source(self, session: str, turns: Iterable[Any], *,
+                   now: _dt.datetime | str | None = None) -> Source:
+        """Store a raw conversation as ``sources/<session>.md`` (policy
+        ``sources_folder``), each turn a block with an Obsidian block id
+        (``^t1``, ``^t2``…) that a memory's ``source_links`` can point at
+        (``turn.link``: ``[[session#^t1]]``). A turn is a string (the user's),
+        a ``(role, text)`` pair or a mapping with ``text``, ``role``, ``time``.
+        A session grows by appending; turns the file already ends with are
+        not added again (a retry adds nothing). Sources are not memories: not
+        indexed, searched or decayed.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> s = repo.add_source("session-1", [("user", "记得周五发版"), ("assistant", "好的")])
+        >>> s.path, [t.link for t in s.turns]
+        ('sources/session-1.md', ['[[session-1#^t1]]', '[[session-1#^t2]]'])
+        """
+        return sources.add_source(self.store, session, turns, now=now)
+
+    def unlinked_sources(self, *, since: Any = None) -> builtins.list[Turn]:
+        """Turns of stored sessions that no memory's ``source_links`` points
+        to (a link to a whole session covers all its turns), by session and
+        turn; ``since`` keeps turns of that time or later.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> s = repo.add_source("s1", ["PKCE on mobile", "deploy with Flux"])
+        >>> _ = repo.add("Use PKCE on mobile.", kind="rule", source_links=[s.turns[0].link])
+        >>> [t.text for t in repo.unlinked_sources()]
+        ['deploy with Flux']
+        """
+        return sources.unlinked_sources(self.store, since=since)
+
+    def consolidate_with(self, llm: LLM | None = None, *, since: Any = None) -> Consolidation:
+        """Turn unlinked source turns into memories. ``llm`` (optional; none is
+        shipped) is called once per session with its unlinked turns (dicts:
+        id, role, text, time, link) and returns proposals: mappings with
+        ``text`` and any of ``add``'s title, room, tags, kind, value, links,
+        event and sections, plus ``turns`` (the ids they came from; default
+        all). Each is written only through ``add``, with ``source`` and
+        ``source_links`` set; a bad one is skipped with the reason. Without
+        ``llm``, each turn becomes an inbox fragment: deterministic. Library only.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add_source("s1", ["部署改用 Flux", "好的"])
+        >>> llm = lambda turns: [{"text": "部署用 Flux", "kind": "fact", "turns": ["t1"]}]
+        >>> r = repo.consolidate_with(llm)
+        >>> [(e.kind, e.source_links) for e in r.added], [t.id for t in repo.unlinked_sources()]
+        ([('fact', ('[[s1#^t1]]',))], ['t2'])
+        """
+        return sources.consolidate_with(self.store, llm, since=since)

@@ -30,6 +30,7 @@ _system/journal.log
 _system/cache/
 _system/usage/
 _system/reports/
+_system/patrol/
 .*.tmp
 .obsidian/workspace*.json
 """
@@ -59,6 +60,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "cache": ("cache", "cache/index.bin"),
     "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
     "reports": ("reports",),
+    "patrol": ("patrol",),
 }
 OFF = {
     "policy": "policy.yaml is not read (the default settings are used)",
@@ -67,6 +69,7 @@ OFF = {
     "cache": "the index snapshot is neither read nor written",
     "usage": "usage records (recalls, confirmations) are neither read nor written",
     "reports": "metabolize reports are not written",
+    "patrol": "patrol reports are not written",
 }
 
 

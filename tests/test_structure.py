@@ -25,9 +25,9 @@ LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
      "index", "search", "progress"],
     ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
-    ["reads", "writes", "metabolism", "adopt", "health"],
+    ["reads", "writes", "metabolism", "adopt", "health", "conflicts", "patrol", "palace", "sources"],
     ["watch", "repository"],
-    ["__init__", "clikit", "cli_verbs", "cli", "__main__"],
+    ["__init__", "clikit", "cli_verbs", "cli_hygiene", "cli", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -111,6 +111,7 @@ def _verbs() -> list[str]:
 # Verbs without a CLI command, and why. Later issues empty this list.
 NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
+    "consolidate_with": "takes a Python callable (the LLM); library only",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",

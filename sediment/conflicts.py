@@ -1,0 +1,367 @@
+"""Conflict candidates: pairs of active memories that share concrete anchors
+(rare terms, names, numbers) and disagree about them. Reports only: nothing
+here writes.
+
+Pairs are never all pairs. They come from the index's postings of *rare*
+terms: a term in at most ``max_df`` memories contributes at most
+``max_df²/2`` pairs, so the work grows with the number of rare terms (about
+linearly with the root), not with its square. ``Pairs.comparisons`` counts
+the pairs generated, which is what a test watches grow.
+
+A pair disagrees, by the strongest clue first:
+
+* **numbers** — the same anchor with different numbers in the clauses that
+  name it (``office floor 3`` / ``office floor 5``; ``端口 8080`` / ``端口 9090``);
+* **overturn** — the newer one says ``actually``, ``不再``, ``改为``… in a
+  clause about the anchor, the older one does not;
+* **negation** — one negates a clause about the anchor (``not``, ``never``,
+  ``不``, ``没有``…), the other does not, and the two clauses say much the same
+  otherwise.
+
+Generic words (``user``, ``like``, ``用户``, ``喜欢``, …) are never anchors, and
+neither is a term in many memories: sharing them says nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from . import entry as E
+from . import search as S
+from . import tokenize as T
+from .entry import Entry
+from .lifecycle import OVERTURN_WORDS, overturns
+from .store import Store
+from .view import View
+
+# Words too common in memories to anchor anything, whatever their document
+# frequency in one root (a root of 10 memories makes every word rare).
+GENERIC_EN = """
+user users person people thing things stuff way time times day days today yesterday tomorrow week
+month year like likes liked want wants need needs use used uses using make made get got go goes
+going think thought know knew say said see saw look good bad better best new old great nice
+much many lot lots really always usually often sometimes maybe probably also still now then
+work works working project note notes memory memories idea ideas plan plans prefer prefers
+something anything everything nothing someone anyone everyone thing one two first last next
+""".split()
+GENERIC_ZH = """
+用户 喜欢 使用 需要 觉得 认为 时候 今天 明天 昨天 事情 东西 问题 可能 现在 知道 应该 一直 经常
+有时 总是 比较 非常 时间 地方 方面 情况 工作 项目 记录 记忆 想法 计划 打算 希望 开始 结束 进行
+一下 一起 然后 这里 那里 大家 人们 别人 我们 他们 目前 最近 之前 之后 以后 以前
+""".split()
+
+# Negation markers. Latin ones as words; Chinese ones as characters, minus the
+# common words in which the character negates nothing (不错 "good", 不同
+# "different", 特别 "especially", 非常 "very", 未来 "future", …).
+_NEG_EN = re.compile(r"\b(?:not|no|never|cannot|none|nothing|nobody|neither|nor|without|stopped)\b|n't\b")
+_NEG_ZH_CHARS = "不没未别"
+_NEG_ZH_WORDS = ("无法", "无需", "并非", "禁止", "停止", "从未", "尚未")
+_NOT_NEG_AFTER = frozenset("""
+不错 不同 不断 不久 不少 不仅 不过 不管 不论 不如 不但 不足 不止 不得不 没错 未来 未必 别人 别的 别处
+""".split())
+_NOT_NEG_BEFORE = frozenset("特别 区别 分别 级别 类别 差别 告别 识别 辨别 性别 个别 派别".split())
+_CLAUSE = re.compile(r"(?<!\d)[.,](?!\d)|[。！？；;!?\n，、：:]")
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)(\s?[a-z]+|\s?[\u3400-\u9fff])?")
+_OVERTURN_RE = re.compile("|".join(re.escape(w) for w in OVERTURN_WORDS), re.IGNORECASE)
+
+# a term in more memories than this is not a concrete anchor (and its postings
+# would cost max_df² pairs); in a small root, a tenth of the memories
+MAX_DF = 20
+KIND_WEIGHT = {"numbers": 3.0, "overturn": 2.0, "negation": 1.5}
+
+
+def max_df(n: int) -> int:
+    """The document frequency above which a term is too common to pair on."""
+    return max(5, min(MAX_DF, n // 10))
+
+
+def active(e: Entry) -> bool:
+    return e.status == "active" and e.layer != "archive"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two memories that may disagree: ``a`` the older, ``b`` the newer (ids),
+    the ``kind`` of clue, the ``clue`` in words, the anchors they share."""
+    a: str
+    b: str
+    a_name: str
+    b_name: str
+    kind: str
+    clue: str
+    anchors: tuple[str, ...]
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "a_name": self.a_name, "b_name": self.b_name, "kind": self.kind,
+                "clue": self.clue, "anchors": list(self.anchors), "score": round(self.score, 4)}
+
+    def __str__(self) -> str:
+        return f"{self.a_name} ⟷ {self.b_name}  [{self.kind}] {self.clue}"
+
+
+# --------------------------------------------------------------------------- candidates
+
+class Generic:
+    """The generic words as the index spells them (stemmed, lower-cased)."""
+
+    def __init__(self, tok: T.Tokenizer) -> None:
+        words, _ = tok.terms(" ".join(GENERIC_EN))
+        self.words = frozenset(words) | frozenset(GENERIC_EN) | frozenset(GENERIC_ZH)
+
+    def anchor(self, term: str) -> bool:
+        """Can this index term anchor a pair: concrete, not generic."""
+        t = term.lstrip("#")
+        if t in self.words or len(t) < 2:
+            return False
+        if t.isdigit():
+            return len(t) >= 3  # a port, a year, an amount: '3' pairs everything
+        return not (t.isascii() and len(t) < 3)
+
+
+@dataclass
+class Pairs:
+    """Candidate pairs (older id, newer id … by id order) → the rare terms they share."""
+    shared: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    comparisons: int = 0  # pairs generated from postings, repeats included
+
+
+def _rare_terms(view: View, lane: str, limit: int, only: set[str] | None) -> Iterator[str]:
+    if only is None:
+        for t, _ in view.index.terms(lane, min_df=2, max_df=limit):
+            yield t
+    else:
+        for t in sorted(only):
+            if 2 <= view.index.df(t, lane) <= limit:
+                yield t
+
+
+def candidate_pairs(view: View, *, lanes: Iterable[str] = ("words",), ids: set[str] | None = None,
+                    keep: Any = None, generic: Generic | None = None, limit: int | None = None) -> Pairs:
+    """Pairs of active memories sharing rare terms, from the postings alone.
+    ``ids``: only pairs with one of these memories. ``generic``: skip generic
+    words (anchors only)."""
+    entries = view.entries
+    limit = limit or max_df(len(entries))
+    out = Pairs()
+    shared = out.shared
+    wanted: dict[str, set[str]] | None = None
+    if ids is not None:
+        wanted = {"words": set(), "bigrams": set()}
+        for eid in ids:
+            dt = S.doc_terms(view.tokenizer, entries[eid])
+            wanted["words"].update(dt.words)
+            wanted["bigrams"].update(dt.bigrams)
+    ok: dict[str, bool] = {}
+    for lane in lanes:
+        for t in _rare_terms(view, lane, limit, None if wanted is None else wanted[lane]):
+            if generic is not None and lane == "words" and not generic.anchor(t):
+                continue
+            keys = []
+            for k, _ in view.index.postings(t, lane):
+                good = ok.get(k)
+                if good is None:
+                    e = entries.get(k)
+                    good = ok[k] = e is not None and active(e) and (keep is None or keep(e))
+                if good:
+                    keys.append(k)
+            if len(keys) < 2:
+                continue
+            keys.sort()
+            term = t if lane == "words" else "\x00" + t  # bigrams counted apart from words
+            for i, a in enumerate(keys):
+                for b in keys[i + 1:]:
+                    out.comparisons += 1
+                    if ids is not None and a not in ids and b not in ids:
+                        continue
+                    got = shared.get((a, b))
+                    if got is None:
+                        shared[(a, b)] = [term]
+                    else:
+                        got.append(term)
+    return out
+
+
+# --------------------------------------------------------------------------- clues
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str  # normalised
+    words: frozenset[str]
+    numbers: frozenset[tuple[str, str]]  # (number, unit or '')
+    negation: str | None
+    overturn: str | None
+
+
+def _negation(text: str) -> str | None:
+    m = _NEG_EN.search(text)
+    if m:
+        return m.group(0)
+    for w in _NEG_ZH_WORDS:
+        if w in text:
+            return w
+    for i, ch in enumerate(text):
+        if ch in _NEG_ZH_CHARS:
+            if text[i:i + 2] in _NOT_NEG_AFTER or text[i:i + 3] in _NOT_NEG_AFTER:
+                continue
+            if i and text[i - 1:i + 1] in _NOT_NEG_BEFORE:
+                continue
+            return ch
+    return None
+
+
+def _numbers(tok: T.Tokenizer, generic: frozenset[str], text: str) -> frozenset[tuple[str, str]]:
+    out = set()
+    for m in _NUMBER.finditer(text):
+        num, unit = m.group(1), (m.group(2) or "").strip()
+        if unit.isascii() and unit:
+            # a Latin word after a number is its unit ('3 servers', '5ms'),
+            # unless it is a stop or generic word ('floor 5 now')
+            stemmed = tok.terms(unit)[0]
+            unit = " " + stemmed[0] if stemmed and stemmed[0] not in generic else ""
+        out.add((num.rstrip("0").rstrip(".") if "." in num else num.lstrip("0") or "0", unit))
+    return frozenset(out)
+
+
+class Clauses:
+    """Each memory's clauses, analysed once per call."""
+
+    def __init__(self, tok: T.Tokenizer, generic: Generic) -> None:
+        self.tok = tok
+        self.generic = generic.words
+        self._cache: dict[str, list[_Clause]] = {}
+
+    def of(self, e: Entry) -> list[_Clause]:
+        got = self._cache.get(e.id)
+        if got is None:
+            text = E.display_text(e.text)
+            if e.title and not text.lstrip(" #\t\n").startswith(e.title):
+                text = e.title + "\n" + text
+            got = []
+            for part in _CLAUSE.split(T.normalize(text)):
+                if not part.strip():
+                    continue
+                words = [w for w in self.tok.terms(part)[0] if w not in self.generic]
+                m = _OVERTURN_RE.search(part)
+                got.append(_Clause(part, frozenset(words), _numbers(self.tok, self.generic, part), _negation(part),
+                                   m.group(0) if m else None))
+            self._cache[e.id] = got
+        return got
+
+
+def _about(clauses: list[_Clause], anchor: str) -> list[_Clause]:
+    t = anchor.lstrip("#")
+    return [c for c in clauses if t in c.words or anchor in c.words]
+
+
+def _jaccard(a: Iterable[_Clause], b: Iterable[_Clause]) -> float:
+    wa = frozenset().union(*(c.words for c in a))
+    wb = frozenset().union(*(c.words for c in b))
+    return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
+
+
+def _distance(clauses: list[_Clause], anchor: str, nums: frozenset[tuple[str, str]]) -> int:
+    """Characters between the anchor and the nearest of these numbers."""
+    best = 10_000
+    for c in clauses:
+        at = T.find_term(c.text, {anchor})
+        if at < 0:
+            continue
+        for num, _ in nums:
+            i = c.text.find(num)
+            if i >= 0:
+                best = min(best, abs(i - at))
+    return best
+
+
+def _fmt(nums: frozenset[tuple[str, str]]) -> str:
+    return ", ".join(n + u for n, u in sorted(nums))
+
+
+def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Conflict | None:
+    """The strongest clue that these two memories disagree, or None."""
+    ca, cb = clauses.of(old), clauses.of(new)
+    best: tuple[float, str, str, str] | None = None  # (score, kind, clue, anchor)
+    shown = sorted({a.lstrip("#") for a in anchors})
+    for anchor in sorted(set(anchors)):
+        name = anchor.lstrip("#")
+        pa, pb = _about(ca, anchor), _about(cb, anchor)
+        if not pa or not pb:
+            continue
+        sim = _jaccard(pa, pb)
+        found: list[tuple[str, str]] = []
+        near = 0
+        na = frozenset().union(*(c.numbers for c in pa)) - {(name, "")}
+        nb = frozenset().union(*(c.numbers for c in pb)) - {(name, "")}
+        # an anchor that is the numbers' own unit ('号楼' of '3号楼') names nothing
+        unit_word = any(u.strip() and name.startswith(u.strip()) for _, u in na | nb)
+        if na and nb and not na <= nb and not nb <= na and not unit_word:
+            units_a, units_b = {u for _, u in na}, {u for _, u in nb}
+            if units_a & units_b or "" in units_a or "" in units_b:  # the same kind of quantity
+                found.append(("numbers", f"{name}: {_fmt(na)} vs {_fmt(nb)}"))
+                near = _distance(pa, name, na - nb)
+        turn_b = next((c.overturn for c in pb if c.overturn), None)
+        if turn_b and not any(c.overturn for c in pa) and sim >= 0.2:
+            found.append(("overturn", f"the newer says '{turn_b}' about {name}"))
+        neg_a = next((c.negation for c in pa if c.negation), None)
+        neg_b = next((c.negation for c in pb if c.negation), None)
+        if bool(neg_a) != bool(neg_b) and sim >= 0.3:
+            which = "newer" if neg_b else "older"
+            found.append(("negation", f"the {which} says '{neg_a or neg_b}' about {name}, the other does not"))
+        for kind, clue in found:
+            # the anchor nearest the numbers names a numbers clue ('floor 3',
+            # not 'berlin'); else the longer anchor ('办公室' rather than '公室')
+            score = KIND_WEIGHT[kind] + sim + 0.1 * min(len(shown), 5) + 0.001 * min(len(name), 9)
+            if kind == "numbers":
+                score += 0.05 / (1 + near)
+            if best is None or score > best[0]:
+                best = (score, kind, clue, name)
+    if best is None and overturns(new.text) and not overturns(old.text):
+        # the weakest clue: the newer opens with 'actually', '其实', … and
+        # shares a rare anchor with the older
+        best = (1.0 + 0.1 * min(len(shown), 5), "overturn",
+                f"the newer opens with an overturn word about {', '.join(shown[:3])}", shown[0])
+    if best is None:
+        return None
+    return Conflict(old.id, new.id, old.name, new.name, best[1], best[2], tuple(shown), best[0])
+
+
+def order(a: Entry, b: Entry) -> tuple[Entry, Entry]:
+    """(older, newer) by creation, then id."""
+    def key(e: Entry) -> tuple[str, str]:
+        return (str(e.meta.get("created") or ""), e.id)
+    return (a, b) if key(a) <= key(b) else (b, a)
+
+
+@dataclass
+class Scan:
+    conflicts: list[Conflict]
+    comparisons: int
+    candidates: int
+
+
+def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = None) -> Scan:
+    """Conflict candidates over the view (held by the caller), strongest
+    first. ``pairs``: candidates already drawn (with the generic filter)."""
+    only = None if ids is None else {view.resolve(i).id for i in ids}
+    generic = Generic(view.tokenizer)
+    if pairs is None:
+        pairs = candidate_pairs(view, ids=only, generic=generic)
+    clauses = Clauses(view.tokenizer, generic)
+    found = []
+    for (a, b), anchors in pairs.shared.items():
+        old, new = order(view.entries[a], view.entries[b])
+        c = judge(old, new, anchors, clauses)
+        if c is not None:
+            found.append(c)
+    found.sort(key=lambda c: (-round(c.score, 9), c.a, c.b))
+    return Scan(found, pairs.comparisons, len(pairs.shared))
+
+
+def conflicts(store: Store, ids: Iterable[str] | None = None) -> list[Conflict]:
+    if isinstance(ids, str):
+        ids = [ids]
+    with store.view.reading() as view:
+        return scan(view, ids).conflicts
