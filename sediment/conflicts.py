@@ -69,6 +69,10 @@ _OVERTURN_RE = re.compile("|".join(re.escape(w) for w in OVERTURN_WORDS), re.IGN
 # a term in more memories than this is not a concrete anchor (and its postings
 # would cost max_df² pairs); in a small root, a tenth of the memories
 MAX_DF = 20
+# two memories sharing one rare word are about different things more often
+# than not: a pair needs this many anchors in common
+MIN_ANCHORS = 2
+NEAR = 20  # characters between an anchor and a number said of it, at most
 KIND_WEIGHT = {"numbers": 3.0, "overturn": 2.0, "negation": 1.5}
 
 
@@ -126,16 +130,18 @@ class Pairs:
     """Candidate pairs (older id, newer id … by id order) → the rare terms they share."""
     shared: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     comparisons: int = 0  # pairs generated from postings, repeats included
+    rare: dict[str, int] = field(default_factory=dict)  # memory → how many of the rare terms it has
+    df: dict[str, int] = field(default_factory=dict)  # rare term → document frequency
 
 
-def _rare_terms(view: View, lane: str, limit: int, only: set[str] | None) -> Iterator[str]:
+def _rare_terms(view: View, lane: str, limit: int, only: set[str] | None) -> Iterator[tuple[str, int]]:
     if only is None:
-        for t, _ in view.index.terms(lane, min_df=2, max_df=limit):
-            yield t
+        yield from view.index.terms(lane, min_df=2, max_df=limit)
     else:
         for t in sorted(only):
-            if 2 <= view.index.df(t, lane) <= limit:
-                yield t
+            df = view.index.df(t, lane)
+            if 2 <= df <= limit:
+                yield t, df
 
 
 def candidate_pairs(view: View, *, lanes: Iterable[str] = ("words",), ids: set[str] | None = None,
@@ -156,7 +162,7 @@ def candidate_pairs(view: View, *, lanes: Iterable[str] = ("words",), ids: set[s
             wanted["bigrams"].update(dt.bigrams)
     ok: dict[str, bool] = {}
     for lane in lanes:
-        for t in _rare_terms(view, lane, limit, None if wanted is None else wanted[lane]):
+        for t, df in _rare_terms(view, lane, limit, None if wanted is None else wanted[lane]):
             if generic is not None and lane == "words" and not generic.anchor(t):
                 continue
             keys = []
@@ -171,6 +177,10 @@ def candidate_pairs(view: View, *, lanes: Iterable[str] = ("words",), ids: set[s
                 continue
             keys.sort()
             term = t if lane == "words" else "\x00" + t  # bigrams counted apart from words
+            out.df[term] = df
+            rare = out.rare
+            for k in keys:
+                rare[k] = rare.get(k, 0) + 1
             for i, a in enumerate(keys):
                 for b in keys[i + 1:]:
                     out.comparisons += 1
@@ -191,24 +201,36 @@ class _Clause:
     text: str  # normalised
     words: frozenset[str]
     numbers: frozenset[tuple[str, str]]  # (number, unit or '')
-    negation: str | None
+    negations: tuple[tuple[int, str], ...]
     overturn: str | None
 
 
-def _negation(text: str) -> str | None:
-    m = _NEG_EN.search(text)
-    if m:
-        return m.group(0)
+def _negations(text: str) -> tuple[tuple[int, str], ...]:
+    """(where, marker) of each negation in a clause."""
+    out = [(m.start(), m.group(0)) for m in _NEG_EN.finditer(text)]
     for w in _NEG_ZH_WORDS:
-        if w in text:
-            return w
+        i = text.find(w)
+        if i >= 0:
+            out.append((i, w))
     for i, ch in enumerate(text):
         if ch in _NEG_ZH_CHARS:
             if text[i:i + 2] in _NOT_NEG_AFTER or text[i:i + 3] in _NOT_NEG_AFTER:
                 continue
             if i and text[i - 1:i + 1] in _NOT_NEG_BEFORE:
                 continue
-            return ch
+            out.append((i, ch))
+    return tuple(sorted(out))
+
+
+def _negated(clauses: list[_Clause], anchor: str) -> str | None:
+    """The negation said of the anchor (near it in a clause that names it), or None."""
+    for c in clauses:
+        if not c.negations:
+            continue
+        at = T.find_term(c.text, {anchor})
+        for i, marker in c.negations:
+            if at >= 0 and abs(i - at) <= NEAR:
+                return marker
     return None
 
 
@@ -245,7 +267,7 @@ class Clauses:
                     continue
                 words = [w for w in self.tok.terms(part)[0] if w not in self.generic]
                 m = _OVERTURN_RE.search(part)
-                got.append(_Clause(part, frozenset(words), _numbers(self.tok, self.generic, part), _negation(part),
+                got.append(_Clause(part, frozenset(words), _numbers(self.tok, self.generic, part), _negations(part),
                                    m.group(0) if m else None))
             self._cache[e.id] = got
         return got
@@ -262,22 +284,22 @@ def _jaccard(a: Iterable[_Clause], b: Iterable[_Clause]) -> float:
     return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
 
 
-def _distance(clauses: list[_Clause], anchor: str, nums: frozenset[tuple[str, str]]) -> int:
+def _distance(clauses: list[_Clause], anchor: str, nums: set[str]) -> int:
     """Characters between the anchor and the nearest of these numbers."""
     best = 10_000
     for c in clauses:
         at = T.find_term(c.text, {anchor})
         if at < 0:
             continue
-        for num, _ in nums:
+        for num in nums:
             i = c.text.find(num)
             if i >= 0:
                 best = min(best, abs(i - at))
     return best
 
 
-def _fmt(nums: frozenset[tuple[str, str]]) -> str:
-    return ", ".join(n + u for n, u in sorted(nums))
+def _fmt(nums: frozenset[tuple[str, str]], values: set[str]) -> str:
+    return ", ".join(n + u for n, u in sorted(nums) if n in values)
 
 
 def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Conflict | None:
@@ -297,16 +319,17 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
         nb = frozenset().union(*(c.numbers for c in pb)) - {(name, "")}
         # an anchor that is the numbers' own unit ('号楼' of '3号楼') names nothing
         unit_word = any(u.strip() and name.startswith(u.strip()) for _, u in na | nb)
-        if na and nb and not na <= nb and not nb <= na and not unit_word:
+        va, vb = {v for v, _ in na} - {name}, {v for v, _ in nb} - {name}
+        if va and vb and not va <= vb and not vb <= va and not unit_word and not name.isdigit():
             units_a, units_b = {u for _, u in na}, {u for _, u in nb}
-            if units_a & units_b or "" in units_a or "" in units_b:  # the same kind of quantity
-                found.append(("numbers", f"{name}: {_fmt(na)} vs {_fmt(nb)}"))
-                near = _distance(pa, name, na - nb)
+            # the same kind of quantity, said of the anchor: next to it on both sides
+            near = max(_distance(pa, name, va - vb), _distance(pb, name, vb - va))
+            if (units_a & units_b or "" in units_a or "" in units_b) and near <= NEAR:
+                found.append(("numbers", f"{name}: {_fmt(na, va)} vs {_fmt(nb, vb)}"))
         turn_b = next((c.overturn for c in pb if c.overturn), None)
         if turn_b and not any(c.overturn for c in pa) and sim >= 0.2:
             found.append(("overturn", f"the newer says '{turn_b}' about {name}"))
-        neg_a = next((c.negation for c in pa if c.negation), None)
-        neg_b = next((c.negation for c in pb if c.negation), None)
+        neg_a, neg_b = _negated(pa, name), _negated(pb, name)
         if bool(neg_a) != bool(neg_b) and sim >= 0.3:
             which = "newer" if neg_b else "older"
             found.append(("negation", f"the {which} says '{neg_a or neg_b}' about {name}, the other does not"))
@@ -326,6 +349,17 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
     if best is None:
         return None
     return Conflict(old.id, new.id, old.name, new.name, best[1], best[2], tuple(shown), best[0])
+
+
+def distinct(anchors: Iterable[str]) -> list[str]:
+    """The anchors, one per concept: jieba's search mode gives '乌龙' inside
+    '乌龙茶', and a tag '#x' its words too; what is inside another counts once."""
+    names = sorted({t.lstrip("#") for t in anchors}, key=lambda t: (-len(t), t))
+    out: list[str] = []
+    for t in names:
+        if not any(t in longer for longer in out):
+            out.append(t)
+    return sorted(out)
 
 
 def order(a: Entry, b: Entry) -> tuple[Entry, Entry]:
@@ -352,6 +386,8 @@ def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = 
     clauses = Clauses(view.tokenizer, generic)
     found = []
     for (a, b), anchors in pairs.shared.items():
+        if len(anchors) < MIN_ANCHORS or len(distinct(anchors)) < MIN_ANCHORS:
+            continue
         old, new = order(view.entries[a], view.entries[b])
         c = judge(old, new, anchors, clauses)
         if c is not None:

@@ -17,22 +17,28 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import conflicts as C
+from . import tokenize as T
 from . import validate as V
 from .entry import Entry
 from .files import atomic_write
 from .health import _unresolved_links, source_names
-from .lifecycle import DAY, Usage, bigram_similarity
+from .lifecycle import DAY, Usage
 from .store import SYSTEM, Store
 from .view import View
 
 log = logging.getLogger("sediment")
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[^\W_]+")
+
 DUPLICATE_SIMILARITY = 0.6  # bigram Dice of the main texts (consolidate retires fragments at 0.55)
+DUPLICATE_SHARE = 0.5  # ... compared only for pairs sharing this share of the rarer one's rare terms
 INBOX_SIMILARITY = 0.3  # inbox fragments this alike are proposed as one consolidation
 RARE_LINK_DF = 3  # "shared rare terms": terms in at most this many memories ...
 RARE_LINK_MIN = 2  # ... at least this many of them, and no link either way
@@ -124,6 +130,37 @@ def _unrecalled(view: View, usage: dict[str, Usage], stale_days: float, now: flo
             for last, e in found]
 
 
+class Similarity:
+    """How alike two memories' main texts are: the Dice coefficient of their
+    bigrams — of characters in CJK runs, of words in Latin text. (Letter
+    bigrams, which ``consolidate`` uses for short fragments, make any two
+    English paragraphs about 65% alike.) Each memory's bigrams are made once
+    per report."""
+
+    def __init__(self) -> None:
+        self._grams: dict[str, frozenset[str]] = {}
+
+    def grams(self, e: Entry) -> frozenset[str]:
+        got = self._grams.get(e.id)
+        if got is None:
+            out: set[str] = set()
+            for run in _CJK.findall(T.normalize(e.text)):
+                if run[0] >= "\u3400":
+                    out.update(run[i:i + 2] for i in range(len(run) - 1))
+                    if len(run) == 1:
+                        out.add(run)
+            words = _WORD.findall(T.normalize(" ".join(_CJK.split(e.text))))
+            out.update(f"{a} {b}" for a, b in zip(words, words[1:]))
+            if len(words) == 1:
+                out.add(words[0])
+            got = self._grams[e.id] = frozenset(out)
+        return got
+
+    def __call__(self, a: Entry, b: Entry) -> float:
+        ga, gb = self.grams(a), self.grams(b)
+        return 2 * len(ga & gb) / (len(ga) + len(gb)) if ga and gb else 0.0
+
+
 def _pair_item(a: Entry, b: Entry, what: str, action: str) -> Item:
     return Item((a.id, b.id), (a.name, b.name), f"{_link(a)} (`{a.id}`) and {_link(b)} (`{b.id}`): {what}", action)
 
@@ -147,9 +184,10 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
     sec = report.sections
     sec["unrecalled"] = _unrecalled(view, usage, store.policy.patrol_stale_days, now, tz)
 
-    generic = C.Generic(view.tokenizer)
-    words = C.candidate_pairs(view, generic=generic)
-    grams = C.candidate_pairs(view, lanes=("bigrams",))
+    # one pass over the postings of rare words serves every pairwise section
+    # (the bigram lane would double the work and find the same near-duplicates:
+    # two texts that share most of their bigrams share most of their words)
+    words = C.candidate_pairs(view, generic=C.Generic(view.tokenizer))
 
     scanned = C.scan(view, pairs=words)
     conflict_keys = {tuple(sorted((c.a, c.b))) for c in scanned.conflicts}
@@ -160,13 +198,17 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
 
     dups: list[tuple[float, Entry, Entry]] = []
     seen_dup = set()
-    for key in sorted(set(words.shared) | set(grams.shared)):
-        if len(words.shared.get(key, ())) + len(grams.shared.get(key, ())) < 2:
+    similarity = Similarity()
+    for key, shared in sorted(words.shared.items()):
+        # near-duplicates share most of their rare terms: a pair that shares
+        # few of them is not worth comparing text for
+        n = len(shared)
+        if n < 2 or n < DUPLICATE_SHARE * min(words.rare[key[0]], words.rare[key[1]]):
             continue
         a, b = (entries[k] for k in key)
         if key in conflict_keys or a.kind == b.kind == "inbox":
             continue  # (a disagreement, or fragments: their own sections say more)
-        sim = bigram_similarity(a.text, b.text)
+        sim = similarity(a, b)
         if sim >= DUPLICATE_SIMILARITY:
             old, new = C.order(a, b)
             dups.append((sim, old, new))
@@ -178,7 +220,7 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
 
     unlinked = []
     for key, terms in words.shared.items():
-        rare = sorted({t.lstrip("#") for t in terms if view.index.df(t) <= RARE_LINK_DF})
+        rare = sorted({t.lstrip("#") for t in terms if words.df[t] <= RARE_LINK_DF})
         if len(rare) < RARE_LINK_MIN or key in seen_dup or key in conflict_keys:
             continue
         a, b = (entries[k] for k in key)
@@ -192,7 +234,7 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
                        for _, _, _, old, new, rare in unlinked]
 
     sec["events"] = _events(view)
-    sec["inbox"] = _inbox(view, words, grams)
+    sec["inbox"] = _inbox(view, words, similarity)
     sec["unclassified"] = _unclassified(view, store.policy.kinds)
     sec["unresolved"] = _unresolved(view, source_names(store.root, store.policy.sources_folder))
     report.sections = {k: sec[k] for k in SECTIONS}
@@ -219,7 +261,7 @@ def _events(view: View) -> list[Item]:
     return out
 
 
-def _inbox(view: View, words: C.Pairs, grams: C.Pairs) -> list[Item]:
+def _inbox(view: View, words: C.Pairs, similarity: "Similarity") -> list[Item]:
     frags = {i: e for i, e in view.entries.items() if C.active(e) and e.kind == "inbox"}
     parent = {i: i for i in frags}
 
@@ -229,8 +271,8 @@ def _inbox(view: View, words: C.Pairs, grams: C.Pairs) -> list[Item]:
             i = parent[i]
         return i
 
-    for a, b in sorted(set(words.shared) | set(grams.shared)):
-        if a in frags and b in frags and bigram_similarity(frags[a].text, frags[b].text) >= INBOX_SIMILARITY:
+    for a, b in sorted(words.shared):
+        if a in frags and b in frags and similarity(frags[a], frags[b]) >= INBOX_SIMILARITY:
             ra, rb = root(a), root(b)
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
