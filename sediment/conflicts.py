@@ -248,34 +248,47 @@ def _numbers(tok: T.Tokenizer, generic: frozenset[str], text: str) -> frozenset[
 
 
 class Clauses:
-    """Each memory's clauses, analysed once per call."""
+    """Each memory's clauses, each analysed (tokenized, its numbers and
+    negations found) once per call, and only when a shared anchor may be in it."""
 
     def __init__(self, tok: T.Tokenizer, generic: Generic) -> None:
         self.tok = tok
         self.generic = generic.words
-        self._cache: dict[str, list[_Clause]] = {}
+        self._texts: dict[str, list[str]] = {}
+        self._done: dict[tuple[str, int], _Clause] = {}
 
-    def of(self, e: Entry) -> list[_Clause]:
-        got = self._cache.get(e.id)
+    def _split(self, e: Entry) -> list[str]:
+        got = self._texts.get(e.id)
         if got is None:
             text = E.display_text(e.text)
             if e.title and not text.lstrip(" #\t\n").startswith(e.title):
                 text = e.title + "\n" + text
-            got = []
-            for part in _CLAUSE.split(T.normalize(text)):
-                if not part.strip():
-                    continue
-                words = [w for w in self.tok.terms(part)[0] if w not in self.generic]
-                m = _OVERTURN_RE.search(part)
-                got.append(_Clause(part, frozenset(words), _numbers(self.tok, self.generic, part), _negations(part),
-                                   m.group(0) if m else None))
-            self._cache[e.id] = got
+            got = self._texts[e.id] = [p for p in _CLAUSE.split(T.normalize(text)) if p.strip()]
         return got
 
+    def _clause(self, eid: str, i: int, part: str) -> _Clause:
+        got = self._done.get((eid, i))
+        if got is None:
+            words = [w for w in self.tok.terms(part)[0] if w not in self.generic]
+            m = _OVERTURN_RE.search(part)
+            got = self._done[(eid, i)] = _Clause(part, frozenset(words), _numbers(self.tok, self.generic, part),
+                                                 _negations(part), m.group(0) if m else None)
+        return got
 
-def _about(clauses: list[_Clause], anchor: str) -> list[_Clause]:
-    t = anchor.lstrip("#")
-    return [c for c in clauses if t in c.words or anchor in c.words]
+    def about(self, e: Entry, anchor: str) -> list[_Clause]:
+        """The clauses of ``e`` that name the anchor (an index term)."""
+        t = anchor.lstrip("#")
+        # a stem is the start of the word written ('offic' of 'office'), but
+        # for the few that change a letter ('study' of 'studies'): a cheap
+        # test before tokenizing the clause
+        probe = t[:-1] if len(t) > 3 and t.isascii() else t
+        out = []
+        for i, part in enumerate(self._split(e)):
+            if probe in part:
+                c = self._clause(e.id, i, part)
+                if t in c.words or anchor in c.words:
+                    out.append(c)
+        return out
 
 
 def _jaccard(a: Iterable[_Clause], b: Iterable[_Clause]) -> float:
@@ -304,12 +317,11 @@ def _fmt(nums: frozenset[tuple[str, str]], values: set[str]) -> str:
 
 def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Conflict | None:
     """The strongest clue that these two memories disagree, or None."""
-    ca, cb = clauses.of(old), clauses.of(new)
     best: tuple[float, str, str, str] | None = None  # (score, kind, clue, anchor)
     shown = sorted({a.lstrip("#") for a in anchors})
     for anchor in sorted(set(anchors)):
         name = anchor.lstrip("#")
-        pa, pb = _about(ca, anchor), _about(cb, anchor)
+        pa, pb = clauses.about(old, anchor), clauses.about(new, anchor)
         if not pa or not pb:
             continue
         sim = _jaccard(pa, pb)

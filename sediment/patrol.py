@@ -199,7 +199,7 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
     dups: list[tuple[float, Entry, Entry]] = []
     seen_dup = set()
     similarity = Similarity()
-    for key, shared in sorted(words.shared.items()):
+    for key, shared in words.shared.items():  # (the items found are sorted below)
         # near-duplicates share most of their rare terms: a pair that shares
         # few of them is not worth comparing text for
         n = len(shared)
@@ -219,8 +219,11 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
                          for sim, old, new in dups]
 
     unlinked = []
+    df = words.df
     for key, terms in words.shared.items():
-        rare = sorted({t.lstrip("#") for t in terms if words.df[t] <= RARE_LINK_DF})
+        if len(terms) < RARE_LINK_MIN or sum(1 for t in terms if df[t] <= RARE_LINK_DF) < RARE_LINK_MIN:
+            continue
+        rare = C.distinct(t for t in terms if df[t] <= RARE_LINK_DF)
         if len(rare) < RARE_LINK_MIN or key in seen_dup or key in conflict_keys:
             continue
         a, b = (entries[k] for k in key)
@@ -271,7 +274,7 @@ def _inbox(view: View, words: C.Pairs, similarity: "Similarity") -> list[Item]:
             i = parent[i]
         return i
 
-    for a, b in sorted(words.shared):
+    for a, b in words.shared:  # (any order: a group's root is its least id)
         if a in frags and b in frags and similarity(frags[a], frags[b]) >= INBOX_SIMILARITY:
             ra, rb = root(a), root(b)
             if ra != rb:
