@@ -14,9 +14,13 @@ A pair disagrees, by the strongest clue first:
   name it (``office floor 3`` / ``office floor 5``; ``端口 8080`` / ``端口 9090``);
 * **overturn** — the newer one says ``actually``, ``不再``, ``改为``… in a
   clause about the anchor, the older one does not;
-* **negation** — one negates a clause about the anchor (``not``, ``never``,
-  ``不``, ``没有``…), the other does not, and the two clauses say much the same
-  otherwise.
+* **negation** — one negates the anchor (``not``, ``never``, ``不``, ``没有``…
+  near it in a clause that names it), the other does not, and the two
+  clauses say much the same otherwise.
+
+A pair needs two distinct anchors in common (jieba's search mode gives
+``乌龙`` inside ``乌龙茶``: that is one), and a number is said of an anchor only
+within a few characters of it.
 
 Generic words (``user``, ``like``, ``用户``, ``喜欢``, …) are never anchors, and
 neither is a term in many memories: sharing them says nothing.
@@ -86,7 +90,7 @@ def active(e: Entry) -> bool:
 
 
 @dataclass(frozen=True)
-class Conflict:
+class ConflictPair:
     """Two memories that may disagree: ``a`` the older, ``b`` the newer (ids),
     the ``kind`` of clue, the ``clue`` in words, the anchors they share."""
     a: str
@@ -315,7 +319,7 @@ def _fmt(nums: frozenset[tuple[str, str]], values: set[str]) -> str:
     return ", ".join(n + u for n, u in sorted(nums) if n in values)
 
 
-def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Conflict | None:
+def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> ConflictPair | None:
     """The strongest clue that these two memories disagree, or None."""
     best: tuple[float, str, str, str] | None = None  # (score, kind, clue, anchor)
     shown = sorted({a.lstrip("#") for a in anchors})
@@ -360,7 +364,7 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
                 f"the newer opens with an overturn word about {', '.join(shown[:3])}", shown[0])
     if best is None:
         return None
-    return Conflict(old.id, new.id, old.name, new.name, best[1], best[2], tuple(shown), best[0])
+    return ConflictPair(old.id, new.id, old.name, new.name, best[1], best[2], tuple(shown), best[0])
 
 
 def distinct(anchors: Iterable[str]) -> list[str]:
@@ -383,7 +387,7 @@ def order(a: Entry, b: Entry) -> tuple[Entry, Entry]:
 
 @dataclass
 class Scan:
-    conflicts: list[Conflict]
+    conflicts: list[ConflictPair]
     comparisons: int
     candidates: int
 
@@ -408,7 +412,7 @@ def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = 
     return Scan(found, pairs.comparisons, len(pairs.shared))
 
 
-def conflicts(store: Store, ids: Iterable[str] | None = None) -> list[Conflict]:
+def conflicts(store: Store, ids: Iterable[str] | None = None) -> list[ConflictPair]:
     if isinstance(ids, str):
         ids = [ids]
     with store.view.reading() as view:

@@ -24,7 +24,7 @@ from .entry import Entry
 from .files import WriterLock
 from .journal import Feed, Journal
 from .lifecycle import Strength
-from .conflicts import Conflict
+from .conflicts import ConflictPair
 from .metabolism import Plan
 from .palace import Palace
 from .patrol import Report
@@ -512,13 +512,14 @@ class Repository:
 
     # ------------------------------------------------------------------ hygiene (reports; nothing here is a recall)
 
-    def conflicts(self, ids: Iterable[str] | None = None) -> builtins.list[Conflict]:
+    def conflicts(self, ids: Iterable[str] | None = None) -> builtins.list[ConflictPair]:
         """Pairs of active memories that share concrete anchors (rare terms,
         names, numbers) and may disagree: different numbers for the same
         anchor, an overturn word ('actually', '不再', '改为') in the newer, or a
         negation in one only. Strongest clue first; ``a`` is the older. Pairs
         come from the index's postings of rare terms, never from all pairs;
-        generic words anchor nothing. ``ids``: only pairs with these. Reports only.
+        a pair needs two anchors in common, and generic words anchor
+        nothing. ``ids``: only pairs with these. Reports only.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
