@@ -78,6 +78,7 @@ class Report:
     sections: dict[str, list[Item]] = field(default_factory=dict)
     path: str | None = None
     text: str = ""
+    comparisons: int = 0  # candidate pairs drawn from the postings (not all pairs)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -85,6 +86,7 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {"date": self.date, "now": self.now, "path": self.path, "counts": self.counts,
+                "comparisons": self.comparisons,
                 "sections": {k: [i.to_dict() for i in v] for k, v in self.sections.items()}}
 
     def __str__(self) -> str:
@@ -188,6 +190,7 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
     # (the bigram lane would double the work and find the same near-duplicates:
     # two texts that share most of their bigrams share most of their words)
     words = C.candidate_pairs(view, generic=C.Generic(view.tokenizer))
+    report.comparisons = words.comparisons
 
     scanned = C.scan(view, pairs=words)
     conflict_keys = {tuple(sorted((c.a, c.b))) for c in scanned.conflicts}

@@ -117,11 +117,12 @@ def _write_root(root: Path, n: int, seed: int = 7) -> None:
 def _comparisons(tmp_path: Path, n: int) -> tuple[int, int]:
     root = tmp_path / f"r{n}"
     _write_root(root, n)
-    with Repository(root) as repo, repo.view.reading() as view:
-        assert len(view) == n
-        words = C.candidate_pairs(view, generic=C.Generic(view.tokenizer)).comparisons
-        grams = C.candidate_pairs(view, lanes=("bigrams",)).comparisons
-        return C.scan(view).comparisons, words + grams
+    with Repository(root) as repo:
+        assert len(repo) == n
+        report = repo.patrol(now=T0)
+        assert report.counts["conflicts"] >= 0 and report.comparisons > 0
+        with repo.view.reading() as view:
+            return C.scan(view).comparisons, report.comparisons
 
 
 def test_candidate_generation_is_sub_quadratic(tmp_path):
