@@ -68,6 +68,11 @@ _NOT_NEG_AFTER = frozenset("""
 _NOT_NEG_BEFORE = frozenset("特别 区别 分别 级别 类别 差别 告别 识别 辨别 性别 个别 派别".split())
 _CLAUSE = re.compile(r"(?<!\d)[.,](?!\d)|[。！？；;!?\n，、：:]")
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?)(\s?[a-z]+|\s?[\u3400-\u9fff])?")
+_WORD = re.compile(r"[^\W_]+")
+# dates (2026-11-27, 2026/11/27, 2026年11月27日), times of day (15:30) and
+# list markers ('1. ') are blanked out before numbers are read
+_NOT_A_QUANTITY = re.compile(r"\d{4}\s?[-/.年]\s?\d{1,2}(?:\s?[-/.月]\s?\d{1,2}\s?日?)?|\d{1,2}\s?月\s?\d{1,2}\s?日"
+                             r"|\b\d{1,2}:\d{2}(?::\d{2})?\b|^\s*\d{1,3}[.)](?=\s)")
 _OVERTURN_RE = re.compile("|".join(re.escape(w) for w in OVERTURN_WORDS), re.IGNORECASE)
 
 # a term in more memories than this is not a concrete anchor (and its postings
@@ -76,7 +81,8 @@ MAX_DF = 20
 # two memories sharing one rare word are about different things more often
 # than not: a pair needs this many anchors in common
 MIN_ANCHORS = 2
-NEAR = 20  # characters between an anchor and a number said of it, at most
+NEAR = 20  # characters between an anchor and a negation said of it, at most
+GAP = 6  # characters between an anchor and a number said of it ('floor 3', '端口是 5432')
 KIND_WEIGHT = {"numbers": 3.0, "overturn": 2.0, "negation": 1.5}
 
 
@@ -204,7 +210,7 @@ def candidate_pairs(view: View, *, lanes: Iterable[str] = ("words",), ids: set[s
 class _Clause:
     text: str  # normalised
     words: frozenset[str]
-    numbers: frozenset[tuple[str, str]]  # (number, unit or '')
+    numbers: tuple[tuple[int, int, str, str], ...]  # (start, end, value, unit or '')
     negations: tuple[tuple[int, str], ...]
     overturn: str | None
 
@@ -238,8 +244,12 @@ def _negated(clauses: list[_Clause], anchor: str) -> str | None:
     return None
 
 
-def _numbers(tok: T.Tokenizer, generic: frozenset[str], text: str) -> frozenset[tuple[str, str]]:
-    out = set()
+def _numbers(tok: T.Tokenizer, generic: frozenset[str], text: str) -> tuple[tuple[int, int, str, str], ...]:
+    """(start, end, value, unit) of each number in a clause. Dates, times of
+    day and list markers are no quantities: a daily note's date differs from
+    the next one's by nature."""
+    text = _NOT_A_QUANTITY.sub(lambda m: " " * len(m.group(0)), text)
+    out = []
     for m in _NUMBER.finditer(text):
         num, unit = m.group(1), (m.group(2) or "").strip()
         if unit.isascii() and unit:
@@ -247,8 +257,9 @@ def _numbers(tok: T.Tokenizer, generic: frozenset[str], text: str) -> frozenset[
             # unless it is a stop or generic word ('floor 5 now')
             stemmed = tok.terms(unit)[0]
             unit = " " + stemmed[0] if stemmed and stemmed[0] not in generic else ""
-        out.add((num.rstrip("0").rstrip(".") if "." in num else num.lstrip("0") or "0", unit))
-    return frozenset(out)
+        value = num.rstrip("0").rstrip(".") if "." in num else num.lstrip("0") or "0"
+        out.append((m.start(), m.start() + len(num), value, unit))
+    return tuple(out)
 
 
 class Clauses:
@@ -301,22 +312,32 @@ def _jaccard(a: Iterable[_Clause], b: Iterable[_Clause]) -> float:
     return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
 
 
-def _distance(clauses: list[_Clause], anchor: str, nums: set[str]) -> int:
-    """Characters between the anchor and the nearest of these numbers."""
-    best = 10_000
+def _anchor_span(c: _Clause, anchor: str) -> tuple[int, int] | None:
+    at = T.find_term(c.text, {anchor})
+    if at < 0:
+        return None
+    m = _WORD.match(c.text, at) if anchor.isascii() else None
+    return at, m.end() if m else at + len(anchor)
+
+
+def _said_of(clauses: list[_Clause], anchor: str) -> dict[str, set[str]]:
+    """Unit → the values of the numbers written next to the anchor (at most
+    ``GAP`` characters between them) in these clauses."""
+    out: dict[str, set[str]] = {}
     for c in clauses:
-        at = T.find_term(c.text, {anchor})
-        if at < 0:
+        span = _anchor_span(c, anchor) if c.numbers else None
+        if span is None:
             continue
-        for num in nums:
-            i = c.text.find(num)
-            if i >= 0:
-                best = min(best, abs(i - at))
-    return best
+        at, end = span
+        for start, stop, value, unit in c.numbers:
+            gap = start - end if start >= end else at - stop
+            if 0 <= gap <= GAP and value != anchor:
+                out.setdefault(unit, set()).add(value)
+    return out
 
 
-def _fmt(nums: frozenset[tuple[str, str]], values: set[str]) -> str:
-    return ", ".join(n + u for n, u in sorted(nums) if n in values)
+def _fmt(values: set[str], unit: str) -> str:
+    return ", ".join(v + unit for v in sorted(values))
 
 
 def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> ConflictPair | None:
@@ -330,18 +351,14 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
             continue
         sim = _jaccard(pa, pb)
         found: list[tuple[str, str]] = []
-        near = 0
-        na = frozenset().union(*(c.numbers for c in pa)) - {(name, "")}
-        nb = frozenset().union(*(c.numbers for c in pb)) - {(name, "")}
-        # an anchor that is the numbers' own unit ('号楼' of '3号楼') names nothing
-        unit_word = any(u.strip() and name.startswith(u.strip()) for _, u in na | nb)
-        va, vb = {v for v, _ in na} - {name}, {v for v, _ in nb} - {name}
-        if va and vb and not va <= vb and not vb <= va and not unit_word and not name.isdigit():
-            units_a, units_b = {u for _, u in na}, {u for _, u in nb}
-            # the same kind of quantity, said of the anchor: next to it on both sides
-            near = max(_distance(pa, name, va - vb), _distance(pb, name, vb - va))
-            if (units_a & units_b or "" in units_a or "" in units_b) and near <= NEAR:
-                found.append(("numbers", f"{name}: {_fmt(na, va)} vs {_fmt(nb, vb)}"))
+        if not name.isdigit():
+            sa, sb = _said_of(pa, name), _said_of(pb, name)
+            for unit in sorted(set(sa) & set(sb)):  # the same kind of quantity on both sides
+                va, vb = sa[unit], sb[unit]
+                # an anchor that is the numbers' own unit ('号楼' of '3号楼') names nothing
+                if not va <= vb and not vb <= va and not (unit.strip() and name.startswith(unit.strip())):
+                    found.append(("numbers", f"{name}: {_fmt(va, unit)} vs {_fmt(vb, unit)}"))
+                    break
         turn_b = next((c.overturn for c in pb if c.overturn), None)
         if turn_b and not any(c.overturn for c in pa) and sim >= 0.2:
             found.append(("overturn", f"the newer says '{turn_b}' about {name}"))
@@ -350,11 +367,8 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
             which = "newer" if neg_b else "older"
             found.append(("negation", f"the {which} says '{neg_a or neg_b}' about {name}, the other does not"))
         for kind, clue in found:
-            # the anchor nearest the numbers names a numbers clue ('floor 3',
-            # not 'berlin'); else the longer anchor ('办公室' rather than '公室')
+            # (the longer anchor names the clue: '办公室' rather than '公室')
             score = KIND_WEIGHT[kind] + sim + 0.1 * min(len(shown), 5) + 0.001 * min(len(name), 9)
-            if kind == "numbers":
-                score += 0.05 / (1 + near)
             if best is None or score > best[0]:
                 best = (score, kind, clue, name)
     if best is None and overturns(new.text) and not overturns(old.text):

@@ -72,7 +72,9 @@ class _Terms:
         self.generic = frozenset(GENERIC_EN) | frozenset(GENERIC_ZH) | T.EN_STOP
 
     def of(self, e: Entry) -> dict[str, str]:
-        text = E.display_text(e.body)
+        # the main text and what the sections say, not their headings (every
+        # memory with reasoning would have the topic 'evidence')
+        text = E.display_text("\n".join([e.text, *e.sections.values()]))
         if e.title and not text.lstrip(" #\t\n").startswith(e.title):
             text = e.title + "\n" + text
         out: dict[str, str] = {}

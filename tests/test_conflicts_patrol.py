@@ -83,6 +83,11 @@ def test_agreeing_memories_are_no_conflict(repo):
     _add(repo, "Visitors to the Berlin office take the lift to floor 3.", 2)
     _add(repo, "小王喜欢喝乌龙茶", 3)
     _add(repo, "小王每天下午喝乌龙茶", 4)
+    # dates and list numbers are no quantities: two daily notes differ by date
+    _add(repo, "日报 2026-11-27：auth-gateway 发版，回滚演练", 5)
+    _add(repo, "日报 2026-11-28：auth-gateway 发版，回滚演练复盘", 6)
+    _add(repo, "1. Kubernetes upgrade plan for Hetzner", 7)
+    _add(repo, "2. Kubernetes upgrade plan for Hetzner, second draft", 8)
     assert repo.conflicts() == []
 
 
