@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import conflicts as C
+from . import entry as E
 from . import tokenize as T
 from . import validate as V
 from .entry import Entry
@@ -172,7 +173,8 @@ def _linked(a: Entry, b: Entry) -> bool:
 
 
 def _link_action(a: Entry, b: Entry) -> str:
-    links = [*a.links, b.name]
+    # `update --link` replaces the frontmatter links: the command lists them all
+    links = [*dict.fromkeys(E.unwrap_link(x) for x in a.meta.get("links") or ()), b.name]
     return f"sediment update {a.id} " + " ".join(f"--link {_q(n)}" for n in links)
 
 

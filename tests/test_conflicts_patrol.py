@@ -203,6 +203,10 @@ def test_patrol_suggestions_run(repo, capsys):
     with Repository(repo.root) as again:
         assert again.get(ids["dup1"]).status == "superseded"
         assert again.patrol(now=at(30)).sections["duplicates"] == []
+        link = again.patrol(now=at(30)).sections["unlinked"][0]
+    assert main(["--root", str(repo.root), *shlex.split(link.action)[1:]]) == 0
+    with Repository(repo.root) as again:
+        assert link.ids not in [it.ids for it in again.patrol(now=at(30)).sections["unlinked"]]
 
 
 def test_patrol_changes_no_note_and_records_no_recall(repo):
