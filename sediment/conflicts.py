@@ -92,7 +92,9 @@ def max_df(n: int) -> int:
 
 
 def active(e: Entry) -> bool:
-    return e.status == "active" and e.layer != "archive"
+    """A current memory of the library's (a person's own notes are reference:
+    never superseded, archived or rewritten, so nothing here suggests it)."""
+    return e.status == "active" and e.layer != "archive" and not e.reference
 
 
 @dataclass(frozen=True)

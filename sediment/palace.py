@@ -43,7 +43,7 @@ FORMATS = ("mermaid", "json")
 
 def current(e: Entry) -> bool:
     """In the map: what search finds by default (not archived, superseded, purged)."""
-    return e.status == "active" and e.layer != "archive"
+    return e.status == "active" and e.layer != "archive" and not e.reference
 
 
 @dataclass

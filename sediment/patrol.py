@@ -28,7 +28,7 @@ from . import tokenize as T
 from . import validate as V
 from .entry import Entry
 from .files import atomic_write
-from .health import _unresolved_links, source_names
+from .health import _unresolved_links
 from .lifecycle import DAY, Usage
 from .store import SYSTEM, Store
 from .view import View
@@ -244,7 +244,7 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
     sec["events"] = _events(view)
     sec["inbox"] = _inbox(view, words, similarity)
     sec["unclassified"] = _unclassified(view, store.policy.kinds)
-    sec["unresolved"] = _unresolved(view, source_names(store.root, store.policy.sources_folder))
+    sec["unresolved"] = _unresolved(view)
     report.sections = {k: sec[k] for k in SECTIONS}
     report.text = render(report, len(entries))
     return report
@@ -315,9 +315,9 @@ def _unclassified(view: View, kinds: Any) -> list[Item]:
     return out
 
 
-def _unresolved(view: View, sessions: set[str]) -> list[Item]:
+def _unresolved(view: View) -> list[Item]:
     out = []
-    for p in _unresolved_links(view, sessions):
+    for p in _unresolved_links(view):
         e = view.entries.get(view.by_path.get(p.path, ""))
         if e is None:
             continue

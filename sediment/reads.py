@@ -84,11 +84,12 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
 
 
 def links_to(store: Store, id: str) -> list[Entry]:
-    """Memories whose links (frontmatter or body) name this one, by path."""
+    """Memories whose links (frontmatter or body) name this one, by path: by
+    its id, or by a name, ``folder/name`` or alias Obsidian resolves to it."""
     with store.view.reading() as view:
         target = view.resolve(id)
-        names = {target.name, target.id}
-        return sorted((e for e in view.entries.values() if e.id != target.id and names & set(e.links)),
+        return sorted((e for e in view.entries.values() if e.id != target.id
+                       and any(x == target.id or view.link(x) is target for x in e.links)),
                       key=lambda e: e.path)
 
 

@@ -87,7 +87,8 @@ class Repository:
                          feed=Feed(journal), snapshot_path=cache / "index.bin" if cache else None,
                          writer_lock=lock, lock_timeout=self.policy.lock_timeout_seconds,
                          save_snapshots=parts.writable("cache"), tz=self.policy.tz,
-                         max_meta_size=self.policy.max_meta_size)
+                         max_meta_size=self.policy.max_meta_size,
+                         own=(self.policy.map_file, self.policy.sources_folder))
         self.view.progress = progress
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False

@@ -91,9 +91,10 @@ def test_map_is_byte_stable_and_no_memory(repo, tmp_path):
     with Repository(copy) as other:
         other.map()
         assert (copy / "MAP.md").read_bytes() == first
-        assert len(other) == n  # not indexed as a memory
-        assert not other.search("zookeeper", record=False, limit=50) or all(
-            h.entry.path != "MAP.md" for h in other.search("zookeeper", record=False, limit=50))
+    with Repository(copy) as other:  # an open, a rescan and check() all walk the root
+        other.refresh()
+        assert len(other) == n  # not indexed as a memory, nor as a person's note
+        assert all(h.entry.path != "MAP.md" for h in other.search("zookeeper", record=False, limit=50))
         assert [p for p in other.check() if "MAP" in p.path] == []
 
 
@@ -186,9 +187,13 @@ def test_sources_are_not_memories_and_no_check_problem(repo):
     repo.add_source("session-1", TURNS, now=T0)
     e = repo.add("发版日期定在周五", kind="fact", source="session-1", source_links=["[[session-1#^t1]]"])
     repo.add("See [[session-1#^t3]] for the PKCE talk.", kind="fact")
+    repo.refresh()
     assert len(repo) == 2
     assert [h.entry.id for h in repo.search("周五", record=False)] == [e.id]
     assert repo.check() == []
+    repo.close()
+    with Repository(repo.root) as again:  # a cold open walks the root too
+        assert len(again) == 2 and again.check() == []
 
 
 def test_unlinked_sources_lists_turns_no_memory_points_to(repo):

@@ -22,9 +22,9 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # Lower layers never import higher ones. A module may import its own layer
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
-    ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
-     "index", "search", "progress"],
-    ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
+    ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
+     "tokenize", "lifecycle", "index", "search", "progress"],
+    ["files", "checked", "journal", "policyfile", "usage", "vault", "view", "system", "store", "gitutil"],
     ["reads", "writes", "metabolism", "adopt", "health", "conflicts", "patrol", "palace", "sources"],
     ["watch", "repository"],
     ["__init__", "clikit", "cli_verbs", "cli_hygiene", "cli", "__main__"],
@@ -95,7 +95,7 @@ def test_modules_stay_small():
 def test_public_surface_is_pinned():
     assert sorted(sediment.__all__) == sorted([
         "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
-        "SedimentError", "NotFound", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
+        "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
         "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError", "__version__",
     ])
     assert all(hasattr(sediment, name) for name in sediment.__all__)
