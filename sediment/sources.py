@@ -178,10 +178,10 @@ def add_source(store: Store, session: str, turns: Iterable[Any], *,
     target = store.root / rel
     with store.writing():
         try:
-            old = read_nofollow(target).decode("utf-8", "replace")
+            raw: bytes | None = read_nofollow(target)
         except FileNotFoundError:
-            old = None
-        have = parse(old, session) if old is not None else []
+            raw = None
+        have = parse(raw.decode("utf-8", "replace"), session) if raw is not None else []
         # a retry (or a call repeating the turns already stored) adds nothing:
         # the longest run of given turns that the file already ends with is skipped
         same = [(t.role, t.text) for t in have]
@@ -190,13 +190,12 @@ def add_source(store: Store, session: str, turns: Iterable[Any], *,
         start = max((int(t.id[1:]) for t in have), default=0) + 1
         fresh = [Turn(session, f"t{start + i}", r, t, tm) for i, (r, t, tm) in enumerate(given[overlap:])]
         if fresh:
-            if old is None:
+            if raw is None:
                 head = (f"---\nsession: {session}\ncreated: '{when.isoformat(timespec='seconds')}'\n---\n"
-                        f"# {session}\n")
-            else:
-                head = old if old.endswith("\n") else old + "\n"
-            text = head + "".join("\n" + _turn_text(t) for t in fresh)
-            atomic_write(target, text.encode("utf-8"))
+                        f"# {session}\n").encode("utf-8")
+            else:  # the bytes there stay as they are, whatever a person made of them
+                head = raw if raw.endswith(b"\n") else raw + b"\n"
+            atomic_write(target, head + "".join("\n" + _turn_text(t) for t in fresh).encode("utf-8"))
     return Source(session, rel, tuple(have + fresh), len(fresh))
 
 

@@ -175,11 +175,13 @@ def test_a_session_grows_by_appending_and_a_retry_adds_nothing(repo):
     before = path.read_bytes()
     assert repo.add_source("s", TURNS[:2], now=T0).added == 0
     assert path.read_bytes() == before
-    # a person's note between turns stays as it is
-    path.write_bytes(before + "\nmy own remark\n".encode())
+    # a person's note between turns stays as it is, byte for byte (even bytes
+    # that are not UTF-8)
+    path.write_bytes(before + "\nmy own remark\xff\n".encode("latin-1"))
+    before = before + "\nmy own remark\xff\n".encode("latin-1")
     s = repo.add_source("s", [*TURNS[:2], ("user", "还有一件事")], now=T0)
     assert s.added == 1 and [t.id for t in s.turns] == ["t1", "t2", "t3"]
-    assert path.read_bytes().startswith(before + "\nmy own remark\n".encode())
+    assert path.read_bytes().startswith(before)
     assert repo.add_source("s", [("user", "还有一件事")], now=T0).added == 0
 
 
