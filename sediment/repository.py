@@ -511,16 +511,11 @@ class Repository:
         """
         return health.check(self.store, fix=fix)
 
-    # ------------------------------------------------------------------ hygiene (reports; nothing here is a recall)
+    # ------------------------------------------------------------------ hygiene (README, "Hygiene"; no recall)
 
     def conflicts(self, ids: Iterable[str] | None = None) -> builtins.list[ConflictPair]:
-        """Pairs of active memories that share concrete anchors (rare terms,
-        names, numbers) and may disagree: different numbers for the same
-        anchor, an overturn word ('actually', '不再', '改为') in the newer, or a
-        negation in one only. Strongest clue first; ``a`` is the older. Pairs
-        come from the index's postings of rare terms, never from all pairs;
-        a pair needs two anchors in common, and generic words anchor
-        nothing. ``ids``: only pairs with these. Reports only.
+        """Pairs of active memories sharing rare anchors that may disagree (numbers,
+        overturn, negation), strongest clue first; only pairs with ``ids`` if given.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -532,12 +527,8 @@ class Repository:
         return conflicts.conflicts(self.store, ids)
 
     def patrol(self, *, now: _dt.datetime | str | None = None) -> Report:
-        """Write ``_system/patrol/YYYY-MM-DD.md`` (machine-local): long
-        unrecalled, likely duplicates, shared rare terms without a link,
-        conflict candidates, same-event chains, inbox to consolidate,
-        unclassified, unresolved links — each item with ids, wikilinks and a
-        command to run. Never changes a memory; the same root and ``now`` give
-        the same bytes. On a read-only root the report is returned, not written.
+        """Write ``_system/patrol/YYYY-MM-DD.md``: what to tidy, each item with a
+        command to run. Changes no memory; the same root and ``now``, the same bytes.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -549,11 +540,8 @@ class Repository:
         return patrol.patrol(self.store, now=now)
 
     def map(self) -> Palace:
-        """Write the palace map, ``MAP.md`` at the root (policy ``map_file``):
-        rooms with counts and their topics (Chinese nouns and English words in
-        at least 3 and at most 20% of the current memories), each topic
-        linking its memories as wikilinks. The same memories give the same
-        bytes. A ``MAP.md`` that map() did not write is kept: ``Conflict``.
+        """Write ``MAP.md`` (policy ``map_file``): rooms, counts, and topics in 3
+        to 20% of the memories, each linking its memories. Keeps a person's own.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -566,33 +554,23 @@ class Repository:
         return palace.write_map(self.store)
 
     def graph(self, format: str = "mermaid") -> str:
-        """Links, supersessions, evidence and events of every memory but purged
-        ones, as a Mermaid diagram (``format="mermaid"``) or JSON (``"json"``:
-        ``nodes`` and ``edges`` with ``source``, ``target``, ``type``).
+        """Links, supersessions, evidence and events as Mermaid, or JSON (``"json"``).
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
         >>> a = repo.add("Mobile apps cannot keep a secret.", title="no secrets")
-        >>> _ = repo.add("Use PKCE.", title="PKCE", links=[a.name])
-        >>> print(repo.graph())
+        >>> b = repo.add("Use PKCE.", title="PKCE", links=[a.name]); print(repo.graph(), end="")
         graph LR
           n0["no secrets"]
           n1["PKCE"]
           n1 --> n0
-        <BLANKLINE>
         """
         return palace.graph(self.store, format)
 
     def add_source(self, session: str, turns: Iterable[Any], *,
                    now: _dt.datetime | str | None = None) -> Source:
-        """Store a raw conversation as ``sources/<session>.md`` (policy
-        ``sources_folder``), each turn a block with an Obsidian block id
-        (``^t1``, ``^t2``…) that a memory's ``source_links`` can point at
-        (``turn.link``: ``[[session#^t1]]``). A turn is a string (the user's),
-        a ``(role, text)`` pair or a mapping with ``text``, ``role``, ``time``.
-        A session grows by appending; turns the file already ends with are
-        not added again (a retry adds nothing). Sources are not memories: not
-        indexed, searched or decayed.
+        """Store a conversation as ``sources/<session>.md``, appending; each turn (a
+        string, a (role, text) pair or a mapping) a block ``^tN`` (``turn.link``).
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -603,9 +581,7 @@ class Repository:
         return sources.add_source(self.store, session, turns, now=now)
 
     def unlinked_sources(self, *, since: Any = None) -> builtins.list[Turn]:
-        """Turns of stored sessions that no memory's ``source_links`` points
-        to (a link to a whole session covers all its turns), by session and
-        turn; ``since`` keeps turns of that time or later.
+        """Turns of stored sessions no memory's ``source_links`` points to.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -617,20 +593,13 @@ class Repository:
         return sources.unlinked_sources(self.store, since=since)
 
     def consolidate_with(self, llm: LLM | None = None, *, since: Any = None) -> Consolidation:
-        """Turn unlinked source turns into memories. ``llm`` (optional; none is
-        shipped) is called once per session with its unlinked turns (dicts:
-        id, role, text, time, link) and returns proposals: mappings with
-        ``text`` and any of ``add``'s title, room, tags, kind, value, links,
-        event and sections, plus ``turns`` (the ids they came from; default
-        all). Each is written only through ``add``, with ``source`` and
-        ``source_links`` set; a bad one is skipped with the reason. Without
-        ``llm``, each turn becomes an inbox fragment: deterministic. Library only.
+        """Unlinked turns → memories, written only through ``add``: ``llm(turns)``
+        proposes (``{"text", "kind", …, "turns"}``); without one, inbox fragments.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
         >>> _ = repo.add_source("s1", ["部署改用 Flux", "好的"])
-        >>> llm = lambda turns: [{"text": "部署用 Flux", "kind": "fact", "turns": ["t1"]}]
-        >>> r = repo.consolidate_with(llm)
+        >>> r = repo.consolidate_with(lambda turns: [{"text": "部署用 Flux", "kind": "fact", "turns": ["t1"]}])
         >>> [(e.kind, e.source_links) for e in r.added], [t.id for t in repo.unlinked_sources()]
         ([('fact', ('[[s1#^t1]]',))], ['t2'])
         """
