@@ -31,6 +31,7 @@ _system/cache/
 _system/usage/
 _system/reports/
 _system/working/
+_system/patrol/
 .*.tmp
 .obsidian/workspace*.json
 """
@@ -88,6 +89,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
     "reports": ("reports",),
     "working": ("working", "working/state.json", "working/lock"),
+    "patrol": ("patrol",),
 }
 OFF = {
     "policy": "policy.yaml is not read (the default settings are used)",
@@ -97,6 +99,7 @@ OFF = {
     "usage": "usage records (recalls, confirmations) are neither read nor written",
     "reports": "metabolize reports are not written",
     "working": "working memory (observe, mood) is neither read nor written",
+    "patrol": "patrol reports are not written",
 }
 
 

