@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from . import adopt, health, metabolism, reads, writes
+from . import adopt, health, metabolism, reads, sync as _sync, writes
 from . import tokenize as T
 from .entry import Entry
 from .files import WriterLock
@@ -27,6 +27,7 @@ from .lifecycle import Strength
 from .metabolism import Plan
 from .policyfile import load as load_policy
 from .search import SearchHit
+from .shared import SharedUsage
 from .store import Store
 from .system import SYSTEM, open_system
 from .usage import UsageLog
@@ -78,6 +79,8 @@ class Repository:
         journal = Journal(system / "journal.log", off=parts.link_reason("journal"))
         self.usage = UsageLog(system / "usage", self.policy.lock_timeout_seconds,
                               readable=parts.usable("usage"), refused=parts.refusal("usage"))
+        if parts.usable("usage"):  # decisions count the other machines' synced usage too
+            self.usage.others = SharedUsage(self.root, system / "usage").others
         cache = system / "cache" if parts.usable("cache") else None
         self.view = View(self.root, tokenizer=T.shared(cache if parts.writable("cache") else None),
                          feed=Feed(journal), snapshot_path=cache / "index.bin" if cache else None,
@@ -505,3 +508,22 @@ class Repository:
         [('shallow/bad.md', 'error')]
         """
         return health.check(self.store, fix=fix)
+
+    # ------------------------------------------------------------------ machines
+
+    def sync(self, *, remote: str | None = None, push: bool = True) -> "_sync.SyncResult":
+        """Share this memory with its other machines through git: commit the
+        root's pending changes, pull (merging notes by rule, never letting git
+        guess a layer), repair what the merge broke, push. See README,
+        "Several machines". Raises ``StorageError`` outside a git repository,
+        ``Conflict`` when a file other than a note needs a person.
+
+        >>> import tempfile
+        >>> from sediment.gitutil import git_init
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = git_init(repo.root)
+        >>> _ = repo.add("周五前发版", kind="fact")
+        >>> r = repo.sync(); r.committed, r.remote, r.conflicts
+        (1, None, [])
+        """
+        return _sync.sync(self.store, remote=remote, push=push)

@@ -24,12 +24,15 @@ log = logging.getLogger("sediment")
 
 SYSTEM = "_system"
 GITIGNORE = """\
-# sediment: derived and machine-local files. Notes and policy.yaml are versioned.
+# sediment: derived and machine-local files. Notes, policy.yaml and the
+# per-machine usage summaries in _system/shared/ are versioned.
 _system/lock
 _system/journal.log
 _system/cache/
 _system/usage/
 _system/reports/
+_system/working/
+_system/patrol/
 .*.tmp
 .obsidian/workspace*.json
 """

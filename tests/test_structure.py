@@ -24,10 +24,11 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
      "index", "search", "progress"],
-    ["files", "checked", "journal", "policyfile", "usage", "view", "system", "store", "gitutil"],
-    ["reads", "writes", "metabolism", "adopt", "health"],
+    ["files", "checked", "journal", "policyfile", "shared", "usage", "view", "system", "store", "gitutil",
+     "notemerge", "syncmerge"],
+    ["reads", "writes", "metabolism", "adopt", "health", "syncfix", "sync"],
     ["watch", "repository"],
-    ["__init__", "clikit", "cli_verbs", "cli", "__main__"],
+    ["__init__", "clikit", "cli_verbs", "cli_sync", "cli", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -124,7 +125,9 @@ NO_OPTION = {("watch", "on_change"): "a callback: `sediment watch --verbose` pri
 CLI_ONLY_OPTIONS = {("watch", "verbose"): "prints each change (the library's on_change)",
                     ("watch", "seconds"): "the library's watch() lasts as long as its block"}
 # CLI commands that are not a Repository verb of the same name.
-CLI_ONLY = {"init": "creates a root (Repository(create=True))"}
+CLI_ONLY = {"init": "creates a root (Repository(create=True))",
+            "clone": "creates a root from a git remote",
+            "merge-driver": "run by git during a merge, not a verb of a memory"}
 
 
 def test_every_verb_has_a_docstring_with_an_example_that_runs():

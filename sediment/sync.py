@@ -1,0 +1,204 @@
+"""``sync``: one memory on several machines, through a git remote.
+
+One sync: write this machine's usage summary (``shared``), commit the root's
+pending changes (only paths inside the root; machine-local parts never),
+fetch, merge with the settings a memory needs (``gitutil.merge_options``: no
+directory-rename guesses, the notes' merge driver), settle by rule what git
+left (``syncmerge``), restore the invariants (``syncfix``), commit, push. A
+push that lost a race (someone pushed meanwhile) fetches and merges again.
+
+The local steps hold the writer lock, so no sediment write lands in the
+middle of a merge; the network steps do not.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import Conflict, StorageError
+from .gitutil import git_exe, identity_options, install_driver, merge_options, toplevel
+from .shared import SharedUsage
+from .store import Store
+from .syncfix import repair
+from .syncmerge import Git, is_note, resolve
+from .system import GITIGNORE
+
+log = logging.getLogger("sediment")
+
+# never committed by sync, whatever the .gitignore says
+LOCAL = [line for line in GITIGNORE.splitlines() if line and not line.startswith("#")]
+LOCAL_PATHS = [p.rstrip("/") for p in LOCAL if "*" not in p]
+
+
+@dataclass
+class SyncResult:
+    """What one ``sync`` did."""
+    remote: str | None = None
+    committed: int = 0  # files in the commit of this machine's pending changes
+    fetched: bool = False
+    merged: int = 0  # merge commits made
+    fast_forward: bool = False
+    resolved: list[str] = field(default_factory=list)  # settled by rule
+    conflicts: list[str] = field(default_factory=list)  # notes left to a person (same body lines)
+    moves: list[str] = field(default_factory=list)  # notes moved to two places, and where they went
+    repairs: list[str] = field(default_factory=list)
+    installed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # notes the pull changed here
+    pushed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+    def __str__(self) -> str:
+        lines = [f"committed {self.committed} file(s)" if self.committed else "nothing to commit"]
+        if self.remote is None:
+            lines.append("no remote: nothing pulled or pushed")
+        else:
+            how = "fast-forward" if self.fast_forward else f"{self.merged} merge(s)" if self.merged else "up to date"
+            lines.append(f"pulled from {self.remote}: {how}, {len(self.changed)} note(s) changed here")
+        lines += [f"installed {x}" for x in self.installed]
+        lines += [f"settled by rule: {p}" for p in self.resolved]
+        lines += [f"moved to two places: {m}" for m in self.moves]
+        lines += [f"repaired: {r}" for r in self.repairs]
+        lines += [f"CONFLICT left to a person (the same lines edited on two machines): {p}" for p in self.conflicts]
+        if self.remote is not None:
+            lines.append("pushed" if self.pushed else "nothing to push")
+        return "\n".join(lines)
+
+
+def _upstream(g: Git, remote: str | None) -> tuple[str | None, str | None, bool]:
+    """(remote, branch, has an upstream)."""
+    branch = g.run("symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)).stdout.strip() or None
+    up = g.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", ok=(0, 128)).stdout.strip()
+    if up and "/" in up and remote is None:
+        r, b = up.split("/", 1)
+        return r, b, True
+    remotes = g.run("remote").stdout.split()
+    if remote is None:
+        remote = "origin" if "origin" in remotes else (remotes[0] if remotes else None)
+    elif remote not in remotes:
+        raise StorageError(f"no git remote named {remote!r}", path=str(g.root))
+    return remote, branch, False
+
+
+def _exists(g: Git, ref: str) -> bool:
+    return g.run("rev-parse", "--verify", "--quiet", ref, ok=(0, 1)).returncode == 0
+
+
+def _stage(g: Git) -> None:
+    """Stage the root's changes; the machine-local parts never (the .gitignore
+    keeps them out, and a person's .gitignore that lets them in is overruled)."""
+    g.run("add", "-A", "--", ".")
+    g.run("reset", "-q", "--", *LOCAL_PATHS, ok=(0, 1, 128))
+
+
+def _commit_pending(g: Git, store: Store, ident: list[str], message: str) -> int:
+    _stage(g)
+    staged = [p for p in g.run("diff", "--cached", "--name-only", "--relative", "--", ".").stdout.splitlines() if p]
+    if staged:
+        g.run(*ident, "commit", "-q", "--no-verify", "-m", message, "--", ".")
+    return len(staged)
+
+
+def _ensure_gitignore(store: Store) -> None:
+    gi = store.root / ".gitignore"
+    try:
+        have = gi.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        have = ""
+    missing = [p for p in LOCAL if p not in have.splitlines()]
+    if missing:
+        with open(gi, "a", encoding="utf-8") as fh:
+            fh.write(("" if not have or have.endswith("\n") else "\n") + "\n".join(missing) + "\n")
+
+
+def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts: int = 3) -> SyncResult:
+    git = git_exe()
+    root = store.root
+    store.check_writable()
+    if toplevel(git, root) is None:
+        raise StorageError(f"{root} is not in a git repository: run 'sediment init --git', or "
+                           "'sediment clone URL' to start from a remote", path=str(root))
+    g = Git(git, root)
+    res = SyncResult()
+    remote, branch, tracked = _upstream(g, remote)
+    res.remote = remote
+    ident = identity_options(git, root)
+    shared = SharedUsage(root, store.usage.folder)
+    for _attempt in range(attempts):
+        ref = f"refs/remotes/{remote}/{branch}" if remote and branch else None
+        if remote:
+            g.run("fetch", "-q", remote)
+            res.fetched = True
+        with store.writing():
+            _local(g, store, shared, res, ident, ref)
+        if not remote or not push or not branch:
+            return res
+        if ref and _exists(g, ref) and g.run("rev-list", "--count", f"{ref}..HEAD").stdout.strip() == "0":
+            return res  # nothing of ours the remote lacks
+        proc = g.run("push", "-q", *([] if tracked else ["-u"]), remote, f"HEAD:refs/heads/{branch}", ok=(0, 1))
+        if proc.returncode == 0:
+            res.pushed, tracked = True, True
+            return res
+        if "rejected" not in proc.stderr and "fetch first" not in proc.stderr:
+            raise StorageError(f"git push failed: {proc.stderr.strip()}", path=str(root))
+    raise StorageError(f"git push was rejected {attempts} times (others kept pushing); run sync again",
+                       path=str(root))
+
+
+def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: list[str], ref: str | None) -> None:
+    """The steps under the writer lock: commit, merge, settle, repair, commit."""
+    if _exists(g, "MERGE_HEAD"):  # a merge a person was finishing
+        left = [p for p in g.run("diff", "--name-only", "--diff-filter=U", "--relative").stdout.splitlines() if p]
+        if left:
+            raise Conflict("a merge is unfinished: resolve " + ", ".join(left) + " (git add them), then "
+                           "run sync again", paths=left)
+        g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
+        res.merged += 1
+    res.installed += install_driver(g.git, g.root)
+    _ensure_gitignore(store)
+    if shared.write_mine(store.usage.load()):
+        pass  # committed with the rest
+    res.committed += _commit_pending(g, store, ident, "sediment sync: this machine's changes")
+    if not ref or not _exists(g, ref):
+        return
+    before = g.run("rev-parse", "HEAD", ok=(0, 128)).stdout.strip()
+    dirty = g.run("diff", "--cached", "--quiet", ok=(0, 1)).returncode == 1
+    if dirty:  # staged work outside the root: git would refuse to merge
+        raise Conflict("changes outside the memory root are staged: commit or unstage them, then sync",
+                       path=str(g.root))
+    proc = g.run(*ident, *merge_options(), "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
+                 ref, ok=(0, 1, 2, 128))
+    if proc.returncode not in (0, 1):
+        raise StorageError(f"git merge failed: {proc.stderr.strip() or proc.stdout.strip()}", path=str(g.root))
+    if _exists(g, "MERGE_HEAD"):
+        r = resolve(g)
+        res.resolved += r.resolved
+        res.conflicts += r.conflicts
+        res.moves += r.moves
+        if r.left:
+            raise Conflict("the merge needs a person for " + ", ".join(r.left) + ": resolve them (git add "
+                           "them), then run sync again; the notes were settled already", paths=r.left)
+        g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
+    after = g.run("rev-parse", "HEAD").stdout.strip()
+    if after == before:
+        return
+    parents = g.run("rev-list", "--parents", "-n", "1", "HEAD").stdout.split()
+    if len(parents) > 2:
+        res.merged += 1
+    else:
+        res.fast_forward = True
+    changed = g.run("diff", "--name-only", "--relative", before, after, "--", ".").stdout.splitlines()
+    res.changed += [p for p in changed if is_note(p)]
+    # conflicts a person committed earlier, or that git left (with a driver that could not run)
+    store.view.refresh()
+    res.repairs += repair(store)
+    if res.repairs:
+        _stage(g)
+        g.run(*ident, "commit", "-q", "--no-verify", "-m", "sediment sync: invariants restored after a merge",
+              "--", ".")
+        store.view.refresh()
+    if res.changed:
+        store.note_done(*res.changed, op="sync")

@@ -1,0 +1,159 @@
+"""Several machines, one memory: ``sediment sync`` through a bare remote.
+
+The three ways plain git broke a shared memory, each with real clones:
+git's directory-rename guess moving a new note into another layer; two
+automatic rewrites of the same frontmatter lines conflicting; two machines
+deciding differently for want of each other's usage (and git then keeping two
+files with one id). Then what sync leaves to a person: only the same body
+lines edited on two machines, which ``check()`` names and search leaves out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from sediment.cli import main as cli_main
+from sediment.entry import parse
+
+from _machines import GIT, apply_env, git, git_env, network, notes, open_root
+
+pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
+
+T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def machines(tmp_path, monkeypatch):
+    apply_env(git_env(tmp_path), monkeypatch.setenv)
+    return network(tmp_path, 2)
+
+
+def sync(root) -> None:
+    with open_root(root) as repo:
+        repo.sync()
+
+
+def where(root, eid: str) -> list[str]:
+    return sorted(p for p, data in notes(root).items() if f"id: {eid}".encode() in data)
+
+
+def test_a_layer_emptied_on_one_machine_does_not_pull_a_new_note_of_another_into_it(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        old = repo.add("the deploy host is build-3", kind="fact", value=0.9, room="infra", now=T0)
+    sync(a)
+    sync(b)
+    with open_root(a) as repo:  # promotes the only note of shallow/infra: the folder goes
+        plan = repo.metabolize(dry_run=False, now=T0 + dt.timedelta(days=3))
+        assert [(m.source, m.target) for m in plan.moves] == [("shallow", "sediment")]
+    assert not (a / "shallow" / "infra").exists()
+    with open_root(b) as repo:
+        new = repo.add("the deploy user is ci", kind="fact", room="infra", now=T0 + dt.timedelta(days=3))
+    sync(a)
+    sync(b)  # git would guess shallow/infra → sediment/infra for the new note
+    sync(a)
+    for root in (a, b):
+        assert where(root, new.id) == [new.path], "the new note stays in the layer it was written to"
+        assert where(root, old.id) == [f"sediment/infra/{old.path.split('/')[-1]}"]
+        assert git(root, "status", "--porcelain").stdout == ""
+
+
+def test_automatic_rewrites_of_the_same_frontmatter_lines_merge_without_a_conflict(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the release train leaves on friday", kind="fact", value=0.9, event="release", now=T0)
+    sync(a)
+    sync(b)
+    with open_root(a) as repo:  # A: promotion rewrites reason (and moves it)
+        assert repo.metabolize(dry_run=False, now=T0 + dt.timedelta(days=3)).moves
+    with open_root(b) as repo:  # B: an automatic supersede rewrites status, reason, superseded_by
+        y = repo.add("actually the release train leaves on thursday", kind="fact", event="release", now=T0)
+        assert repo.get(x.id).status == "superseded"
+    sync(a)
+    sync(b)
+    sync(a)
+    for root in (a, b):
+        files = notes(root)
+        assert not any(b"<<<<<<<" in data for data in files.values())
+        [path] = where(root, x.id)
+        assert path.startswith("sediment/"), "A's promotion stands"
+        e = parse(files[path], path)
+        assert e.status == "superseded" and e.meta["superseded_by"] == [f"[[{y.path.split('/')[-1][:-3]}]]"]
+        with open_root(root) as repo:
+            assert repo.check() == []
+    assert notes(a) == notes(b)
+
+
+def test_usage_travels_so_both_machines_plan_the_same(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the staging database is pg-7", kind="fact", value=0.1, now=T0)
+    sync(a)
+    sync(b)
+    later = T0 + dt.timedelta(days=40)
+    with open_root(a) as repo:  # only A uses the memory
+        for _ in range(3):
+            assert repo.search("staging database", record=True)
+    with open_root(a) as repo:
+        plan_a = repo.metabolize(now=later).to_dict()["moves"]
+    with open_root(b) as repo:
+        before = repo.metabolize(now=later).to_dict()["moves"]
+    assert plan_a != before, "without A's usage B decides otherwise"
+    sync(a)
+    sync(b)
+    with open_root(b) as repo:
+        assert repo.metabolize(now=later).to_dict()["moves"] == plan_a
+    assert git(a, "status", "--porcelain").stdout == ""
+    assert [p for p in git(a, "ls-files").stdout.splitlines() if p.startswith("_system/")] == [
+        "_system/policy.yaml", *[p for p in git(a, "ls-files", "_system/shared").stdout.splitlines()]]
+    del x
+
+
+def test_one_note_moved_to_two_layers_ends_in_one_file_archive_first(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the office wifi is guest-5", kind="fact", value=0.9, now=T0)
+    sync(a)
+    sync(b)
+    with open_root(a) as repo:
+        repo.metabolize(dry_run=False, now=T0 + dt.timedelta(days=3))  # promoted
+    with open_root(b) as repo:
+        repo.archive(x.id, reason="moved offices")
+    sync(a)
+    sync(b)
+    sync(a)
+    for root in (a, b):
+        [path] = where(root, x.id)
+        assert path.startswith("archive/")
+        assert parse(notes(root)[path], path).status == "archived"
+        with open_root(root) as repo:
+            assert repo.check() == [] and repo.get(x.id).layer == "archive"
+
+
+def test_the_same_body_lines_edited_on_two_machines_stay_a_conflict_for_a_person(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the printer is on floor 2", kind="fact", tags=["office"], now=T0)
+        keep = repo.add("the kitchen closes at 6", kind="fact", now=T0)
+    sync(a)
+    sync(b)
+    with open_root(a) as repo:
+        repo.update(x.id, text="the printer is on floor 3", tags=["office", "printing"])
+    with open_root(b) as repo:
+        repo.update(x.id, text="the printer is on floor 4", tags=["office", "hardware"])
+    untouched = notes(a)[keep.path]
+    sync(a)
+    with open_root(b) as repo:
+        r = repo.sync()
+        assert r.conflicts == [x.path]
+    text = (b / x.path).read_text()
+    assert text.count("<<<<<<<") == 1 and "floor 3" in text and "floor 4" in text
+    assert "- printing" in text and "- hardware" in text, "the frontmatter was merged by rule"
+    assert notes(b)[keep.path] == untouched
+    with open_root(b) as repo:
+        assert [p.path for p in repo.check()] == [x.path]
+        assert repo.search("printer") == []
+    assert cli_main(["--root", str(a), "sync"]) == 0
+    assert notes(a) == notes(b)
