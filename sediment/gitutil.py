@@ -40,11 +40,15 @@ def driver_command() -> str:
 
 # What a merge of memories needs: no directory-rename guesses (the folder is
 # the layer), renames found however many notes moved, and the notes' driver.
-def merge_options() -> list[str]:
+# ``sync`` itself lets git merge notes as text and settles the notes git
+# leaves conflicted with the same rules in its own process (``syncmerge``): the
+# result is the driver's, without a Python start for every note both sides changed.
+def merge_options(*, driver: bool = False) -> list[str]:
+    run = driver_command() if driver else "git merge-file --marker-size=%L %A %O %B"
     return ["-c", "merge.directoryRenames=false", "-c", "merge.renames=true", "-c", "diff.renames=true",
             "-c", "merge.renameLimit=1000000", "-c", "diff.renameLimit=1000000",
             "-c", f"merge.{DRIVER}.name=sediment notes (frontmatter by rule, body three-way)",
-            "-c", f"merge.{DRIVER}.driver={driver_command()}"]
+            "-c", f"merge.{DRIVER}.driver={run}"]
 
 
 def git_exe() -> str:

@@ -76,7 +76,7 @@ def _set_union(base: Any, ours: Any, theirs: Any) -> list[Any]:
             seen.add(k)
     for x in sorted((x for x in o + t if _canon(x) not in seen), key=_canon):
         k = _canon(x)
-        if k not in seen:
+        if k not in seen and k not in removed:
             out.append(x)
             seen.add(k)
     return out

@@ -61,6 +61,7 @@ class Git:
 
     def __init__(self, git: str, root: Path) -> None:
         self.git, self.root = git, root
+        self._blobs: dict[str, bytes] = {}
 
     def run(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
         return _run(self.git, self.root, *args, ok=ok)
@@ -70,8 +71,24 @@ class Git:
         return proc.stdout if proc.returncode == 0 else None
 
     def blob(self, sha: str) -> bytes:
-        return subprocess.run([self.git, "cat-file", "blob", sha], cwd=self.root, capture_output=True,
-                              check=True).stdout
+        if sha not in self._blobs:
+            self.prefetch([sha])
+        return self._blobs[sha]
+
+    def prefetch(self, shas: list[str]) -> None:
+        """Read many blobs with one git process."""
+        want = sorted(set(shas) - set(self._blobs))
+        if not want:
+            return
+        out = subprocess.run([self.git, "cat-file", "--batch"], cwd=self.root, input="\n".join(want).encode() + b"\n",
+                             capture_output=True, check=True).stdout
+        pos = 0
+        for sha in want:
+            nl = out.index(b"\n", pos)
+            head = out[pos:nl].split()
+            size = int(head[2])
+            self._blobs[sha] = out[nl + 1:nl + 1 + size]
+            pos = nl + 1 + size + 1
 
     def time_of(self, rev: str, path: str) -> int:
         out = self.run("log", "-1", "--format=%ct", rev, "--", path, ok=(0, 128)).stdout.strip()
@@ -120,6 +137,7 @@ def resolve(g: Git) -> Resolution:
     """Settle what sediment can of an unfinished merge (see the module)."""
     res = Resolution()
     paths = unmerged(g)
+    g.prefetch([sha for stages in paths.values() for sha in stages.values()])
     base_rev = g.run("merge-base", "HEAD", "MERGE_HEAD", ok=(0, 1)).stdout.strip()
     one_side: dict[str, dict[str, list[str]]] = {}  # id → side → paths
     for path, stages in sorted(paths.items()):
