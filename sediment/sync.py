@@ -26,6 +26,7 @@ from .syncmerge import Git, is_note, resolve
 from .system import GITIGNORE
 
 log = logging.getLogger("sediment")
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds
 
 # never committed by sync, whatever the .gitignore says
 LOCAL = [line for line in GITIGNORE.splitlines() if line and not line.startswith("#")]
@@ -148,51 +149,39 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
                        path=str(root))
 
 
+def _finish(g: Git, res: SyncResult, ident: list[str]) -> None:
+    """Settle the notes of an unfinished merge by rule and commit it; a file
+    that is no note stops it (a person's to resolve)."""
+    r = resolve(g)
+    res.resolved += r.resolved
+    res.conflicts += r.conflicts
+    res.moves += r.moves
+    if r.left:
+        raise Conflict("the merge needs a person for " + ", ".join(r.left) + ": resolve them (git add them), "
+                       "then run sync again; the notes in it are settled already", paths=r.left)
+    g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
+
+
 def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: list[str], ref: str | None) -> None:
     """The steps under the writer lock: commit, merge, settle, repair, commit."""
-    if _exists(g, "MERGE_HEAD"):  # a merge a person was finishing
-        left = [p for p in g.run("diff", "--name-only", "--diff-filter=U", "--relative").stdout.splitlines() if p]
-        if left:
-            raise Conflict("a merge is unfinished: resolve " + ", ".join(left) + " (git add them), then "
-                           "run sync again", paths=left)
-        g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
+    start = _head(g)
+    pulled = False
+    if _exists(g, "MERGE_HEAD"):  # a merge a plain `git pull` (or an earlier sync) left unfinished
+        _finish(g, res, ident)
         res.merged += 1
+        pulled = True
     res.installed += install_driver(g.git, g.root)
     _ensure_gitignore(store)
-    if shared.write_mine(store.usage.load()):
-        pass  # committed with the rest
+    shared.write_mine(store.usage.load())  # committed with the rest
     res.committed += _commit_pending(g, store, ident, "sediment sync: this machine's changes")
-    if not ref or not _exists(g, ref):
+    if ref and _exists(g, ref) and \
+            g.run("merge-base", "--is-ancestor", ref, "HEAD", ok=(0, 1, 128)).returncode != 0:
+        _merge(g, res, ident, ref)
+        pulled = True
+    if not pulled:
         return
-    before = g.run("rev-parse", "HEAD", ok=(0, 128)).stdout.strip()
-    dirty = g.run("diff", "--cached", "--quiet", ok=(0, 1)).returncode == 1
-    if dirty:  # staged work outside the root: git would refuse to merge
-        raise Conflict("changes outside the memory root are staged: commit or unstage them, then sync",
-                       path=str(g.root))
-    proc = g.run(*ident, *merge_options(), "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
-                 ref, ok=(0, 1, 2, 128))
-    if proc.returncode not in (0, 1):
-        raise StorageError(f"git merge failed: {proc.stderr.strip() or proc.stdout.strip()}", path=str(g.root))
-    if _exists(g, "MERGE_HEAD"):
-        r = resolve(g)
-        res.resolved += r.resolved
-        res.conflicts += r.conflicts
-        res.moves += r.moves
-        if r.left:
-            raise Conflict("the merge needs a person for " + ", ".join(r.left) + ": resolve them (git add "
-                           "them), then run sync again; the notes were settled already", paths=r.left)
-        g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
-    after = g.run("rev-parse", "HEAD").stdout.strip()
-    if after == before:
-        return
-    parents = g.run("rev-list", "--parents", "-n", "1", "HEAD").stdout.split()
-    if len(parents) > 2:
-        res.merged += 1
-    else:
-        res.fast_forward = True
-    changed = g.run("diff", "--name-only", "--relative", before, after, "--", ".").stdout.splitlines()
+    changed = g.run("diff", "--name-only", "--relative", start, "HEAD", "--", ".").stdout.splitlines()
     res.changed += [p for p in changed if is_note(p)]
-    # conflicts a person committed earlier, or that git left (with a driver that could not run)
     store.view.refresh()
     res.repairs += repair(store)
     if res.repairs:
@@ -202,3 +191,24 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
         store.view.refresh()
     if res.changed:
         store.note_done(*res.changed, op="sync")
+
+
+def _head(g: Git) -> str:
+    return g.run("rev-parse", "--verify", "-q", "HEAD", ok=(0, 1, 128)).stdout.strip() or EMPTY_TREE
+
+
+def _merge(g: Git, res: SyncResult, ident: list[str], ref: str) -> None:
+    if g.run("diff", "--cached", "--quiet", ok=(0, 1)).returncode == 1:
+        # staged work outside the root (in a larger repository): git would refuse to merge
+        raise Conflict("changes outside the memory root are staged: commit or unstage them, then sync",
+                       path=str(g.root))
+    proc = g.run(*ident, *merge_options(), "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
+                 ref, ok=(0, 1, 2, 128))
+    if proc.returncode not in (0, 1):
+        raise StorageError(f"git merge failed: {proc.stderr.strip() or proc.stdout.strip()}", path=str(g.root))
+    if _exists(g, "MERGE_HEAD"):
+        _finish(g, res, ident)
+    if len(g.run("rev-list", "--parents", "-n", "1", "HEAD").stdout.split()) > 2:
+        res.merged += 1
+    else:
+        res.fast_forward = True

@@ -62,6 +62,7 @@ class Git:
     def __init__(self, git: str, root: Path) -> None:
         self.git, self.root = git, root
         self._blobs: dict[str, bytes] = {}
+        self.cache: dict[str, dict[str, str]] = {}
 
     def run(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
         return _run(self.git, self.root, *args, ok=ok)
@@ -105,6 +106,25 @@ def unmerged(g: Git) -> dict[str, dict[int, str]]:
         _mode, sha, stage = info.split()
         out.setdefault(path, {})[int(stage)] = sha
     return out
+
+
+def _moved_to(g: Git, base_rev: str, rev: str) -> dict[str, str]:
+    """The notes ``rev`` added since ``base_rev``, by id (cached per merge)."""
+    key = f"added:{rev}"
+    if key not in g.cache:
+        out = g.run("diff", "--raw", "--relative", "--no-renames", "--diff-filter=A", "-z", base_rev, rev,
+                    "--", ".").stdout if base_rev else ""
+        fields = out.split("\0")
+        added = [(fields[i].split()[3], fields[i + 1]) for i in range(0, len(fields) - 1, 2)
+                 if fields[i].startswith(":") and is_note(fields[i + 1])]
+        g.prefetch([sha for sha, _ in added])
+        found: dict[str, str] = {}
+        for sha, p in added:
+            nid = note_id(g.blob(sha))
+            if nid:
+                found[nid] = p
+        g.cache[key] = found
+    return g.cache[key]
 
 
 def pick_path(g: Git, ours: str, theirs: str) -> str:
@@ -185,10 +205,24 @@ def resolve(g: Git) -> Resolution:
         for p in base:  # deleted (or moved away) on both sides
             _remove(g, p)
             res.resolved.append(p)
-        for p in ours + theirs:  # changed on one side, deleted on the other: it stays
+        for p in ours + theirs:  # changed on one side, deleted on the other
             stages = paths[p]
-            data = g.blob(stages.get(2) or stages[3])
-            _write(g, p, data)
+            mine = 2 in stages
+            data = g.blob(stages[2] if mine else stages[3])
+            moved = _moved_to(g, base_rev, "MERGE_HEAD" if mine else "HEAD").get(nid) if 1 in stages else None
+            if moved is not None and moved != p:
+                # the other side moved it (and changed it too much for git to
+                # pair the two): the move stands, with this side's edits
+                other = g.show("MERGE_HEAD" if mine else "HEAD", moved) or b""
+                o, t = (data, other) if mine else (other, data)
+                merged, clean = merge_note(g.blob(stages[1]), o, t, moved)
+                _remove(g, p)
+                _write(g, moved, merged)
+                g.run("add", "--", moved)
+                res.moves.append(f"{nid}: changed at {p}, moved to {moved} on the other side; kept {moved}")
+                (res.resolved if clean else res.conflicts).append(moved)
+                continue
+            _write(g, p, data)  # a memory is not lost to a deletion
             g.run("add", "--", p)
             res.resolved.append(p)
     return res

@@ -157,3 +157,99 @@ def test_the_same_body_lines_edited_on_two_machines_stay_a_conflict_for_a_person
         assert repo.search("printer") == []
     assert cli_main(["--root", str(a), "sync"]) == 0
     assert notes(a) == notes(b)
+
+
+def test_a_supersede_cycle_made_on_two_machines_is_broken_by_rule(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("lunch is at noon", kind="fact", now=T0)
+        y = repo.add("lunch is at one", kind="fact", now=T0 + dt.timedelta(hours=1))
+    sync(a)
+    sync(b)
+    with open_root(a) as repo:
+        repo.supersede(x.id, y.id)
+    with open_root(b) as repo:
+        repo.supersede(y.id, x.id)
+    sync(a)
+    with open_root(b) as repo:
+        r = repo.sync()
+        assert any(y.id in line and "cycle" in line for line in r.repairs)
+        assert repo.get(y.id).status == "active", "the newest of the cycle stays"
+        assert repo.get(x.id).status == "superseded"
+        assert repo.check() == []
+    sync(a)
+    assert notes(a) == notes(b)
+
+
+def test_a_note_moved_and_rewritten_here_and_edited_there_is_one_file_where_it_was_moved(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the door code is 1234", kind="fact", tags=["office"], now=T0)
+    sync(a)
+    sync(b)
+    with open_root(a) as repo:  # so much rewritten that git cannot pair the move
+        repo.update(x.id, text="the front door now opens with the badge; the old keypad was removed "
+                               "last week and the code no longer works anywhere in the building")
+        repo.move(x.id, "sediment")
+    with open_root(b) as repo:
+        repo.update(x.id, tags=["office", "security"])
+    sync(a)
+    sync(b)
+    sync(a)
+    for root in (a, b):
+        [path] = where(root, x.id)
+        assert path.startswith("sediment/")
+        e = parse(notes(root)[path], path)
+        assert "badge" in e.body and "security" in e.tags
+    assert notes(a) == notes(b)
+
+
+def test_a_plain_clone_and_a_plain_pull_are_finished_by_sync(tmp_path, monkeypatch):
+    apply_env(git_env(tmp_path), monkeypatch.setenv)
+    a, _ = network(tmp_path, 2)
+    plain = tmp_path / "plain"
+    git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), str(plain))
+    assert git(plain, "config", "--get", "merge.sediment.driver", check=False).returncode == 1
+    with open_root(a) as repo:
+        x = repo.add("the wiki moved to docs.example", kind="fact", now=T0)
+    sync(a)
+    git(plain, "pull", "-q", "--no-rebase")
+    with open_root(a) as repo:
+        repo.update(x.id, tags=["wiki"], value=0.8)
+    sync(a)
+    with open_root(plain) as repo:
+        repo.update(x.id, tags=["docs"], value=0.3)
+    git(plain, "commit", "-qam", "by hand")
+    pulled = git(plain, "pull", "-q", "--no-rebase", check=False)  # no driver here: git's text merge
+    assert pulled.returncode != 0 and "<<<<<<<" in (plain / x.path).read_text()
+    with open_root(plain) as repo:
+        assert [p.path for p in repo.check()] == [x.path]
+        r = repo.sync()
+        assert x.path in r.resolved and r.conflicts == []
+        assert "merge.sediment.driver" in r.installed
+        e = repo.get(x.id)
+        assert set(e.tags) == {"wiki", "docs"} and repo.check() == []
+
+
+def test_a_root_inside_a_larger_repository_commits_only_its_own_files(tmp_path, monkeypatch):
+    apply_env(git_env(tmp_path), monkeypatch.setenv)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    proj = tmp_path / "project"
+    proj.mkdir()
+    git(proj, "init", "-q")
+    (proj / "src.py").write_text("print(1)\n")
+    git(proj, "add", "src.py")
+    git(proj, "commit", "-qm", "project")
+    git(proj, "remote", "add", "origin", str(remote))
+    git(proj, "push", "-q", "-u", "origin", "main")
+    with open_root(proj / "memory") as repo:
+        repo.add("the build runs on every push", kind="fact")
+        (proj / "src.py").write_text("print(2)\n")  # the person's work in progress
+        r = repo.sync()
+    assert r.pushed and r.committed > 0
+    assert git(proj, "status", "--porcelain").stdout == " M src.py\n"
+    shown = git(proj, "show", "--name-only", "--format=", "HEAD").stdout.split()
+    assert shown and all(p.startswith("memory/") for p in shown)
+    assert "sediment" not in (proj / ".git" / "config").read_text(), "never in a larger repository's config"
+    assert "merge=sediment" in (proj / "memory" / ".gitattributes").read_text()
