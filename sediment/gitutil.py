@@ -64,7 +64,7 @@ def toplevel(git: str, root: Path) -> Path | None:
     return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
-def install_driver(git: str, root: Path) -> list[str]:
+def install_driver(git: str, root: Path, top: Path | None | bool = False) -> list[str]:
     """Register the merge driver where it is missing: the lines of
     ``.gitattributes`` (in the root) and, when the root is its repository's top
     level, the driver in that repository's config. Returns what was done."""
@@ -82,8 +82,9 @@ def install_driver(git: str, root: Path) -> list[str]:
         with open(gi, "a", encoding="utf-8") as fh:
             fh.write(head + sep + "\n".join(missing) + "\n")
         done.append(".gitattributes")
-    top = toplevel(git, root)
-    if top is not None and top == root.resolve():
+    if top is False:
+        top = toplevel(git, root)
+    if isinstance(top, Path) and top == root.resolve():
         current = _run(git, root, "config", "--local", "--get", f"merge.{DRIVER}.driver", ok=(0, 1)).stdout.strip()
         if current != driver_command():
             _run(git, root, "config", "--local", f"merge.{DRIVER}.name", "sediment notes")
@@ -113,8 +114,10 @@ def identity_options(git: str, root: Path) -> list[str]:
     person's configured name and email (config or environment) are used as they
     are; only a missing one is filled in with sediment's."""
     out: list[str] = []
+    found = _run(git, root, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1)).stdout.splitlines()
+    have = {line.split(" ", 1)[0].lower() for line in found if " " in line and line.split(" ", 1)[1].strip()}
     for key, default in FALLBACK.items():
-        configured = _run(git, root, "config", "--get", key, ok=(0, 1)).stdout.strip()
+        configured = key in have
         from_env = any(all(os.environ.get(v) for v in group) for group in _ENV[key])
         if not configured and not from_env:
             out += ["-c", f"{key}={default}"]

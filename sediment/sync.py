@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import Conflict, StorageError
-from .gitutil import git_exe, identity_options, install_driver, merge_options, toplevel
+from .gitutil import git_exe, identity_options, install_driver, merge_options
 from .shared import SharedUsage
 from .store import Store
 from .syncfix import repair
@@ -71,11 +71,11 @@ class SyncResult:
 
 def _upstream(g: Git, remote: str | None) -> tuple[str | None, str | None, bool]:
     """(remote, branch, has an upstream)."""
-    branch = g.run("symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)).stdout.strip() or None
-    up = g.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", ok=(0, 128)).stdout.strip()
-    if up and "/" in up and remote is None:
-        r, b = up.split("/", 1)
+    both = g.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "HEAD", "@{u}", ok=(0, 128)).stdout.split()
+    if len(both) == 2 and "/" in both[1] and remote is None:
+        r, b = both[1].split("/", 1)
         return r, b, True
+    branch = g.run("symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)).stdout.strip() or None
     remotes = g.run("remote").stdout.split()
     if remote is None:
         remote = "origin" if "origin" in remotes else (remotes[0] if remotes else None)
@@ -88,16 +88,29 @@ def _exists(g: Git, ref: str) -> bool:
     return g.run("rev-parse", "--verify", "--quiet", ref, ok=(0, 1)).returncode == 0
 
 
-def _stage(g: Git) -> None:
+def _has_news(g: Git, ref: str) -> bool:
+    """The remote has commits this branch lacks."""
+    proc = g.run("rev-list", "--count", f"HEAD..{ref}", ok=(0, 128))
+    if proc.returncode == 0:
+        return proc.stdout.strip() != "0"
+    return _exists(g, ref)  # no HEAD yet: whatever the remote has is news (no remote branch: none)
+
+
+def _stage(g: Git) -> list[str]:
     """Stage the root's changes; the machine-local parts never (the .gitignore
-    keeps them out, and a person's .gitignore that lets them in is overruled)."""
+    keeps them out, and a person's .gitignore that lets them in is overruled).
+    Returns what is staged, relative to the root."""
     g.run("add", "-A", "--", ".")
-    g.run("reset", "-q", "--", *LOCAL_PATHS, ok=(0, 1, 128))
+    staged = [p for p in g.run("diff", "--cached", "--name-only", "--relative", "--", ".").stdout.splitlines() if p]
+    local = [p for p in staged if any(p == x or p.startswith(x + "/") for x in LOCAL_PATHS)]
+    if local:
+        g.run("reset", "-q", "--", *local)
+        staged = [p for p in staged if p not in local]
+    return staged
 
 
 def _commit_pending(g: Git, store: Store, ident: list[str], message: str) -> int:
-    _stage(g)
-    staged = [p for p in g.run("diff", "--cached", "--name-only", "--relative", "--", ".").stdout.splitlines() if p]
+    staged = _stage(g)
     if staged:
         g.run(*ident, "commit", "-q", "--no-verify", "-m", message, "--", ".")
     return len(staged)
@@ -119,10 +132,10 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
     git = git_exe()
     root = store.root
     store.check_writable()
-    if toplevel(git, root) is None:
+    g = Git(git, root)
+    if g.top is None:
         raise StorageError(f"{root} is not in a git repository: run 'sediment init --git', or "
                            "'sediment clone URL' to start from a remote", path=str(root))
-    g = Git(git, root)
     res = SyncResult()
     remote, branch, tracked = _upstream(g, remote)
     res.remote = remote
@@ -137,7 +150,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
             _local(g, store, shared, res, ident, ref)
         if not remote or not push or not branch:
             return res
-        if ref and _exists(g, ref) and g.run("rev-list", "--count", f"{ref}..HEAD").stdout.strip() == "0":
+        if ref and g.run("rev-list", "--count", f"{ref}..HEAD", ok=(0, 128)).stdout.strip() == "0":
             return res  # nothing of ours the remote lacks
         proc = g.run("push", "-q", *([] if tracked else ["-u"]), remote, f"HEAD:refs/heads/{branch}", ok=(0, 1))
         if proc.returncode == 0:
@@ -166,16 +179,15 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
     """The steps under the writer lock: commit, merge, settle, repair, commit."""
     start = _head(g)
     pulled = False
-    if _exists(g, "MERGE_HEAD"):  # a merge a plain `git pull` (or an earlier sync) left unfinished
+    if g.merging():  # a merge a plain `git pull` (or an earlier sync) left unfinished
         _finish(g, res, ident)
         res.merged += 1
         pulled = True
-    res.installed += install_driver(g.git, g.root)
+    res.installed += install_driver(g.git, g.root, g.top)
     _ensure_gitignore(store)
     shared.write_mine(store.usage.load())  # committed with the rest
     res.committed += _commit_pending(g, store, ident, "sediment sync: this machine's changes")
-    if ref and _exists(g, ref) and \
-            g.run("merge-base", "--is-ancestor", ref, "HEAD", ok=(0, 1, 128)).returncode != 0:
+    if ref and _has_news(g, ref):
         _merge(g, res, ident, ref)
         pulled = True
     if not pulled:
@@ -183,7 +195,7 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
     changed = g.run("diff", "--name-only", "--relative", start, "HEAD", "--", ".").stdout.splitlines()
     res.changed += [p for p in changed if is_note(p)]
     store.view.refresh()
-    res.repairs += repair(store)
+    res.repairs += repair(store, [p for p in changed if is_note(p)])
     if res.repairs:
         _stage(g)
         g.run(*ident, "commit", "-q", "--no-verify", "-m", "sediment sync: invariants restored after a merge",
@@ -206,7 +218,7 @@ def _merge(g: Git, res: SyncResult, ident: list[str], ref: str) -> None:
                  ref, ok=(0, 1, 2, 128))
     if proc.returncode not in (0, 1):
         raise StorageError(f"git merge failed: {proc.stderr.strip() or proc.stdout.strip()}", path=str(g.root))
-    if _exists(g, "MERGE_HEAD"):
+    if g.merging():
         _finish(g, res, ident)
     if len(g.run("rev-list", "--parents", "-n", "1", "HEAD").stdout.split()) > 2:
         res.merged += 1

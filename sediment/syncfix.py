@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import Any, Iterable
 
 from . import entry as E
 from .errors import SedimentError
@@ -28,7 +28,6 @@ from .files import atomic_write, read_nofollow
 from .notemerge import merge_note
 from .store import Store
 from .syncmerge import LAYER_RANK
-from .view import text_key
 
 log = logging.getLogger("sediment")
 
@@ -37,13 +36,19 @@ def _own_name(e: E.Entry) -> bool:
     return any(e.name.endswith("-" + s) for s in (e.id[-4:].lower(), e.id[-10:].lower()))
 
 
-def repair(store: Store) -> list[str]:
+def repair(store: Store, changed: Iterable[str] | None = None) -> list[str]:
     """Restore the invariants after a merge; returns what was done, as text.
-    The caller holds the writer lock."""
+    ``changed``: the note paths the merge changed (only they can have broken
+    an invariant); None looks at every memory. The caller holds the writer lock."""
+    view = store.view
+    if changed is None:
+        ids = sorted(view.entries)
+    else:
+        ids = sorted({view.by_path[p] for p in changed if p in view.by_path})
     done: list[str] = []
     done += _one_file_per_id(store)
-    done += _no_exact_duplicates(store)
-    done += _no_cycles(store)
+    done += _no_exact_duplicates(store, ids)
+    done += _no_cycles(store, ids)
     return done
 
 
@@ -76,20 +81,23 @@ def _one_file_per_id(store: Store) -> list[str]:
     return out
 
 
-def _no_exact_duplicates(store: Store) -> list[str]:
+def _active(e: E.Entry) -> bool:
+    return e.status == "active" and e.layer != "archive"
+
+
+def _no_exact_duplicates(store: Store, ids: list[str]) -> list[str]:
     view, out = store.view, []
-    groups: dict[str, list[E.Entry]] = {}
-    for e in view.entries.values():
-        if e.status == "active" and e.layer != "archive" and e.text.strip():
-            groups.setdefault(text_key(e.text), []).append(e)
-    for group in groups.values():
+    seen: set[str] = set()
+    for eid in ids:
+        e = view.entries.get(eid)
+        if e is None or eid in seen or not _active(e) or not e.text.strip():
+            continue
+        group = [x for x in view.same_text(e.text) if _active(x)]  # sorted by id
+        seen.update(x.id for x in group)
         if len(group) < 2:
             continue
-        group.sort(key=lambda e: e.id)
         keeper = group[0]
         for twin in group[1:]:
-            if " ".join(twin.text.split()) != " ".join(keeper.text.split()):
-                continue
             try:
                 store.supersede(store.reread(view.entries[twin.id]), store.reread(view.entries[keeper.id]),
                                 f"an exact duplicate of [[{keeper.name}]], written on another machine")
@@ -99,7 +107,7 @@ def _no_exact_duplicates(store: Store) -> list[str]:
     return out
 
 
-def _no_cycles(store: Store) -> list[str]:
+def _no_cycles(store: Store, ids: list[str]) -> list[str]:
     view, out = store.view, []
     def succ(e: E.Entry) -> list[str]:
         ids: list[str] = []
@@ -107,8 +115,8 @@ def _no_cycles(store: Store) -> list[str]:
             ids += [i for i in view.by_name.get(E.unwrap_link(link), []) if i in view.entries]
         return ids
     seen: set[str] = set()
-    for start in sorted(view.entries):
-        if start in seen:
+    for start in ids:
+        if start in seen or start not in view.entries:
             continue
         path: list[str] = []
         on_path: dict[str, int] = {}

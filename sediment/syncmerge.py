@@ -63,6 +63,13 @@ class Git:
         self.git, self.root = git, root
         self._blobs: dict[str, bytes] = {}
         self.cache: dict[str, dict[str, str]] = {}
+        where = self.run("rev-parse", "--show-toplevel", "--absolute-git-dir", ok=(0, 128)).stdout.splitlines()
+        self.top = Path(where[0]).resolve() if len(where) == 2 else None  # None: not in a repository
+        self.gitdir = Path(where[1]) if len(where) == 2 else None
+
+    def merging(self) -> bool:
+        """A merge is under way (MERGE_HEAD)."""
+        return self.gitdir is not None and (self.gitdir / "MERGE_HEAD").exists()
 
     def run(self, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
         return _run(self.git, self.root, *args, ok=ok)
