@@ -23,7 +23,8 @@ from .shared import SharedUsage
 from .store import Store
 from .syncfix import repair
 from .syncmerge import Git, is_note, resolve
-from .system import GITIGNORE
+from .files import atomic_write
+from .system import GITIGNORE, SYSTEM
 
 log = logging.getLogger("sediment")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds
@@ -178,7 +179,12 @@ def _finish(g: Git, res: SyncResult, ident: list[str]) -> None:
 def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: list[str], ref: str | None) -> None:
     """The steps under the writer lock: commit, merge, settle, repair, commit."""
     start = _head(g)
-    pulled = False
+    # what moved HEAD since the last sync (a person's plain `git pull`) is
+    # looked at too: its merge may have broken an invariant as well
+    seen = _last_synced(store)
+    pulled, everything = False, seen is None  # never synced here: look at every memory once
+    if seen and seen != start and g.run("cat-file", "-e", f"{seen}^{{commit}}", ok=(0, 1, 128)).returncode == 0:
+        start, pulled = seen, True
     if g.merging():  # a merge a plain `git pull` (or an earlier sync) left unfinished
         _finish(g, res, ident)
         res.merged += 1
@@ -190,12 +196,13 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
     if ref and _has_news(g, ref):
         _merge(g, res, ident, ref)
         pulled = True
-    if not pulled:
+    if not pulled and not everything:
+        _remember(store, _head(g))
         return
-    changed = g.run("diff", "--name-only", "--relative", start, "HEAD", "--", ".").stdout.splitlines()
+    changed = g.run("diff", "--name-only", "--no-renames", "--relative", start, "HEAD", "--", ".").stdout.splitlines()
     res.changed += [p for p in changed if is_note(p)]
     store.view.refresh()
-    res.repairs += repair(store, [p for p in changed if is_note(p)])
+    res.repairs += repair(store, None if everything else res.changed)
     if res.repairs:
         _stage(g)
         g.run(*ident, "commit", "-q", "--no-verify", "-m", "sediment sync: invariants restored after a merge",
@@ -203,6 +210,31 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
         store.view.refresh()
     if res.changed:
         store.note_done(*res.changed, op="sync")
+    _remember(store, _head(g))
+
+
+SYNCED = "cache/synced"  # under _system/: the commit the last sync left (machine-local)
+
+
+def _last_synced(store: Store) -> str | None:
+    if not store.parts.usable("cache"):
+        return None
+    try:
+        text = (store.root / SYSTEM / SYNCED).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
+
+
+def _remember(store: Store, head: str) -> None:
+    if not store.parts.writable("cache") or head == EMPTY_TREE:
+        return
+    try:
+        path = store.root / SYSTEM / SYNCED
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, (head + "\n").encode(), durable=False)
+    except OSError as exc:  # a cache: the next sync looks at less, nothing is lost
+        log.debug("cannot remember the synced commit: %s", exc)
 
 
 def _head(g: Git) -> str:

@@ -96,6 +96,7 @@ def test_usage_travels_so_both_machines_plan_the_same(machines):
     with open_root(a) as repo:  # only A uses the memory
         for _ in range(3):
             assert repo.search("staging database", record=True)
+    assert git(a, "status", "--porcelain").stdout == "", "reads change no versioned file"
     with open_root(a) as repo:
         plan_a = repo.metabolize(now=later).to_dict()["moves"]
     with open_root(b) as repo:
@@ -145,9 +146,7 @@ def test_the_same_body_lines_edited_on_two_machines_stay_a_conflict_for_a_person
         repo.update(x.id, text="the printer is on floor 4", tags=["office", "hardware"])
     untouched = notes(a)[keep.path]
     sync(a)
-    with open_root(b) as repo:
-        r = repo.sync()
-        assert r.conflicts == [x.path]
+    assert cli_main(["--root", str(b), "sync"]) == 3, "synced, with a note left to a person"
     text = (b / x.path).read_text()
     assert text.count("<<<<<<<") == 1 and "floor 3" in text and "floor 4" in text
     assert "- printing" in text and "- hardware" in text, "the frontmatter was merged by rule"
@@ -253,3 +252,19 @@ def test_a_root_inside_a_larger_repository_commits_only_its_own_files(tmp_path, 
     assert shown and all(p.startswith("memory/") for p in shown)
     assert "sediment" not in (proj / ".git" / "config").read_text(), "never in a larger repository's config"
     assert "merge=sediment" in (proj / "memory" / ".gitattributes").read_text()
+
+
+def test_an_exact_duplicate_a_plain_git_pull_brought_is_retired_by_the_next_sync(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        first = repo.add("the fire drill is on tuesday", kind="fact", now=T0)
+    sync(a)
+    with open_root(b) as repo:  # b has not pulled: the same fact written again there
+        second = repo.add("the fire drill is on tuesday", kind="fact", now=T0 + dt.timedelta(hours=1))
+    git(b, "add", "-A")
+    git(b, "commit", "-qm", "by hand")
+    git(b, "pull", "-q", "--no-rebase", "--no-edit")  # a clean merge: two memories, one text
+    with open_root(b) as repo:
+        r = repo.sync()
+        assert any(second.id in line and "duplicate" in line for line in r.repairs)
+        assert repo.get(second.id).status == "superseded" and repo.get(first.id).status == "active"
