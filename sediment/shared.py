@@ -23,7 +23,8 @@ import secrets
 from pathlib import Path
 from typing import Mapping
 
-from .files import atomic_write
+from .files import atomic_write, symlink_in
+from .errors import StorageError
 from .lifecycle import Usage
 
 FOLDER = "_system/shared/usage"
@@ -95,6 +96,7 @@ class SharedUsage:
     """The other machines' summaries, re-read only when a file changed."""
 
     def __init__(self, root: Path, usage_folder: Path) -> None:
+        self.root = root
         self.folder = root / FOLDER
         self.usage_folder = usage_folder
         self._sig: tuple = ()
@@ -103,7 +105,13 @@ class SharedUsage:
     def mine(self) -> str | None:
         return machine_id(self.usage_folder, create=False)
 
+    def link(self) -> str | None:
+        """A symlink on the way to the summaries (which sediment does not follow), or None."""
+        return symlink_in(self.root, FOLDER)
+
     def signature(self) -> tuple:
+        if self.link():
+            return ()
         try:
             names = sorted(n for n in os.listdir(self.folder) if n.endswith(".jsonl"))
         except OSError:
@@ -137,6 +145,10 @@ class SharedUsage:
     def write_mine(self, usage: Mapping[str, Usage]) -> str | None:
         """Write this machine's summary (sync only); the path written, relative
         to the root, or None when it was already up to date."""
+        link = self.link()
+        if link:
+            raise StorageError(f"{link} is a symlink, which sediment does not follow: this machine's "
+                               "usage summary is not written", path=link)
         name = machine_id(self.usage_folder, create=True)
         path = self.folder / f"{name}.jsonl"
         data = render(usage)

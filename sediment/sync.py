@@ -17,13 +17,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import Conflict, StorageError
+from . import entry as E
+from .errors import Conflict, SedimentError, StorageError
 from .gitutil import git_exe, identity_options, install_driver, merge_options
 from .shared import SharedUsage
 from .store import Store
 from .syncfix import repair
 from .syncmerge import Git, is_note, resolve
-from .files import atomic_write
+from .files import atomic_write, read_nofollow
 from .system import GITIGNORE, SYSTEM
 
 log = logging.getLogger("sediment")
@@ -191,7 +192,11 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
         pulled = True
     res.installed += install_driver(g.git, g.root, g.top)
     _ensure_gitignore(store)
-    shared.write_mine(store.usage.load())  # committed with the rest
+    if store.parts.writable("usage"):  # else check() says why no usage is recorded here
+        try:
+            shared.write_mine(store.usage.load())  # committed with the rest
+        except StorageError as exc:
+            log.warning("sediment: %s", exc)
     res.committed += _commit_pending(g, store, ident, "sediment sync: this machine's changes")
     if ref and _has_news(g, ref):
         _merge(g, res, ident, ref)
@@ -201,6 +206,7 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
         return
     changed = g.run("diff", "--name-only", "--no-renames", "--relative", start, "HEAD", "--", ".").stdout.splitlines()
     res.changed += [p for p in changed if is_note(p)]
+    _follow_moves(g, store, start)
     store.view.refresh()
     res.repairs += repair(store, None if everything else res.changed)
     if res.repairs:
@@ -235,6 +241,32 @@ def _remember(store: Store, head: str) -> None:
         atomic_write(path, (head + "\n").encode(), durable=False)
     except OSError as exc:  # a cache: the next sync looks at less, nothing is lost
         log.debug("cannot remember the synced commit: %s", exc)
+
+
+def _follow_moves(g: Git, store: Store, start: str) -> None:
+    """Tell the view of the notes the pull only moved (same title, tags, body
+    and room; the status or reason may differ): their index entries stay as
+    they are, as for a move of the store's own, instead of being tokenized
+    again by the rescan that follows."""
+    view = store.view
+    fields = g.run("diff", "--name-status", "-z", "-M", "--relative", "--diff-filter=R", start, "HEAD",
+                   "--", ".").stdout.split("\0")
+    for i in range(0, len(fields) - 2, 3):
+        old, new = fields[i + 1], fields[i + 2]
+        eid = view.by_path.get(old)
+        if eid is None or not (is_note(old) and is_note(new)) or new in view.by_path or (g.root / old).exists():
+            continue
+        e = view.entries[eid]
+        try:
+            data = read_nofollow(g.root / new)
+            fresh = E.parse(data, new, tz=view.tz, max_meta_size=view.max_meta_size)
+        except (OSError, SedimentError):
+            continue  # the rescan reads it (and reports what is wrong with it)
+        if fresh.id != e.id or (fresh.title, fresh.tags, fresh.body, fresh.room) != (e.title, e.tags, e.body, e.room):
+            continue
+        if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
+            fresh._cache["off"] = len(data) - len(fresh.body.encode("utf-8"))
+        view.relocate(e, fresh)
 
 
 def _head(g: Git) -> str:

@@ -268,3 +268,24 @@ def test_an_exact_duplicate_a_plain_git_pull_brought_is_retired_by_the_next_sync
         r = repo.sync()
         assert any(second.id in line and "duplicate" in line for line in r.repairs)
         assert repo.get(second.id).status == "superseded" and repo.get(first.id).status == "active"
+
+
+def test_an_open_repository_sees_what_the_pull_moved_and_changed(machines):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the coffee machine is descaled on mondays", kind="fact", value=0.9, now=T0)
+        y = repo.add("the plants are watered on fridays", kind="fact", now=T0)
+    sync(a)
+    with open_root(b) as other:
+        other.sync()
+        assert other.get(x.id).layer == "shallow"
+        with open_root(a) as repo:
+            repo.metabolize(dry_run=False, now=T0 + dt.timedelta(days=3))
+            repo.update(y.id, text="the plants are watered on thursdays")
+            repo.sync()
+        other.sync()
+        [hit] = other.search("coffee descaled")
+        assert hit.entry.id == x.id and hit.entry.layer == "sediment" and hit.entry.path == other.get(x.id).path
+        assert (other.root / hit.entry.path).exists()
+        [hit] = other.search("thursdays")
+        assert hit.entry.id == y.id and hit.entry.text.strip() == "the plants are watered on thursdays"
