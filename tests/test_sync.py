@@ -112,19 +112,24 @@ def test_usage_travels_so_both_machines_plan_the_same(machines):
     del x
 
 
-def test_one_note_moved_to_two_layers_ends_in_one_file_archive_first(machines):
+def test_one_note_moved_to_two_layers_ends_in_one_file_archive_first(machines, monkeypatch):
     a, b = machines
     with open_root(a) as repo:
         x = repo.add("the office wifi is guest-5", kind="fact", value=0.9, now=T0)
     sync(a)
     sync(b)
-    with open_root(a) as repo:
-        repo.metabolize(dry_run=False, now=T0 + dt.timedelta(days=3))  # promoted
     with open_root(b) as repo:
         repo.archive(x.id, reason="moved offices")
-    sync(a)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-03-05T10:00:00+00:00")
     sync(b)
-    sync(a)
+    with open_root(a) as repo:
+        repo.metabolize(dry_run=False, now=T0 + dt.timedelta(days=3))  # promoted, and moved later
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-03-05T11:00:00+00:00")
+    with open_root(a) as repo:
+        r = repo.sync()
+        assert len(r.moves) == 1 and "kept archive/" in r.moves[0]
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    sync(b)
     for root in (a, b):
         [path] = where(root, x.id)
         assert path.startswith("archive/")
@@ -289,3 +294,41 @@ def test_an_open_repository_sees_what_the_pull_moved_and_changed(machines):
         assert (other.root / hit.entry.path).exists()
         [hit] = other.search("thursdays")
         assert hit.entry.id == y.id and hit.entry.text.strip() == "the plants are watered on thursdays"
+
+
+def test_clone_of_an_empty_remote_starts_the_memory_and_the_first_sync_pushes_it(tmp_path, monkeypatch, capsys):
+    apply_env(git_env(tmp_path), monkeypatch.setenv)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    root = tmp_path / "mem"
+    assert cli_main(["--root", str(root), "clone", str(remote)]) == 0
+    assert (root / "_system" / "policy.yaml").exists() and (root / "shallow").is_dir()
+    with open_root(root) as repo:
+        repo.add("the first memory", kind="fact")
+    capsys.readouterr()
+    assert cli_main(["--root", str(root), "sync"]) == 0
+    out = capsys.readouterr().out
+    assert "pushed" in out and "committed" in out
+    files = git(remote, "ls-tree", "-r", "--name-only", "main").stdout.split()
+    assert ".gitattributes" in files and "_system/policy.yaml" in files
+    assert not [f for f in files if f.startswith(("_system/usage", "_system/cache", "_system/journal"))]
+
+
+def test_two_moves_outside_the_archive_keep_the_later_one(machines, monkeypatch):
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("standup is at ten", kind="fact", now=T0)
+    sync(a)
+    sync(b)
+    with open_root(a) as repo:
+        repo.move(x.id, "bedrock")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-03-05T10:00:00+00:00")
+    sync(a)
+    with open_root(b) as repo:
+        repo.move(x.id, "sediment", room="team")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-03-05T11:00:00+00:00")
+    sync(b)
+    monkeypatch.delenv("GIT_COMMITTER_DATE")
+    sync(a)
+    for root in (a, b):
+        assert [p.rsplit("/", 1)[0] for p in where(root, x.id)] == ["sediment/team"]
