@@ -131,6 +131,7 @@ def _ensure_gitignore(store: Store) -> None:
 
 
 def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts: int = 3) -> SyncResult:
+    """One sync (see the module); ``attempts``: pushes that lost a race before giving up."""
     git = git_exe()
     root = store.root
     store.check_writable()
@@ -154,7 +155,9 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
             return res
         if ref and g.run("rev-list", "--count", f"{ref}..HEAD", ok=(0, 128)).stdout.strip() == "0":
             return res  # nothing of ours the remote lacks
-        proc = g.run("push", "-q", *([] if tracked else ["-u"]), remote, f"HEAD:refs/heads/{branch}", ok=(0, 1))
+        # the upstream is recorded only in the root's own repository (it is config)
+        track = not tracked and g.top == root.resolve()
+        proc = g.run("push", "-q", *(["-u"] if track else []), remote, f"HEAD:refs/heads/{branch}", ok=(0, 1))
         if proc.returncode == 0:
             res.pushed, tracked = True, True
             return res
