@@ -305,13 +305,20 @@ def test_clone_of_an_empty_remote_starts_the_memory_and_the_first_sync_pushes_it
     assert (root / "_system" / "policy.yaml").exists() and (root / "shallow").is_dir()
     with open_root(root) as repo:
         repo.add("the first memory", kind="fact")
+        assert repo.search("first memory")  # a recall: usage, machine-local until a sync
+    for local in ("working/now.json", "patrol/report.md", "cache/x.bin", "reports/r.md"):
+        (root / "_system" / local).parent.mkdir(parents=True, exist_ok=True)
+        (root / "_system" / local).write_text("machine-local\n")
+    (root / ".gitignore").write_text("# a person's own\n")  # sync puts the machine-local lines back
     capsys.readouterr()
     assert cli_main(["--root", str(root), "sync"]) == 0
     out = capsys.readouterr().out
     assert "pushed" in out and "committed" in out
     files = git(remote, "ls-tree", "-r", "--name-only", "main").stdout.split()
     assert ".gitattributes" in files and "_system/policy.yaml" in files
-    assert not [f for f in files if f.startswith(("_system/usage", "_system/cache", "_system/journal"))]
+    assert [f for f in files if f.startswith("_system/")] == [
+        "_system/policy.yaml", *[f for f in files if f.startswith("_system/shared/usage/")]]
+    assert len([f for f in files if f.startswith("_system/shared/usage/")]) == 1
 
 
 def test_two_moves_outside_the_archive_keep_the_later_one(machines, monkeypatch):
