@@ -96,8 +96,12 @@ def simulate(folder: Path, *, machines: int = 3, days: int = 30, seed: int = 16,
                     out.supersedes += 1
                 except SedimentError:
                     pass
-            if active and rng.random() < edits:  # a body edit (two at once on one note conflict)
-                e = rng.choice(active)
+            edit = []
+            if active and rng.random() < edits:  # a body edit here and there
+                edit.append(rng.choice(active))
+            if active and day % 10 == 5:  # every machine edits the same note the same day: conflicts
+                edit.append(min(active, key=lambda e: e.id))
+            for e in edit:
                 try:
                     repo.update(e.id, text=f"{e.text.strip()} (checked on day {day} by machine {m})")
                     out.edits.setdefault(e.id, set()).add(m)
