@@ -90,14 +90,6 @@ def _exists(g: Git, ref: str) -> bool:
     return g.run("rev-parse", "--verify", "--quiet", ref, ok=(0, 1)).returncode == 0
 
 
-def _has_news(g: Git, ref: str) -> bool:
-    """The remote has commits this branch lacks."""
-    proc = g.run("rev-list", "--count", f"HEAD..{ref}", ok=(0, 128))
-    if proc.returncode == 0:
-        return proc.stdout.strip() != "0"
-    return _exists(g, ref)  # no HEAD yet: whatever the remote has is news (no remote branch: none)
-
-
 def _stage(g: Git) -> list[str]:
     """Stage the root's changes; the machine-local parts never (the .gitignore
     keeps them out, and a person's .gitignore that lets them in is overruled).
@@ -150,11 +142,9 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
             g.run("fetch", "-q", remote)
             res.fetched = True
         with store.writing():
-            _local(g, store, shared, res, ident, ref)
-        if not remote or not push or not branch:
-            return res
-        if ref and g.run("rev-list", "--count", f"{ref}..HEAD", ok=(0, 128)).stdout.strip() == "0":
-            return res  # nothing of ours the remote lacks
+            ours = _local(g, store, shared, res, ident, ref)
+        if not remote or not push or not branch or not ours:
+            return res  # (nothing of ours the remote lacks)
         # the upstream is recorded only in the root's own repository (it is config)
         track = not tracked and g.top == root.resolve()
         proc = g.run("push", "-q", *(["-u"] if track else []), remote, f"HEAD:refs/heads/{branch}", ok=(0, 1))
@@ -180,8 +170,9 @@ def _finish(g: Git, res: SyncResult, ident: list[str]) -> None:
     g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
 
 
-def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: list[str], ref: str | None) -> None:
-    """The steps under the writer lock: commit, merge, settle, repair, commit."""
+def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: list[str], ref: str | None) -> bool:
+    """The steps under the writer lock: commit, merge, settle, repair, commit.
+    Returns whether the branch has commits the remote lacks."""
     start = _head(g)
     # what moved HEAD since the last sync (a person's plain `git pull`) is
     # looked at too: its merge may have broken an invariant as well
@@ -201,15 +192,17 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
         except StorageError as exc:
             log.warning("sediment: %s", exc)
     res.committed += _commit_pending(g, store, ident, "sediment sync: this machine's changes")
-    if ref and _has_news(g, ref):
-        _merge(g, res, ident, ref)
+    counts = _ahead_behind(g, ref) if ref else None
+    ahead = counts is None or counts[0] > 0
+    if counts is not None and counts[1] > 0:
+        _merge(g, res, ident, ref or "", ff=counts[0] == 0)
         pulled = True
     if not pulled and not everything:
         _remember(store, _head(g))
-        return
-    changed = g.run("diff", "--name-only", "--no-renames", "--relative", start, "HEAD", "--", ".").stdout.splitlines()
-    res.changed += [p for p in changed if is_note(p)]
-    _follow_moves(g, store, start)
+        return ahead
+    changed, moves = _changes(g, start)
+    res.changed += changed
+    _follow_moves(g, store, moves)
     store.view.refresh()
     res.repairs += repair(store, None if everything else res.changed)
     if res.repairs:
@@ -217,9 +210,41 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
         g.run(*ident, "commit", "-q", "--no-verify", "-m", "sediment sync: invariants restored after a merge",
               "--", ".")
         store.view.refresh()
+        ahead = True
     if res.changed:
         store.note_done(*res.changed, op="sync")
     _remember(store, _head(g))
+    return ahead
+
+
+def _ahead_behind(g: Git, ref: str) -> tuple[int, int] | None:
+    """(commits here the remote lacks, commits there this branch lacks); None
+    without a remote branch."""
+    proc = g.run("rev-list", "--left-right", "--count", f"HEAD...{ref}", ok=(0, 128))
+    parts = proc.stdout.split()
+    if proc.returncode == 0 and len(parts) == 2:
+        return int(parts[0]), int(parts[1])
+    return (0, 1) if _exists(g, ref) else None  # no HEAD yet: whatever the remote has is news
+
+
+def _changes(g: Git, start: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The note paths changed since ``start`` (both ends of a move), and the moves."""
+    fields = g.run("diff", "--name-status", "-z", "-M", "--relative", start, "HEAD", "--", ".").stdout.split("\0")
+    changed: list[str] = []
+    moves: list[tuple[str, str]] = []
+    i = 0
+    while i < len(fields) - 1:
+        status = fields[i]
+        if status[:1] in ("R", "C"):
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+            if status[:1] == "R":
+                moves.append((old, new))
+            changed += [p for p in (old, new) if is_note(p)]
+        else:
+            changed += [fields[i + 1]] if is_note(fields[i + 1]) else []
+            i += 2
+    return changed, moves
 
 
 SYNCED = "cache/synced"  # under _system/: the commit the last sync left (machine-local)
@@ -246,16 +271,13 @@ def _remember(store: Store, head: str) -> None:
         log.debug("cannot remember the synced commit: %s", exc)
 
 
-def _follow_moves(g: Git, store: Store, start: str) -> None:
+def _follow_moves(g: Git, store: Store, moves: list[tuple[str, str]]) -> None:
     """Tell the view of the notes the pull only moved (same title, tags, body
     and room; the status or reason may differ): their index entries stay as
     they are, as for a move of the store's own, instead of being tokenized
     again by the rescan that follows."""
     view = store.view
-    fields = g.run("diff", "--name-status", "-z", "-M", "--relative", "--diff-filter=R", start, "HEAD",
-                   "--", ".").stdout.split("\0")
-    for i in range(0, len(fields) - 2, 3):
-        old, new = fields[i + 1], fields[i + 2]
+    for old, new in moves:
         eid = view.by_path.get(old)
         if eid is None or not (is_note(old) and is_note(new)) or new in view.by_path or (g.root / old).exists():
             continue
@@ -276,18 +298,19 @@ def _head(g: Git) -> str:
     return g.run("rev-parse", "--verify", "-q", "HEAD", ok=(0, 1, 128)).stdout.strip() or EMPTY_TREE
 
 
-def _merge(g: Git, res: SyncResult, ident: list[str], ref: str) -> None:
-    if g.run("diff", "--cached", "--quiet", ok=(0, 1)).returncode == 1:
+def _merge(g: Git, res: SyncResult, ident: list[str], ref: str, *, ff: bool) -> None:
+    if g.top != g.root.resolve() and g.run("diff", "--cached", "--quiet", ok=(0, 1)).returncode == 1:
         # staged work outside the root (in a larger repository): git would refuse to merge
         raise Conflict("changes outside the memory root are staged: commit or unstage them, then sync",
                        path=str(g.root))
-    proc = g.run(*ident, *merge_options(), "merge", "-q", "--no-edit", "--no-verify", "--allow-unrelated-histories",
-                 ref, ok=(0, 1, 2, 128))
+    proc = g.run(*ident, *merge_options(), "merge", "-q", "--ff", "--no-edit", "--no-verify",
+                 "--allow-unrelated-histories", ref, ok=(0, 1, 2, 128))
     if proc.returncode not in (0, 1):
         raise StorageError(f"git merge failed: {proc.stderr.strip() or proc.stdout.strip()}", path=str(g.root))
     if g.merging():
         _finish(g, res, ident)
-    if len(g.run("rev-list", "--parents", "-n", "1", "HEAD").stdout.split()) > 2:
         res.merged += 1
-    else:
+    elif ff:
         res.fast_forward = True
+    else:
+        res.merged += 1
