@@ -8,7 +8,7 @@
 """
 
 from .entry import LAYERS, Entry, parse, render
-from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
+from .errors import (Ambiguous, Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
                      PolicyFileError, SedimentError, StorageError, TooLarge, UnsafePath)
 from .repository import Repository
 from .search import SearchHit
@@ -26,6 +26,7 @@ __all__ = [
     "LAYERS",
     "SedimentError",
     "NotFound",
+    "Ambiguous",
     "Conflict",
     "InvalidInput",
     "UnsafePath",

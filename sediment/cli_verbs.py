@@ -15,11 +15,12 @@ from .clikit import (FIELD_ARG, SECTION_ARGS, arg, command, entry_out, entry_tex
          arg("--git", action="store_true", help="also make the root a git repository"))
 def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
     repo = open_repo(ns)
-    out = {"root": str(repo.root), "git": False}
+    out = {"root": str(repo.root), "git": False, "reference": repo.stats()["reference"]}
     if ns.git:
         from .gitutil import git_init
         out["git"] = git_init(repo.root)
-    return out, f"initialised {repo.root}" + (" (git)" if out["git"] else "")
+    yours = f"; {out['reference']} note(s) of yours indexed in place" if out["reference"] else ""
+    return out, f"initialised {repo.root}" + (" (git)" if out["git"] else "") + yours
 
 
 @command("add", "write a new memory; the text comes from the argument or stdin",

@@ -16,16 +16,21 @@ import datetime as _dt
 import hashlib
 import math
 import re
-import secrets
-import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import yaml
 
-from .errors import InvalidInput, ParseError
+from . import obsidian as O
+from .errors import ParseError
+from .frontmatter import (FIELD_ORDER as FIELD_ORDER, LIST_FIELDS as LIST_FIELDS, STATUSES as STATUSES,
+                          UTC as UTC, WEIGHT_KEYS as WEIGHT_KEYS, WEIGHT_SHARES as WEIGHT_SHARES,
+                          WIKILINK as WIKILINK, build_meta as build_meta, new_id as new_id,
+                          now_iso as now_iso, parse_time as parse_time, unwrap_link as unwrap_link,
+                          validate_meta as validate_meta, value_from_weights as value_from_weights,
+                          wikilink as wikilink)
 from .names import LAYERS as LAYERS  # part of this module's API: entry.LAYERS
-from .names import split_path
+from .names import in_layer, split_path
 from .shape import MAX_META_SIZE, check_shape
 from .shape import is_plain as is_plain  # part of this module's API
 
@@ -40,7 +45,6 @@ try:
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeDumper as _Dumper, SafeLoader as _Loader  # type: ignore[assignment]
 
-STATUSES = ("active", "superseded", "archived", "purged")
 _CONFLICT = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
 _CONFLICT_END = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
 
@@ -52,15 +56,6 @@ def has_conflict_markers(text: str) -> bool:
 
 # The frontmatter fields we know, in the order they are written. Anything else a
 # caller or a person adds is kept and written after these, in its own order.
-FIELD_ORDER = (
-    "id", "title", "created", "updated", "kind", "tags", "value", "weights",
-    "status", "source", "source_links", "event", "links", "supersedes",
-    "superseded_by", "reason", "unclassified",
-)
-LIST_FIELDS = ("tags", "source_links", "links", "supersedes", "superseded_by")
-WEIGHT_KEYS = ("importance", "emotional", "recurrence", "unresolved")
-# Tideline's weights → one value; the shares add up to 1.
-WEIGHT_SHARES = {"importance": 0.35, "emotional": 0.25, "recurrence": 0.25, "unresolved": 0.15}
 
 # Structured reasoning (dsh-chain) and narrative (Tideline) are written as
 # markdown sections after the main text, so a person reads them as prose.
@@ -74,54 +69,6 @@ SECTIONS = {
 }
 _HEADING_TO_SECTION = {v.lower(): k for k, v in SECTIONS.items()}
 
-
-
-# ---------------------------------------------------------------------------
-# time and ids
-
-def now_iso(now: _dt.datetime | None = None) -> str:
-    """A timezone-aware ISO 8601 string, to the second, in local time."""
-    now = now or _dt.datetime.now().astimezone()
-    if now.tzinfo is None:
-        raise InvalidInput("times must be timezone-aware")
-    return now.replace(microsecond=0).isoformat()
-
-
-UTC = _dt.timezone.utc
-
-
-def parse_time(value: Any, *, key: str = "time", tz: _dt.tzinfo = UTC) -> _dt.datetime:
-    """A time as an aware datetime. A date without a time (``2024-01-01``, as
-    Obsidian writes a date property) is midnight in ``tz``, the root's
-    timezone; so is a time written without an offset."""
-    if isinstance(value, _dt.datetime):
-        dt = value
-    elif isinstance(value, _dt.date):
-        dt = _dt.datetime(value.year, value.month, value.day)
-    elif isinstance(value, str):
-        try:
-            dt = _dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise ParseError(f"{key}: not an ISO 8601 time: {value!r}", key=key) from exc
-    else:
-        raise ParseError(f"{key}: not a time: {value!r}", key=key)
-    if dt.tzinfo is None:  # hand-written without an offset: the root's timezone
-        dt = dt.replace(tzinfo=tz)
-    return dt
-
-
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-
-def new_id(now_ms: int | None = None) -> str:
-    """A ULID: 48 bits of milliseconds + 80 random bits, Crockford base32.
-
-    Sorts by creation time, and two machines writing at once do not collide,
-    which matters when several clones of one memory merge through git.
-    """
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
-    n = (ms << 80) | secrets.randbits(80)
-    return "".join(_CROCKFORD[(n >> (5 * i)) & 31] for i in range(25, -1, -1))
 
 
 # ---------------------------------------------------------------------------
@@ -150,9 +97,32 @@ class Entry:
 
     # --- identity and place
     @property
-    def id(self) -> str: return self.meta["id"]
+    def id(self) -> str:
+        if not self.reference:
+            return self.meta["id"]
+        i = self._cache.get("id")
+        if i is None:
+            i = self._cache["id"] = id_of(self.meta, self.path)
+        return i
     @property
-    def title(self) -> str: return self.meta.get("title") or ""
+    def reference(self) -> bool:
+        """A person's note (outside the layer folders): searchable and
+        linkable, never moved, decayed or written by sediment."""
+        r = self._cache.get("ref")
+        if r is None:
+            r = self._cache["ref"] = bool(self.path) and not in_layer(self.path)
+        return r
+    @property
+    def title(self) -> str:
+        """The ``title`` property, else the file name (Obsidian's title)."""
+        t = self.meta.get("title")
+        if isinstance(t, str) and t:
+            return t
+        return O.text_of(t) or (self.name if self.path else "")
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Other names of the note (``aliases``): searched as its title is, and ``[[alias]]`` links to it."""
+        return O.aliases(self.meta)
     def _where(self) -> tuple[str, str, str]:
         w = self._cache.get("where")
         if w is None:
@@ -172,34 +142,82 @@ class Entry:
         """The main text: the body without the structured sections."""
         return split_sections(self.body)[0]
     @property
-    def created(self) -> _dt.datetime: return parse_time(self.meta["created"], key="created", tz=self.tz)
+    def created(self) -> _dt.datetime:
+        if self.reference:
+            return self._file_time(O.CREATED_KEYS, "created")
+        return parse_time(self.meta["created"], key="created", tz=self.tz)
     @property
     def updated(self) -> _dt.datetime:
+        if self.reference:
+            return self._file_time(O.UPDATED_KEYS, "updated")
         return parse_time(self.meta.get("updated") or self.meta["created"], key="updated", tz=self.tz)
+
+    def _file_time(self, keys: tuple[str, ...], which: str) -> _dt.datetime:
+        """A person's note's time: its own property (``created``, ``date``, …),
+        else what the view knows of the file (the first commit, the mtime)."""
+        t = O.time_property(self.meta, keys, self.tz)
+        if t is not None:
+            return t
+        clock = self._cache.get("clock")
+        ts = clock(self.path, which) if clock is not None else None
+        if ts is None:
+            if which == "updated":
+                return self.created
+            raise ParseError(f"{self.path}: no {which} time known", path=self.path, key=which)
+        return _dt.datetime.fromtimestamp(ts, self.tz)
     @property
-    def kind(self) -> str: return self.meta.get("kind") or "inbox"
+    def kind(self) -> str:
+        if self.reference:
+            return O.text_of(self.meta.get("kind")) or "reference"
+        return self.meta.get("kind") or "inbox"
     @property
-    def tags(self) -> tuple[str, ...]: return tuple(self.meta.get("tags") or ())
+    def tags(self) -> tuple[str, ...]:
+        """The ``tags`` property, then inline ``#tags`` of the body, as written (no ``#``)."""
+        t = self._cache.get("tags")
+        if t is None:
+            t = self._cache["tags"] = tuple(dict.fromkeys(
+                [*O.property_tags(self.meta.get("tags")), *O.inline_tags(self.body)]))
+        return t
+    @property
+    def tag_set(self) -> frozenset[str]:
+        """The tags and every tag they are nested under (``a/b`` is also ``a``)."""
+        t = self._cache.get("tag_set")
+        if t is None:
+            t = self._cache["tag_set"] = O.tag_closure(self.tags)
+        return t
     @property
     def value(self) -> float:
         v = self.meta.get("value")
+        if self.reference:
+            return O.number_of(v, 0.5)
         if v is None and self.meta.get("weights"):
             return value_from_weights(self.meta["weights"])
         return 0.5 if v is None else float(v)
     @property
-    def status(self) -> str: return self.meta.get("status") or "active"
+    def status(self) -> str:
+        # a person's `status` (draft, done, …) is theirs, not a lifecycle state
+        return "active" if self.reference else self.meta.get("status") or "active"
     @property
-    def source(self) -> str | None: return self.meta.get("source")
+    def source(self) -> str | None:
+        return O.text_of(self.meta.get("source")) if self.reference else self.meta.get("source")
     @property
-    def source_links(self) -> tuple[str, ...]: return tuple(self.meta.get("source_links") or ())
+    def source_links(self) -> tuple[str, ...]:
+        return tuple(str(x) for x in O.items(self.meta.get("source_links")))
     @property
-    def event(self) -> str | None: return self.meta.get("event")
+    def event(self) -> str | None: return None if self.reference else self.meta.get("event")
     @property
     def links(self) -> tuple[str, ...]:
-        """Names this memory links to, from the frontmatter and [[wikilinks]] in the body."""
-        names = [unwrap_link(x) for x in self.meta.get("links") or ()]
-        names += WIKILINK.findall(self.body)
-        return tuple(dict.fromkeys(n.split("|")[0].split("#")[0].strip() for n in names if n))
+        """Notes this one links to (their names, or ``folder/name``), from the
+        frontmatter and [[wikilinks]] and ![[embeds]] in the body; a person's
+        note also from ``[[links]]`` in any property."""
+        out = self._cache.get("links")
+        if out is None:
+            names = [unwrap_link(x).split("|")[0].split("#")[0] for x in O.items(self.meta.get("links"))]
+            names += [x.target for x in O.wikilinks(self.body)]
+            if self.reference:
+                names += O.property_links(self.meta)
+            out = self._cache["links"] = tuple(dict.fromkeys(n for n in (O.link_key(x) for x in names) if n))
+        return out
     @property
     def sections(self) -> dict[str, str]:
         return split_sections(self.body)[1]
@@ -208,10 +226,13 @@ class Entry:
         return self.meta.get(key, default)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (CLI --json)."""
+        """A JSON-ready view (CLI --json). A person's note says so (``reference``)
+        and gives its title (the file name when it has no ``title``) and tags as read."""
         out = {"id": self.id, "path": self.path, "layer": self.layer, "room": self.room,
                "name": self.name, "version": self.version, **{k: v for k, v in self.meta.items()
                                                               if k != "id"}, "body": self.body}
+        if self.reference:
+            out.update(reference=True, title=self.title, tags=list(self.tags))
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
@@ -227,7 +248,14 @@ class Entry:
         return replace(self, warnings=self.warnings + warnings) if warnings else self
 
 
-WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
+
+
+def id_of(meta: Mapping[str, Any], rel: str) -> str:
+    """The id of the note at ``rel`` with this frontmatter: its ``id``; for a
+    person's note without one, the id derived from its path."""
+    if in_layer(rel) or not rel:
+        return str(meta.get("id"))
+    return O.own_id(meta.get("id")) or O.path_id(rel)
 _EMBED_OR_LINK = re.compile(r"!?\[\[([^\[\]\n]+)\]\]")
 
 
@@ -243,25 +271,6 @@ def display_text(body: str) -> str:
 def one_line(s: Any, limit: int = 300) -> str:
     """Collapse whitespace (a reason is one line of frontmatter)."""
     return " ".join(str(s).split())[:limit]
-
-
-def wikilink(name: str) -> str:
-    return f"[[{name}]]"
-
-
-def unwrap_link(x: Any) -> str:
-    x = str(x).strip()
-    m = WIKILINK.fullmatch(x)
-    return m.group(1) if m else x
-
-
-def value_from_weights(weights: Mapping[str, Any]) -> float:
-    """Four 1–5 weights → 0–1: the weighted mean, rescaled so 1 → 0 and 5 → 1."""
-    total = 0.0
-    for k, share in WEIGHT_SHARES.items():
-        w = float(weights.get(k, 3))
-        total += share * (min(5.0, max(1.0, w)) - 1) / 4
-    return round(total, 4)
 
 
 # ---------------------------------------------------------------------------
@@ -307,6 +316,59 @@ def compose_body(text: str, sections: Mapping[str, Any] | None = None) -> str:
 
 # ---------------------------------------------------------------------------
 # parse and render
+
+_FROZEN = "\x00dated"  # a snapshot's frontmatter holding tagged dates (see freeze)
+_T = "\x00t"
+
+
+def freeze(meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Frontmatter as JSON keeps it exactly, for the index snapshot: dates and
+    date-times (Obsidian's date properties, common in a person's notes) as
+    tagged text; None when it holds anything else JSON would change."""
+    def enc(v: Any) -> Any:
+        if isinstance(v, _dt.datetime):
+            return {_T: v.isoformat(), "k": "dt"}
+        if isinstance(v, _dt.date):
+            return {_T: v.isoformat(), "k": "d"}
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                raise TypeError("a key JSON would turn into text")
+            return {k: enc(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [enc(x) for x in v]
+        if v is None or isinstance(v, (str, bool, int)) or isinstance(v, float) and math.isfinite(v):
+            return v
+        raise TypeError(type(v).__name__)
+    try:
+        return {_FROZEN: 1, **enc(dict(meta))}
+    except (TypeError, RecursionError):
+        return None
+
+
+def snapshot_meta(e: Entry, plain: bool) -> dict[str, Any] | None:
+    """What the index snapshot keeps of a note's frontmatter: None (parse it
+    again on open) when JSON cannot keep it, or when reading it found a
+    problem ``check`` must see again."""
+    if e._cache.get("warning"):
+        return None
+    return dict(e.meta) if plain else freeze(e.meta)
+
+
+def thaw(meta: dict[str, Any]) -> dict[str, Any]:
+    """What ``freeze`` kept, as it was (frontmatter without dates: itself)."""
+    if _FROZEN not in meta:
+        return meta
+
+    def dec(v: Any) -> Any:
+        if isinstance(v, dict):
+            if _T in v:
+                return (_dt.datetime if v.get("k") == "dt" else _dt.date).fromisoformat(v[_T])
+            return {k: dec(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [dec(x) for x in v]
+        return v
+    return {k: dec(x) for k, x in meta.items() if k != _FROZEN}
+
 
 def content_version(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
@@ -359,6 +421,8 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
     except UnicodeDecodeError as exc:
         raise ParseError(f"{path}: not UTF-8 text", path=path, line=None) from exc
     s = s.lstrip("\ufeff").replace("\r\n", "\n")
+    if path and not in_layer(path):
+        return _parse_persons(s, path, version, tz, max_meta_size)
     if not s.startswith("---\n"):
         raise ParseError(f"{path}: no frontmatter (the file must start with '---')", path=path, line=1)
     end = s.find("\n---\n", 3)
@@ -368,13 +432,7 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
         else:
             raise ParseError(f"{path}: frontmatter is not closed by a '---' line", path=path, line=1)
     fm_text, body = s[4:end + 1], s[end + 5:]
-    conflict = _CONFLICT.search(s)
-    if conflict and _CONFLICT_END.search(s, conflict.end()):
-        # a git merge left both sides in the file: which one is the memory is a
-        # person's call, so it is a problem until resolved (never read as text)
-        line = s.count("\n", 0, conflict.start()) + 1
-        raise ParseError(f"{path}:{line}: unresolved git merge conflict (<<<<<<< … >>>>>>>)", path=path,
-                         line=line)
+    _refuse_conflict(s, path)
     try:
         meta = yaml.load(fm_text, Loader=_Loader) if fm_text.strip() else {}
     except yaml.YAMLError as exc:
@@ -398,87 +456,44 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
 
 
 
-def _line_of_key(fm_text: str, key: str) -> int | None:
-    for i, line in enumerate(fm_text.split("\n")):
-        if line.startswith(f"{key}:"):
-            return i + 2
-    return None
+def _refuse_conflict(s: str, path: str) -> None:
+    conflict = _CONFLICT.search(s)
+    if conflict and _CONFLICT_END.search(s, conflict.end()):
+        # a git merge left both sides in the file: which one is the memory is a
+        # person's call, so it is a problem until resolved (never read as text)
+        line = s.count("\n", 0, conflict.start()) + 1
+        raise ParseError(f"{path}:{line}: unresolved git merge conflict (<<<<<<< … >>>>>>>)", path=path,
+                         line=line)
 
 
-def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
-                  tz: _dt.tzinfo = UTC) -> dict[str, Any]:
-    """Check types of the known fields. Times and other typed values are kept
-    as YAML loaded them (an unquoted date stays a date), so that rewriting a
-    note a person wrote keeps their values. Raises ParseError naming the key
-    and line."""
-
-    def bad(key: str, why: str) -> ParseError:
-        line = _line_of_key(fm_text, key)
-        return ParseError(f"{path}:{line or '?'}: {key}: {why}", path=path, line=line, key=key)
-
-    meta = {str(k): v for k, v in meta.items()}
-    if "value" not in meta and "density" in meta:
-        meta["value"] = meta.pop("density")  # Sediment Palace's name for it
-        key_for_value = "density"
-    else:
-        key_for_value = "value"
-    mid = meta.get("id")
-    if not isinstance(mid, (str, int)) or isinstance(mid, bool) or str(mid).strip() == "":
-        raise bad("id", "missing or not a string")
-    meta["id"] = str(mid)
-    if meta.get("title") is not None and not isinstance(meta["title"], (str, int, float)):
-        raise bad("title", "not text")
-    if meta.get("title") is not None:  # (an empty `title:`, as Obsidian writes it, is no title)
-        meta["title"] = str(meta["title"])
-    for key in ("created", "updated"):
-        if key in meta:  # kept as written (a date, a date-time or text), only checked
-            try:
-                parse_time(meta[key], key=key, tz=tz)
-            except ParseError:
-                raise bad(key, f"not an ISO 8601 time: {meta[key]!r}") from None
-    if "created" not in meta:
-        raise bad("created", "missing")
-    for key in LIST_FIELDS:
-        v = meta.get(key)
-        if v is None:
-            continue
-        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-            v = [v]
-        if not isinstance(v, list) or any(isinstance(x, (dict, list)) for x in v):
-            raise bad(key, "must be a list of strings")
-        meta[key] = [str(x) for x in v]
-    v = meta.get("value")
-    if isinstance(v, str):  # value: "0.7", as some editors write it: read as the number, kept as written
+def _parse_persons(s: str, path: str, version: str, tz: _dt.tzinfo, max_meta_size: int) -> Entry:
+    """A person's note, read as Obsidian reads it: any text is a note. Without
+    a closed frontmatter it is all body; frontmatter that cannot be read is
+    left out of its properties and named in ``_cache['warning']`` (``check``
+    reports it), never an error that hides the note."""
+    _refuse_conflict(s, path)
+    meta: Any = {}
+    body, warning = s, None
+    end = s.find("\n---\n", 3) if s.startswith("---\n") else -1
+    if end < 0 and s.startswith("---\n") and s.endswith("\n---"):
+        end = len(s) - 4
+    if end >= 0:
+        fm_text, body = s[4:end + 1], s[end + 5:]
         try:
-            v = float(v)
-        except ValueError:
-            pass
-    if v is not None:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
-            raise bad(key_for_value, f"must be a number from 0 to 1, not {v!r}")
-    w = meta.get("weights")
-    if w is not None:
-        if not isinstance(w, dict) or any(
-                k not in WEIGHT_KEYS or isinstance(x, bool) or not isinstance(x, (int, float))
-                or not 1 <= x <= 5 for k, x in w.items()):
-            raise bad("weights", f"must map {', '.join(WEIGHT_KEYS)} to numbers 1–5")
-    for key in ("kind", "status", "source", "event", "reason"):
-        if key in meta and meta[key] is not None and not isinstance(meta[key], str):
-            if isinstance(meta[key], (int, float)) and not isinstance(meta[key], bool):
-                meta[key] = str(meta[key])
-            else:
-                raise bad(key, "must be text")
-    if meta.get("status") is not None and meta["status"] not in STATUSES:
-        raise bad("status", f"{meta['status']!r} is not one of {', '.join(STATUSES)}")
-    return meta
+            meta = O.load_properties(fm_text)
+            if not isinstance(meta, dict):
+                raise ParseError("the frontmatter is not a mapping")
+            plain = check_shape(meta, path, max_meta_size)
+        except Exception as exc:  # noqa: BLE001 - whatever a person typed: the note stays a note
+            reason = exc.message.split(": ", 1)[-1] if isinstance(exc, ParseError) else (
+                getattr(exc, "problem", None) or f"{type(exc).__name__}: {exc}")
+            meta, plain, warning = {}, False, f"properties cannot be read ({str(reason)[:200]}); " \
+                                              "indexed by its text"
+    else:
+        plain = True
+    entry = Entry(meta={str(k): v for k, v in meta.items()}, body=body, path=path, version=version, tz=tz)
+    entry._cache["plain"] = plain and all(isinstance(k, str) for k in meta)
+    if warning:
+        entry._cache["warning"] = warning
+    return entry
 
-
-def build_meta(*, id: str, title: str, created: str, kind: str | None, tags: Iterable[str],
-               value: float | None, source: str | None, links: Iterable[str],
-               extra: Mapping[str, Any]) -> dict[str, Any]:
-    meta: dict[str, Any] = {"id": id, "title": title, "created": created, "updated": created,
-                            "kind": kind, "tags": list(dict.fromkeys(tags)) or None,
-                            "value": value, "status": "active", "source": source,
-                            "links": [wikilink(unwrap_link(x)) for x in links] or None}
-    meta.update(extra)
-    return {k: v for k, v in meta.items() if v is not None}

@@ -3,6 +3,7 @@ and that callers may match on; the message is for people and may change.
 
     SedimentError                      base, code "error"
     ├── NotFound(KeyError)             "not_found"     no memory with that id/name
+    ├── Ambiguous(LookupError)         "ambiguous"     a name several notes have (lists them)
     ├── Conflict                       "conflict"      stale read, or a person saved during a write (kept)
     ├── InvalidInput(ValueError)       "invalid"       bad argument from the caller
     │   ├── UnsafePath                 "unsafe_path"   would leave the root
@@ -25,6 +26,7 @@ from typing import Any
 __all__ = [
     "SedimentError",
     "NotFound",
+    "Ambiguous",
     "Conflict",
     "InvalidInput",
     "UnsafePath",
@@ -61,6 +63,13 @@ class NotFound(SedimentError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return self.message
+
+
+class Ambiguous(SedimentError, LookupError):
+    """A name (``get(name)``) that several notes in different folders have;
+    ``details['candidates']`` lists their paths, shortest first. Name one by
+    its id or as ``folder/name``."""
+    code = "ambiguous"
 
 
 class Conflict(SedimentError):

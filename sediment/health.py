@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from collections import Counter
 from pathlib import Path
 
 from . import entry as E
+from . import names as N
+from . import obsidian as O
 from .adopt import adopt_all
 from .errors import StorageError
 from .files import is_temp, read_nofollow
@@ -68,7 +69,8 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
         problems += _file_shapes(view)
         problems += _not_regular(view)
         problems += _unresolved_links(view)
-        problems += _outside_layers(view.root)
+        problems += _layer_links(view.root)
+        problems += [Problem(rel, why, severity="warning", code="vault_settings") for rel, why in view.rules.faults]
         problems += _journal(store)
         problems += _temps(view.root)
     unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
@@ -78,7 +80,8 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
 def _duplicate_names(view: View) -> list[Problem]:
     names: dict[str, list[str]] = {}
     for e in view.entries.values():
-        names.setdefault(e.name, []).append(e.path)
+        if not e.reference:  # a person's notes may share names: [[links]] resolve as Obsidian does
+            names.setdefault(e.name, []).append(e.path)
     out = []
     for name, paths in names.items():
         if len(paths) > 1:
@@ -92,7 +95,7 @@ def _duplicate_names(view: View) -> list[Problem]:
 def _file_shapes(view: View) -> list[Problem]:
     out = []
     for rel, _ in view.walk():
-        if rel not in view.by_path:
+        if rel not in view.by_path or not N.in_layer(rel):  # (a person's file is theirs as it is)
             continue
         try:
             raw = read_nofollow(view.root / rel)[:4096]
@@ -135,20 +138,24 @@ def _not_regular(view: View) -> list[Problem]:
     return out
 
 
-_ATTACHMENT = re.compile(r"\.[A-Za-z0-9]{1,5}$")  # [[photo.png]]: a file, not a note
-
-
 def _unresolved_links(view: View) -> list[Problem]:
-    """Every wikilink (frontmatter links, supersedes, superseded_by; the body)
-    that names no note, with the line it is on. A damaged note still counts as
+    """Every wikilink (frontmatter links, supersedes, superseded_by; the body;
+    a person's note's properties) that names no note, resolved as Obsidian
+    resolves it, with the line it is on. A link to a file that is no note
+    (``[[photo.png]]``, ``![[paper.pdf]]``) is not checked; a damaged note,
+    or a note Obsidian's settings leave out (a template), still counts as
     there: its links are not the problem."""
-    known = set(view.by_name) | set(view.entries)
-    known |= {rel.rsplit("/", 1)[-1][:-3] for rel in view.problems if rel.endswith(".md")}
+    known = {rel.rsplit("/", 1)[-1][:-3].casefold() for rel in view.problems if rel.endswith(".md")}
+    left_out: set[str] | None = None
     out = []
     for e in view.entries.values():
         names = [*e.links, *(E.unwrap_link(x) for k in ("supersedes", "superseded_by")
                               for x in e.meta.get(k) or ())]
-        missing = [n for n in dict.fromkeys(names) if n and n not in known and not _ATTACHMENT.search(n)]
+        missing = [n for n in dict.fromkeys(names) if n and n not in view.entries and view.link(n) is None
+                   and not O.ATTACHMENT.search(n) and n.rsplit("/", 1)[-1].casefold() not in known]
+        if missing and left_out is None:
+            left_out = _left_out_names(view)
+        missing = [n for n in missing if n.rsplit("/", 1)[-1].casefold() not in (left_out or ())]
         if not missing:
             continue
         try:
@@ -162,22 +169,23 @@ def _unresolved_links(view: View) -> list[Problem]:
     return out
 
 
-def _outside_layers(root: Path) -> list[Problem]:
-    out = []
-    for top in E.LAYERS:  # (a symlinked _system/ is one of the store's faults)
-        if (root / top).is_symlink():
-            out.append(Problem(top + "/", "is a symlink; sediment does not follow it", code="symlink"))
-    for p in sorted(root.iterdir()):
-        if p.is_symlink():
-            continue
-        if p.is_file() and p.suffix == ".md":
-            out.append(Problem(p.name, "a .md file outside any layer folder; not indexed",
-                               severity="warning", code="outside_layer"))
-        elif p.is_dir() and p.name not in (*E.LAYERS, SYSTEM) and not p.name.startswith("."):
-            if any(p.rglob("*.md")):
-                out.append(Problem(p.name + "/", "a folder with .md files outside any layer; not indexed",
-                                   severity="warning", code="outside_layer"))
+def _left_out_names(view: View) -> set[str]:
+    """Names (case-folded) of the .md files a walk leaves out on purpose:
+    templates, Obsidian's excluded files. Links to them are Obsidian's links."""
+    out: set[str] = set()
+    for dirpath, dirs, files in os.walk(view.root):  # (os.walk does not follow links)
+        rel = Path(dirpath).relative_to(view.root).as_posix()
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (rel == "." and d == SYSTEM)]
+        out.update(f[:-3].casefold() for f in files if f.endswith(".md")
+                   and not view.rules.indexed(f if rel == "." else f"{rel}/{f}"))
     return out
+
+
+def _layer_links(root: Path) -> list[Problem]:
+    """A layer folder that is a symlink (a symlinked ``_system/`` is one of
+    the store's faults)."""
+    return [Problem(top + "/", "is a symlink; sediment does not follow it", code="symlink")
+            for top in E.LAYERS if (root / top).is_symlink()]
 
 
 def _journal(store: Store) -> list[Problem]:

@@ -174,8 +174,8 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Policy,
     kinds = policy.kinds
     moves: list[Move] = []
     for e in sorted(entries, key=lambda x: x.id):
-        if e.layer == "archive" or e.status == "purged":
-            continue
+        if e.layer == "archive" or e.status == "purged" or e.reference:
+            continue  # (a person's note, outside the layer folders, is never moved)
         u = usage.get(e.id) or Usage()
         if u.refuted:
             moves.append(Move(e.id, e.title, e.layer, "archive",

@@ -94,7 +94,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         # wrote and finishes retiring what is left, instead of writing twice.
         main = " ".join(text.split())
         existing = sorted(e.id for e in view.entries.values()
-                          if e.kind == kind and e.status == "active" and e.layer != "archive"
+                          if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")
                           and " ".join(e.text.split()) == main)
         done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
         given, retired = [], []
@@ -102,14 +102,14 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
             if done_link and done_link in (e.meta.get("superseded_by") or ()):
                 retired.append(e)  # retired into this memory already
                 continue
-            if e.kind != "inbox" or e.layer == "archive" or e.status != "active":
+            if e.kind != "inbox" or e.layer in ("archive", "") or e.status != "active":
                 raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
                                    f"retires fragments only")
             given.append(e)
         new = view.entries[existing[0]] if existing else writes.add(store, text, kind=kind, **fields)
         covered = {e.id: e for e in given}
         for e in view.entries.values():
-            if e.kind == "inbox" and e.status == "active" and e.layer != "archive" and e.id != new.id:
+            if e.kind == "inbox" and e.status == "active" and e.layer not in ("archive", "") and e.id != new.id:
                 frag = " ".join(e.text.split())
                 if frag and (frag in main or bigram_similarity(frag, text) >= 0.55):
                     covered[e.id] = e

@@ -89,11 +89,20 @@ def check_layer(layer: str) -> str:
 
 
 def split_path(rel: str) -> tuple[str, str, str]:
-    """'sediment/auth/x.md' → ('sediment', 'auth', 'x')."""
+    """'sediment/auth/x.md' → ('sediment', 'auth', 'x'). A person's note
+    (outside the layer folders) has no layer; its folder is its room:
+    'Projects/Alpha/x.md' → ('', 'Projects/Alpha', 'x')."""
     parts = rel.split("/")
-    if len(parts) < 2 or parts[0] not in LAYERS or not parts[-1].endswith(".md"):
-        raise ParseError(f"{rel}: not inside a layer folder", path=rel)
-    return parts[0], "/".join(parts[1:-1]), parts[-1][:-3]
+    if not parts[-1].endswith(".md"):
+        raise ParseError(f"{rel}: not a note (.md)", path=rel)
+    if len(parts) >= 2 and parts[0] in LAYERS:
+        return parts[0], "/".join(parts[1:-1]), parts[-1][:-3]
+    return "", "/".join(parts[:-1]), parts[-1][:-3]
+
+
+def in_layer(rel: str) -> bool:
+    """Whether ``rel`` is inside a layer folder: the agent's, not a person's."""
+    return rel.split("/", 1)[0] in LAYERS and "/" in rel
 
 
 def join_path(layer: str, room: str, name: str) -> str:

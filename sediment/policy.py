@@ -73,6 +73,21 @@ class Policy:
     max_meta_size: int = setting(
         100_000, "Largest frontmatter accepted, in characters and values once YAML aliases are expanded.",
         minimum=100)
+    context_core_share: float = setting(
+        0.4, "context(): the share of the budget 'who I am' (core and bedrock) may take; the rest is\n"
+        "for unfinished business, what the query reminds of, and the strongest of the rest.",
+        minimum=0, maximum=1)
+    context_floor: float = setting(
+        0.3, "context(): a search hit is in 'what this reminds me of' only when it covers at least this\n"
+        "share of the query (IDF-weighted terms); below it the query reminds of nothing.",
+        minimum=0, maximum=1)
+    working_items: int = setting(
+        3, "Working memory: at most this many open todos and promises (a new one replaces the oldest).",
+        minimum=1, maximum=100)
+    working_days: float = setting(
+        3, "Working memory: an item not mentioned for this many days (in the root's timezone) is gone.",
+        minimum=0)
+    mood_hours: float = setting(6, "mood(): how long a mood holds unless set again.", minimum=0)
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"

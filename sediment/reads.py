@@ -75,20 +75,30 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
         tiebreak = S.Tiebreak(view.entries, store.usage.totals, store.policy.kinds)
         hits = S.run(view.index, view.entries, view.tokenizer, query, limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak)
-    if record and hits and store.usage.writable:  # (a read-only root records nothing)
-        try:
-            store.usage.record([h.entry.id for h in hits], "recall")
-        except (LockTimeout, OSError) as exc:  # a lost recall must not fail a search
-            log.warning("sediment: recall not recorded: %s", exc)
+    if record:
+        record_recalls(store, [h.entry.id for h in hits])
     return hits
 
 
+def record_recalls(store: Store, ids: list[str], *, now: float | None = None) -> None:
+    """Count these memories as recalled (a search's hits, a context block's
+    reminders). A read-only root records nothing; a lost recall never fails
+    the read that made it."""
+    if not ids or not store.usage.writable:
+        return
+    try:
+        store.usage.record(ids, "recall", now=now)
+    except (LockTimeout, OSError) as exc:
+        log.warning("sediment: recall not recorded: %s", exc)
+
+
 def links_to(store: Store, id: str) -> list[Entry]:
-    """Memories whose links (frontmatter or body) name this one, by path."""
+    """Memories whose links (frontmatter or body) name this one, by path: by
+    its id, or by a name, ``folder/name`` or alias Obsidian resolves to it."""
     with store.view.reading() as view:
         target = view.resolve(id)
-        names = {target.name, target.id}
-        return sorted((e for e in view.entries.values() if e.id != target.id and names & set(e.links)),
+        return sorted((e for e in view.entries.values() if e.id != target.id
+                       and any(x == target.id or view.link(x) is target for x in e.links)),
                       key=lambda e: e.path)
 
 

@@ -69,11 +69,11 @@ def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
     rest = "\n".join([E.display_text(entry.body), entry.room.replace("/", " ")])
     if title and entry.body.lstrip(" #\t\n").startswith(title):
         title = ""  # a title taken from the first line would count that line four times
-    tw, tb = tok.terms(title)
+    tw, tb = tok.terms("\n".join([title, *entry.aliases]))  # aliases name a note as its title does
     gw, gb = tok.terms(tags)
     # a tag also matches as a whole, so '移动端' finds the tag even though
-    # jieba cuts the query into '移动' + '端'
-    gw = gw + [whole(t) for t in entry.tags]
+    # jieba cuts the query into '移动' + '端'; a nested tag also as its parents
+    gw = gw + [whole(t) for t in sorted(entry.tag_set)]
     rw, rb = tok.terms(rest)
     return DocTerms.build([(tw, tb, TITLE_WEIGHT), (gw, gb, TAG_WEIGHT), (rw, rb, 1)])
 
@@ -110,7 +110,7 @@ def make_filter(*, layers: set[str] | None = None, room: str | None = None,
             return False
         if status is not None and e.status != status:
             return False
-        if tagset is not None and not tagset.issubset(e.tags):
+        if tagset is not None and not tagset.issubset(e.tag_set):  # (a/b is tagged a too)
             return False
         if since_dt or until_dt:
             try:

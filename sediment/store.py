@@ -48,6 +48,15 @@ from .view import View
 
 log = logging.getLogger("sediment")
 
+def refuse_persons(rel: str) -> None:
+    """Sediment writes inside the layer folders only: a person's note (any
+    other folder) is never moved or rewritten."""
+    if not N.in_layer(rel):
+        raise InvalidInput(f"{rel} is a person's note (outside the layer folders: "
+                           f"{', '.join(E.LAYERS)}); sediment reads it and never changes it. To hand it to "
+                           "the agent's memory, move it into a layer folder and adopt it", path=rel)
+
+
 def add_link(meta: dict[str, Any], key: str, name: str) -> None:
     links = list(meta.get(key) or ())
     if E.wikilink(name) not in links:
@@ -128,6 +137,7 @@ class Store:
         written, and ``Conflict`` raised. ``text``: ``entry`` rendered already."""
         if text is None:
             text = E.render(entry).encode("utf-8")
+        refuse_persons(rel)
         target = resolve_inside(self.root, rel)
         try:
             if expected:
@@ -239,6 +249,7 @@ class Store:
         file is complete (atomic write) before the old one is removed. A crash
         in between leaves both; recovery sees the intent and removes the old one.
         """
+        refuse_persons(entry.path)
         rel = N.join_path(layer, room, entry.name)
         meta = {**entry.meta, **meta_changes}
         meta = {k: v for k, v in meta.items() if v is not None}

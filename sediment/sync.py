@@ -25,7 +25,7 @@ from .store import Store
 from .syncfix import repair
 from .syncmerge import Git, is_note, resolve
 from .files import atomic_write, read_nofollow
-from .system import GITIGNORE, SYSTEM
+from .system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
 
 log = logging.getLogger("sediment")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds
@@ -111,12 +111,16 @@ def _commit_pending(g: Git, store: Store, ident: list[str], message: str) -> int
 
 
 def _ensure_gitignore(store: Store) -> None:
-    gi = store.root / ".gitignore"
+    """The machine-local lines a ``.gitignore`` lacks, added: the root's own, or
+    in a person's folder (a vault) the one inside ``_system/``."""
+    inner = store.root / SYSTEM / ".gitignore"
+    gi, want = (inner, [ln for ln in SYSTEM_GITIGNORE.splitlines() if ln and not ln.startswith("#")]) \
+        if inner.exists() else (store.root / ".gitignore", LOCAL)
     try:
         have = gi.read_text(encoding="utf-8")
     except FileNotFoundError:
         have = ""
-    missing = [p for p in LOCAL if p not in have.splitlines()]
+    missing = [p for p in want if p not in have.splitlines()]
     if missing:
         with open(gi, "a", encoding="utf-8") as fh:
             fh.write(("" if not have or have.endswith("\n") else "\n") + "\n".join(missing) + "\n")

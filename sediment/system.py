@@ -38,17 +38,46 @@ _system/patrol/
 """
 
 
-def init_layout(root: Path) -> None:
-    """The folders of a new root, and the ``.gitignore`` of what is not versioned.
-    Whatever is in the way (a file, a link) stays; on a root that cannot be
-    written, nothing is made (``open_system`` says what that turns off)."""
+# In a folder that holds a person's files (an Obsidian vault), the root is
+# theirs: what git should leave out of _system/ is said inside _system/.
+SYSTEM_GITIGNORE = """\
+# sediment: derived and machine-local files. policy.yaml and shared/ are versioned.
+lock
+journal.log
+cache/
+usage/
+reports/
+working/
+patrol/
+"""
+_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: the merge driver
+
+
+def holds_persons(root: Path) -> bool:
+    """Whether the root holds anything but sediment's own folders (a person's
+    notes, ``.obsidian/``): an existing vault, opened in place."""
     try:
+        with os.scandir(root) as it:
+            return any(d.name not in _OURS for d in it)
+    except OSError:
+        return False
+
+
+def init_layout(root: Path) -> None:
+    """The folders of a root (the four layer folders and ``_system/``), and a
+    ``.gitignore`` of what is not versioned: the root's own in a folder of
+    sediment's alone; ``_system/.gitignore`` in a folder that holds a
+    person's files (their vault's root is not sediment's to write). Whatever
+    is in the way (a file, a link) stays; on a root that cannot be written,
+    nothing is made (``open_system`` says what that turns off)."""
+    try:
+        persons = holds_persons(root)
         for d in (*E.LAYERS, SYSTEM):
             with contextlib.suppress(FileExistsError):
                 (root / d).mkdir()
-        gi = root / ".gitignore"
-        if not os.path.lexists(gi):
-            atomic_write(gi, GITIGNORE.encode())
+        gi = root / SYSTEM / ".gitignore" if persons else root / ".gitignore"
+        if not os.path.lexists(gi) and not (persons and (root / SYSTEM).is_symlink()):
+            atomic_write(gi, (SYSTEM_GITIGNORE if persons else GITIGNORE).encode())
     except OSError as exc:
         log.debug("cannot lay out %s: %s", root, exc)
 
@@ -62,6 +91,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "cache": ("cache", "cache/index.bin"),
     "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
     "reports": ("reports",),
+    "working": ("working", "working/state.json", "working/lock"),
 }
 OFF = {
     "policy": "policy.yaml is not read (the default settings are used)",
@@ -70,6 +100,7 @@ OFF = {
     "cache": "the index snapshot is neither read nor written",
     "usage": "usage records (recalls, confirmations) are neither read nor written",
     "reports": "metabolize reports are not written",
+    "working": "working memory (observe, mood) is neither read nor written",
 }
 
 

@@ -40,14 +40,16 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import entry as E
+from . import obsidian as O
 from . import search as S
 from . import tokenize as T
 from .entry import Entry
-from .errors import LockTimeout, NotFound, ParseError
+from .errors import Ambiguous, LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
 from .index import Index
 from .journal import Feed
 from .progress import Progress, Ticker
+from .vault import FileTimes, Rules, load_rules, walk as walk_notes
 
 log = logging.getLogger("sediment")
 
@@ -125,8 +127,11 @@ class View:
         self.entries: dict[str, Entry] = {}
         self.by_path: dict[str, str] = {}
         self.by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
+        self._names: O.Names | None = None  # what [[links]] may name (see names)
+        self.rules = Rules()  # what the vault's settings leave out (read on every walk)
         self.problems: dict[str, Problem] = {}
         self.file_stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
+        self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
         self.index = Index()
         self.dirty = False  # changed since the snapshot was written
         # normalised main text → ids, built on first use (duplicate detection),
@@ -144,14 +149,20 @@ class View:
             yield self
 
     def resolve(self, key: Any) -> Entry:
-        """The entry with this id or name (``[[name]]`` accepted)."""
+        """The entry with this id, path or name (``[[name]]``, ``folder/name``,
+        an alias accepted). A name several notes have is ``Ambiguous``."""
         if not isinstance(key, str) or not key:
             raise NotFound(f"no memory {key!r}", id=key)
         e = self.entries.get(key)
+        if e is None and (key in self.by_path or key + ".md" in self.by_path):
+            e = self.entries[self.by_path.get(key) or self.by_path[key + ".md"]]
         if e is None:
-            ids = self.by_name.get(E.unwrap_link(key))
-            if ids:  # one name in several folders: Obsidian's rule, shortest path, then path order
-                e = min((self.entries[i] for i in ids), key=lambda x: (len(x.path), x.path))
+            ids = self.names.candidates(E.unwrap_link(key).split("|")[0].split("#")[0])
+            if len(ids) > 1:  # a person's notes of one name in several folders
+                paths = sorted((self.entries[i].path for i in ids), key=lambda p: (len(p), p))
+                raise Ambiguous(f"{key!r} names {len(ids)} notes: {', '.join(paths)}; name one by its "
+                                f"id or as folder/name", candidates=paths)
+            e = self.entries[ids[0]] if ids else None
         if e is None:
             broken = self._damaged(key)
             if broken is not None:  # it exists: say so, and why it cannot be read
@@ -160,6 +171,21 @@ class View:
                                  path=broken.path, line=broken.line)
             raise NotFound(f"no memory with id or name {key!r}", id=key)
         return e
+
+    @property
+    def names(self) -> O.Names:
+        """What ``[[links]]`` may name (``obsidian.Names``); built on first use, then kept current."""
+        if self._names is None:
+            self._names = O.Names()
+            for e in self.entries.values():
+                self._names.add(e.id, e.path, e.name, e.aliases)
+        return self._names
+
+    def link(self, target: str) -> Entry | None:
+        """The note ``[[target]]`` links to, as Obsidian resolves it (one name
+        in several folders: the shortest path, then path order), or None."""
+        eid = self.names.resolve(target)
+        return None if eid is None else self.entries.get(eid)
 
     def _damaged(self, key: str) -> Problem | None:
         """The problem of a file that would be the memory ``key`` (by file
@@ -190,7 +216,8 @@ class View:
         return sorted((e for e in found if " ".join(e.text.split()) == norm), key=lambda e: e.id)
 
     def knows(self, key: Any) -> bool:
-        return isinstance(key, str) and (key in self.entries or E.unwrap_link(key) in self.by_name)
+        return isinstance(key, str) and (key in self.entries or E.unwrap_link(key) in self.by_name
+                                         or key in self.by_path)
 
     def counts(self) -> dict[str, Any]:
         es = self.entries.values()
@@ -198,6 +225,7 @@ class View:
             "root": str(self.root),
             "memories": len(self.entries),
             "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in E.LAYERS},
+            "reference": sum(1 for e in es if e.reference),  # a person's notes, outside the layers
             "kinds": dict(sorted(Counter(e.kind for e in es).items())),
             "rooms": dict(sorted(Counter(e.room or "-" for e in es).items())),
             "problems": len(self.problems),
@@ -207,34 +235,15 @@ class View:
     # ------------------------------------------------------------------ loading
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
-        """Every ``.md`` under the layer folders: (relative posix path, stat).
-        Symlinks are not followed: a link pointing out of the root is not ours."""
-        # a layer folder that is a symlink may point anywhere: not ours
-        stack = [(self.root / layer, layer) for layer in E.LAYERS
-                 if not (self.root / layer).is_symlink()]
-        while stack:
-            folder, rel = stack.pop()
-            try:
-                it = os.scandir(folder)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            except OSError as exc:  # a folder this process may not read: its notes are not indexed
-                self.problems[rel + "/"] = Problem(rel + "/", f"cannot read this folder: {exc.strerror}",
-                                                   code="storage")
-                continue
-            self.problems.pop(rel + "/", None)
-            with it:
-                for d in it:
-                    if d.name.startswith("."):
-                        continue
-                    r = f"{rel}/{d.name}"
-                    try:
-                        if d.is_dir(follow_symlinks=False):
-                            stack.append((Path(d.path), r))
-                        elif d.name.endswith(".md") and d.is_file(follow_symlinks=False):
-                            yield r, d.stat(follow_symlinks=False)
-                    except FileNotFoundError:  # moved or removed by another process mid-scan
-                        continue
+        """Every note of the root, as ``vault.walk`` finds them: (relative posix path, stat)."""
+        self.rules = load_rules(self.root)
+
+        def unreadable(rel: str, exc: OSError | None) -> None:
+            if exc is None:
+                self.problems.pop(rel, None)
+            else:
+                self.problems[rel] = Problem(rel, f"cannot read this folder: {exc.strerror}", code="storage")
+        return walk_notes(self.root, self.rules, unreadable)
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never
@@ -263,16 +272,18 @@ class View:
                 self.load_file(rel, st)
                 continue
             slot, (_, version, meta, off) = hit
-            if meta is None:  # frontmatter JSON cannot keep exactly (dates): parse it
+            if meta is None:  # frontmatter JSON cannot keep exactly: parse it
                 self.load_file(rel, st)
                 continue
+            meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
             try:
                 with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
                     data = fh.read()
             except OSError:
                 continue  # gone already, or unreadable: the slot dies below
-            if (off is None or E.content_version(data) != version or meta.get("id") in self.entries
-                    or self.index.key_of[slot] != meta.get("id")):
+            eid = E.id_of(meta, rel)
+            if (off is None or E.content_version(data) != version or eid in self.entries
+                    or self.index.key_of[slot] != eid):
                 self.load_file(rel, st, data)
                 continue
             entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version, tz=self.tz)
@@ -297,7 +308,7 @@ class View:
             plain = e._cache.get("plain")
             if plain is None:
                 plain = e._cache["plain"] = E.is_plain(e.meta)
-            docs[eid] = [e.path, e.version, dict(e.meta) if plain else None, e._cache.get("off")]
+            docs[eid] = [e.path, e.version, E.snapshot_meta(e, plain), e._cache.get("off")]
         try:
             data = self.index.snapshot(docs, self.tokenizer.fingerprint())
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
@@ -374,6 +385,8 @@ class View:
         self.by_path.pop(old.path, None)
         self.entries[fresh.id] = fresh
         self.by_path[fresh.path] = fresh.id
+        if self._names is not None:
+            self._names.path_of[fresh.id] = fresh.path
         try:
             st = os.stat(self.root / fresh.path)
             self.file_stats[fresh.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -398,6 +411,8 @@ class View:
                 ids.remove(eid)
             if not ids:
                 self.by_name.pop(old.name, None)
+            if self._names is not None:
+                self._names.remove(eid, old.name, old.aliases)
         # the terms it was indexed with, so document frequencies stay exact
         self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
         self.dirty = True
@@ -408,6 +423,13 @@ class View:
         self.entries[entry.id] = entry
         self.by_path[entry.path] = entry.id
         self.by_name.setdefault(entry.name, []).append(entry.id)
+        if self._names is not None:
+            self._names.add(entry.id, entry.path, entry.name, entry.aliases)
+        if entry.reference:
+            entry._cache["clock"] = self.clock
+            if entry._cache.get("warning"):  # properties that cannot be read: indexed by its text
+                self.problems[entry.path] = Problem(entry.path, entry._cache["warning"], severity="warning",
+                                                    code="properties")
 
     def _add(self, entry: Entry) -> None:
         self._register(entry)

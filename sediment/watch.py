@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .entry import LAYERS
 from .files import is_temp
 from .view import View
 
@@ -27,6 +26,8 @@ log = logging.getLogger("sediment")
 SETTLE_SECONDS = 0.05  # a burst is applied once no new event came for this long
 MAX_DELAY_SECONDS = 0.5  # … but never later than this after its first event
 
+# the vault's settings that say which notes are left out (see vault.Rules)
+SETTINGS = {".obsidian/app.json", ".obsidian/templates.json", ".obsidian/plugins/templater-obsidian/data.json"}
 Callback = Callable[[str, str], None]  # (what, relative path): 'changed', 'removed', 'invalid', 'rescan'
 
 
@@ -85,8 +86,11 @@ class Watcher:
                 rel = Path(p).relative_to(self._root).as_posix()
             except ValueError:
                 continue
-            if rel.split("/", 1)[0] not in LAYERS:
-                continue  # _system/ (our journal, usage, caches) and anything else
+            if rel in SETTINGS:  # what the vault leaves out changed: so may its notes
+                self._rescan = True
+                continue
+            if rel == "." or self.view.rules.skips(rel, is_dir):
+                continue  # _system/ (our journal, usage, caches), .obsidian/, templates, excluded files
             name = rel.rsplit("/", 1)[-1]
             if is_dir:
                 self._rescan = True  # a folder came, went or moved: so did its files

@@ -55,12 +55,13 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     created = E.now_iso(when)
     event = extra.get("event")
     with store.writing() as view:
-        siblings = [e for e in view.entries.values() if e.event == event] if event is not None else []
+        siblings = [e for e in view.entries.values() if e.event == event and not e.reference] \
+            if event is not None else []
         for e in siblings:  # a retry of the same payload creates nothing new
             if e.title == title and e.body == body and e.status != "purged":
                 return e
         if event is None:
-            twin = next((e for e in view.same_text(text) if e.status == "active" and e.layer != "archive"
+            twin = next((e for e in view.same_text(text) if e.status == "active" and e.layer not in ("archive", "")
                          and e.event is None), None)
             if twin is not None:  # an agent retrying a write, most often: one memory, not two
                 return _merge_duplicate(store, twin, tags=tag_list, links=link_names, extra=extra,
@@ -259,7 +260,7 @@ def _auto_supersede(store: Store, new: Entry, siblings: list[Entry]) -> None:
 
 
 def _check_core_cap(store: Store) -> None:
-    n = sum(1 for e in store.view.entries.values() if e.kind == "core" and e.layer != "archive")
+    n = sum(1 for e in store.view.entries.values() if e.kind == "core" and e.layer not in ("archive", ""))
     if n >= store.policy.core_max:
         raise PolicyError(f"there are already {n} core memories (policy core_max is "
                           f"{store.policy.core_max}); archive one or use another kind", rule="core_max")
@@ -275,8 +276,11 @@ def _link_targets(store: Store, keys: list[str]) -> tuple[list[str], list[str]]:
     titles: dict[str, list[Entry]] | None = None
     for key in keys:
         target = key.split("|")[0].split("#")[0].strip()
-        e = view.entries.get(target)
-        if e is None and target not in view.by_name:
+        e = view.entries.get(target) or view.link(target)
+        if e is not None and view.link(e.name) is not e:
+            names.append(target)  # a person's note whose name other notes share: as written (folder/name)
+            continue
+        if e is None:
             if titles is None:
                 titles = {}
                 for x in view.entries.values():
@@ -296,9 +300,10 @@ def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[
     are, and the entry returned says so."""
     meta = dict(twin.meta)
     targets, warnings = _link_targets(store, links)
-    new_tags = [t for t in tags if t not in twin.tags]
+    tagged = [str(t) for t in meta.get("tags") or ()]  # (the property: inline #tags stay in the text)
+    new_tags = [t for t in tags if t not in tagged]
     if new_tags:
-        meta["tags"] = [*twin.tags, *new_tags]
+        meta["tags"] = [*tagged, *new_tags]
     have = list(meta.get("links") or ())
     new_links = [E.wikilink(x) for x in targets if E.wikilink(x) not in have]
     if new_links:

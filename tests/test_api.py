@@ -10,13 +10,13 @@ import portalocker
 import pytest
 
 import sediment
-from sediment import (Conflict, Entry, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
+from sediment import (Ambiguous, Conflict, Entry, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
                       PolicyFileError, Repository, SearchHit, SedimentError, StorageError, TooLarge,
                       UnsafePath)
 
 PUBLIC = {
     "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
-    "SedimentError", "NotFound", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
+    "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
     "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError",
     "__version__",
 }
@@ -25,6 +25,7 @@ PUBLIC = {
 ERRORS = {
     SedimentError: ("error", None),
     NotFound: ("not_found", KeyError),
+    Ambiguous: ("ambiguous", LookupError),
     Conflict: ("conflict", None),
     InvalidInput: ("invalid", ValueError),
     UnsafePath: ("unsafe_path", ValueError),

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sediment
-from sediment import Conflict, InvalidInput, NotFound, PolicyFileError, Repository, SedimentError
+from sediment import Ambiguous, Conflict, InvalidInput, NotFound, PolicyFileError, Repository, SedimentError
 
 C = "created: '2026-01-01T00:00:00+00:00'\n"
 HANG = 60  # seconds after which a child process counts as hung (never a measured limit)
@@ -1079,11 +1079,14 @@ def test_a_name_in_two_folders_resolves_by_obsidians_rule_whatever_was_edited(tm
     root = make_root(tmp_path / "root", {"shallow/x/plan.md": good_note("PLAN-A", "alpha"),
                                          "bedrock/plan.md": good_note("PLAN-B", "beta")})
     repo = Repository(root)
-    assert repo.get("plan").id == "PLAN-B"  # the shorter path
+    assert repo.view.link("plan").id == "PLAN-B"  # [[plan]]: the shorter path
+    with pytest.raises(Ambiguous):  # get() of a name two notes have names both (DESIGN, names and ids)
+        repo.get("plan")
     p = root / "bedrock" / "plan.md"
     p.write_text(p.read_text() + "edited\n")
     repo.refresh()
-    assert repo.get("plan").id == "PLAN-B"
+    assert repo.view.link("plan").id == "PLAN-B"
+    assert repo.get("bedrock/plan").id == "PLAN-B" and repo.get("x/plan").id == "PLAN-A"
 
 
 def test_adopt_refuses_paths_that_leave_and_keeps_an_empty_title(tmp_path):

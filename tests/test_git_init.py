@@ -142,9 +142,13 @@ def test_init_leaves_a_persons_other_files_in_the_root_alone(tmp_path, person):
     (root / ".obsidian" / "app.json").write_text("{}\n")
     assert cli_main(["--root", str(root), "init", "--git"]) == 0
     tracked = set(git(root, "ls-files").splitlines())
-    assert ".gitignore" in tracked and "_system/policy.yaml" in tracked
+    # the root is the person's vault: what git leaves out of _system/ is said in _system/
+    assert "_system/.gitignore" in tracked and "_system/policy.yaml" in tracked
+    assert ".gitignore" not in tracked and not (root / ".gitignore").exists()
     assert "my own note.md" not in tracked and ".obsidian/app.json" not in tracked
     assert git(root, "diff", "--cached", "--name-only") == ""
+    assert cli_main(["--root", str(root), "search", "mine"]) == 0  # the lock, journal, caches: ignored
+    assert git(root, "status", "--porcelain", "--", "_system", "shallow") == ""
 
 
 def test_git_failure_is_a_clean_error(tmp_path, person, capsys):

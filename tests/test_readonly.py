@@ -102,6 +102,8 @@ def read_op(keys):
         st.tuples(st.just("len")),
         st.tuples(st.just("refresh")),
         st.tuples(st.just("check")),
+        st.tuples(st.just("context"), st.sampled_from([None, *QUERIES]), st.integers(0, 4000)),
+        st.tuples(st.just("about"), st.sampled_from([q for q in QUERIES if q])),
     )
 
 
@@ -131,6 +133,10 @@ def run(repo: Repository, op) -> None:
         repo.refresh()
     elif kind == "check":
         repo.check()
+    elif kind == "context":  # records recalls in _system/usage/, never in a note
+        _ = str(repo.context(op[1], budget=op[2]))
+    elif kind == "about":
+        _ = str(repo.about(op[1]))
 
 
 def test_any_sequence_of_reads_leaves_every_file_alone(root):

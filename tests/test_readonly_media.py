@@ -63,6 +63,8 @@ out["get"] = repo.get(ids["rule"]).title
 out["list"] = sorted(e.title for e in repo.list())
 out["search"] = [h.entry.title for h in repo.search("deploy")]
 out["search_zh"] = [h.entry.title for h in repo.search("移动端")]
+out["context"] = [i.section for i in repo.context("deploy the API").items]
+out["about"] = len(repo.about("deploy").memories)
 out["recalls"] = repo.strength(ids["rule"]).recalls
 out["check"] = [p.to_dict() for p in repo.check()]
 later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=800)
@@ -78,6 +80,8 @@ attempt("metabolize", lambda: repo.metabolize(dry_run=False, confirm=True, now=l
 attempt("touch", lambda: repo.touch(ids["fact"], "confirm"))
 attempt("touch_refute", lambda: repo.touch(ids["fact"], "refute", confirm=True))
 attempt("recover", lambda: repo.recover())
+attempt("observe", lambda: repo.observe("Remember to deploy the API tomorrow."))
+attempt("mood", lambda: repo.mood("tired"))
 repo.close()
 again = Repository(root, create=False)
 out["reopened"] = len(again)
@@ -166,7 +170,7 @@ def _make_root(root: Path) -> dict[str, str]:
 
 
 WRITES = ["add", "update", "move", "archive", "purge", "supersede", "consolidate", "metabolize",
-          "touch", "touch_refute", "recover"]
+          "touch", "touch_refute", "recover", "observe", "mood"]
 
 
 def test_readonly_root_opens_for_reading_and_refuses_every_write(tmp_path, readonly):
@@ -179,6 +183,7 @@ def test_readonly_root_opens_for_reading_and_refuses_every_write(tmp_path, reado
     assert out["search"] == ["Migrations first"]
     assert out["search_zh"] == ["移动端不能保存密钥"]
     assert out["dry_run_moves"] > 0  # planning is a read
+    assert out["context"] == ["reminds", "rest"] and out["about"] == 1  # reads; no recall recorded
     assert out["writes"] == {w: "StorageError" for w in WRITES}
     assert all("read-only" in m.lower() for m in out["messages"].values()), out["messages"]
     # searches read the usage records but do not add to them, and do not complain

@@ -22,13 +22,13 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # Lower layers never import higher ones. A module may import its own layer
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
-    ["_version", "errors", "policy", "names", "shape", "entry", "rank", "validate", "tokenize", "lifecycle",
-     "index", "search", "progress"],
-    ["files", "checked", "journal", "policyfile", "shared", "usage", "view", "system", "store", "gitutil",
+    ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
+     "tokenize", "lifecycle", "index", "search", "catalog", "progress", "intent"],
+    ["files", "checked", "journal", "policyfile", "shared", "usage", "vault", "view", "system", "store", "gitutil",
      "notemerge", "syncmerge"],
-    ["reads", "writes", "metabolism", "adopt", "health", "syncfix", "sync"],
+    ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about", "syncfix", "sync"],
     ["watch", "repository"],
-    ["__init__", "clikit", "cli_verbs", "cli_sync", "cli", "__main__"],
+    ["__init__", "clikit", "cli_verbs", "cli_agent", "cli_sync", "cli", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -96,7 +96,7 @@ def test_modules_stay_small():
 def test_public_surface_is_pinned():
     assert sorted(sediment.__all__) == sorted([
         "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
-        "SedimentError", "NotFound", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
+        "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
         "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError", "__version__",
     ])
     assert all(hasattr(sediment, name) for name in sediment.__all__)
