@@ -4,36 +4,29 @@ A merge of two machines' histories can give what neither machine would have
 written itself. ``repair`` finds and settles, each by a rule of the files
 alone (so two machines that repair at once write the same bytes):
 
-* **one id in two files** of the memory's own name (one side moved the note,
-  the other changed it, and git could not pair the two): one file, with both
-  versions merged field by field, in the place ``syncmerge.pick``'s order
-  gives (archive, then the further layer). A copy a person made under another
-  name is theirs: ``check()`` reports it (duplicate id), nothing is removed;
 * **an exact duplicate** (two active memories with the same main text, added
   on two machines): the older id stays; the newer is superseded by it, so
   metabolize archives it;
 * **a supersede cycle** (A superseded by B here, B by A there): the newest
   memory of the cycle is active again; its links into the cycle go.
+
+One id in two files is settled while merging (``syncmerge``: a note moved on
+one side and changed on the other is one file, where it was moved). Any other
+second copy is a file someone made: ``check()`` reports the duplicate id, and
+nothing of it is removed.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any, Iterable
 
 from . import entry as E
 from .errors import SedimentError
-from .files import atomic_write, read_nofollow
-from .notemerge import merge_note
 from .store import Store
-from .syncmerge import LAYER_RANK
+from .syncmerge import is_note
 
 log = logging.getLogger("sediment")
-
-
-def _own_name(e: E.Entry) -> bool:
-    return any(e.name.endswith("-" + s) for s in (e.id[-4:].lower(), e.id[-10:].lower()))
 
 
 def repair(store: Store, changed: Iterable[str] | None = None) -> list[str]:
@@ -46,43 +39,14 @@ def repair(store: Store, changed: Iterable[str] | None = None) -> list[str]:
     else:
         ids = sorted({view.by_path[p] for p in changed if p in view.by_path})
     done: list[str] = []
-    done += _one_file_per_id(store)
     done += _no_exact_duplicates(store, ids)
     done += _no_cycles(store, ids)
     return done
 
 
-def _one_file_per_id(store: Store) -> list[str]:
-    view, root, out = store.view, store.root, []
-    for path, prob in sorted(view.problems.items()):
-        if prob.code != "duplicate_id":
-            continue
-        try:
-            data = read_nofollow(root / path)
-            copy = E.parse(data, path, tz=view.tz)
-        except (OSError, SedimentError):
-            continue
-        kept = view.entries.get(copy.id)
-        if kept is None or kept.name != copy.name or not _own_name(copy):
-            continue  # a person's copy under another name: check() reports it
-        other = read_nofollow(root / kept.path)
-        first, second = sorted((data, other))  # sorted: the same on every machine
-        merged, clean = merge_note(b"", first, second, path)
-        if not clean:
-            continue
-        keep = max((path, kept.path), key=lambda p: (LAYER_RANK.get(p.split("/")[0], 0), p))
-        drop = kept.path if keep == path else path
-        atomic_write(root / keep, merged)
-        os.unlink(root / drop)
-        view.forget_path(drop)
-        view.forget_path(keep)
-        view.load_file(keep)
-        out.append(f"{copy.id}: one file again, {keep} (the copy at {drop} was merged into it)")
-    return out
-
-
 def _active(e: E.Entry) -> bool:
-    return e.status == "active" and e.layer != "archive"
+    # only sediment's memories (in layer folders): a person's own notes are never rewritten
+    return e.status == "active" and e.layer != "archive" and is_note(e.path)
 
 
 def _no_exact_duplicates(store: Store, ids: list[str]) -> list[str]:
@@ -131,6 +95,8 @@ def _no_cycles(store: Store, ids: list[str]) -> list[str]:
             continue
         cycle = path[on_path[node]:]
         newest = view.entries[max(cycle)]
+        if not is_note(newest.path):
+            continue  # a person's own note: check() is the place for it
         members = {view.entries[i].name for i in cycle}
         meta: dict[str, Any] = dict(newest.meta)
         left = [x for x in meta.get("superseded_by") or () if E.unwrap_link(x) not in members]
