@@ -204,7 +204,7 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
     if not pulled and not everything:
         _remember(store, _head(g))
         return ahead
-    changed, moves = _changes(g, start)
+    changed, moves = _changes(g, start) if pulled else ([], [])
     res.changed += changed
     _follow_moves(g, store, moves)
     store.view.refresh()
