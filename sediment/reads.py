@@ -72,7 +72,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
     # archive is searched only when asked (by flag or by naming the layer); purged never
     asked = include_archive or (layers is not None and "archive" in layers)
     with store.view.reading() as view:
-        tiebreak = S.Tiebreak(view.entries, store.usage.load, store.policy.kinds)
+        tiebreak = S.Tiebreak(view.entries, store.usage.totals, store.policy.kinds)
         hits = S.run(view.index, view.entries, view.tokenizer, query, limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
                      fb=S.feedback(store.policy), explain=explain)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from . import about as _about, adopt, conflicts, context as _context, health, metabolism, palace, patrol, reads
-from . import sources, working, writes
+from . import sources, sync as _sync, working, writes
 from . import tokenize as T
 from .entry import Entry
 from .files import WriterLock
@@ -34,6 +34,7 @@ from .patrol import Report
 from .policyfile import load as load_policy
 from .search import SearchHit
 from .sources import LLM, Consolidation, Source, Turn
+from .shared import SharedUsage
 from .store import Store
 from .system import SYSTEM, open_system
 from .usage import UsageLog
@@ -87,6 +88,8 @@ class Repository:
         journal = Journal(system / "journal.log", off=parts.link_reason("journal"))
         self.usage = UsageLog(system / "usage", self.policy.lock_timeout_seconds,
                               readable=parts.usable("usage"), refused=parts.refusal("usage"))
+        if parts.usable("usage"):  # decisions count the other machines' synced usage too
+            self.usage.others = SharedUsage(self.root, system / "usage").others
         cache = system / "cache" if parts.usable("cache") else None
         self.view = View(self.root, tokenizer=T.shared(cache if parts.writable("cache") else None),
                          feed=Feed(journal), snapshot_path=cache / "index.bin" if cache else None,
@@ -705,3 +708,22 @@ class Repository:
         ([('fact', ('[[s1#^t1]]',))], ['t2'])
         """
         return sources.consolidate_with(self.store, llm, since=since)
+
+    # ------------------------------------------------------------------ machines
+
+    def sync(self, *, remote: str | None = None, push: bool = True) -> "_sync.SyncResult":
+        """Share this memory with its other machines through git: commit the
+        root's pending changes, pull (merging notes by rule, never letting git
+        guess a layer), repair what the merge broke, push. See README,
+        "Several machines". Raises ``StorageError`` outside a git repository,
+        ``Conflict`` when a file other than a note needs a person.
+
+        >>> import tempfile
+        >>> from sediment.gitutil import git_init
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = git_init(repo.root)
+        >>> _ = repo.add("周五前发版", kind="fact")
+        >>> r = repo.sync(); r.committed, r.remote, r.conflicts
+        (1, None, [])
+        """
+        return _sync.sync(self.store, remote=remote, push=push)

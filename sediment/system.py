@@ -24,7 +24,8 @@ log = logging.getLogger("sediment")
 
 SYSTEM = "_system"
 GITIGNORE = """\
-# sediment: derived and machine-local files. Notes and policy.yaml are versioned.
+# sediment: derived and machine-local files. Notes, policy.yaml and the
+# per-machine usage summaries in _system/shared/ are versioned.
 _system/lock
 _system/journal.log
 _system/cache/
@@ -40,14 +41,16 @@ _system/patrol/
 # In a folder that holds a person's files (an Obsidian vault), the root is
 # theirs: what git should leave out of _system/ is said inside _system/.
 SYSTEM_GITIGNORE = """\
-# sediment: derived and machine-local files. policy.yaml is versioned.
+# sediment: derived and machine-local files. policy.yaml and shared/ are versioned.
 lock
 journal.log
 cache/
 usage/
 reports/
+working/
+patrol/
 """
-_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".git"}
+_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: the merge driver
 
 
 def holds_persons(root: Path) -> bool:
