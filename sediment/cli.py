@@ -19,6 +19,7 @@ from . import cli_verbs  # noqa: F401
 from . import cli_sync  # noqa: F401
 from . import cli_agent  # noqa: F401
 from . import cli_hygiene  # noqa: F401
+from . import cli_serve  # noqa: F401
 from .clikit import COMMANDS, Command  # noqa: F401 - COMMANDS is read by the tests
 from .errors import SedimentError
 

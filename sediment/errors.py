@@ -12,7 +12,9 @@ and that callers may match on; the message is for people and may change.
     │   └── PolicyFileError(ValueError) "policy_file"  policy.yaml is invalid (names the key)
     ├── ParseError(ValueError)         "parse"         a memory file cannot be read
     ├── LockTimeout(TimeoutError)      "lock_timeout"  another writer held the lock too long
-    └── StorageError(OSError)          "storage"       the file system refused
+    ├── StorageError(OSError)          "storage"       the file system refused
+    ├── Loading                        "loading"       a server is still loading the index (call again)
+    └── NotInstalled(ImportError)      "not_installed" an optional extra is missing (the message says which)
 
 Each mixes in the builtin that means the same, so ``except KeyError`` keeps
 working for callers who know nothing of sediment. All survive pickling (they
@@ -36,6 +38,8 @@ __all__ = [
     "ParseError",
     "LockTimeout",
     "StorageError",
+    "Loading",
+    "NotInstalled",
 ]
 
 
@@ -106,3 +110,11 @@ class LockTimeout(SedimentError, TimeoutError):
 
 class StorageError(SedimentError, OSError):
     code = "storage"
+
+
+class Loading(SedimentError):
+    code = "loading"
+
+
+class NotInstalled(SedimentError, ImportError):
+    code = "not_installed"
