@@ -36,6 +36,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -443,6 +444,32 @@ def probe(mode: str, root: Path, *, queries_file: Path | None = None, repeat: in
     if profile:
         out["profile_text"] = res.stderr
     return out
+
+
+def fresh_process(code: str | None = None, args: list[str] | None = None, *, runs: int = 5,
+                  timeout: float | None = 600) -> tuple[list[float], list[float]]:
+    """Wall times of a fresh interpreter running ``code`` (``python -c``) or
+    ``args`` (``python ARGS``), each run next to one of the baseline
+    ``python -c "import yaml"`` (alternately, so both see the same load):
+    (times, baseline times). Output is discarded; a failure raises."""
+    cmd = [sys.executable, "-c", code] if code is not None else [sys.executable, *(args or [])]
+    times, floor = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import yaml"], check=True, timeout=timeout)
+        floor.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        res = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        times.append(time.perf_counter() - t)
+        if res.returncode != 0:
+            raise RuntimeError(f"{cmd} failed ({res.returncode}):\n{res.stderr.decode()[-2000:]}")
+    return times, floor
+
+
+def first_search_code(root: Path, query: str) -> str:
+    """A fresh process's whole way to its first result: import, warm open, one search."""
+    return (f"from sediment import Repository\nr = Repository({str(root)!r})\n"
+            f"assert r.search({query!r}, record=False) is not None\n")
 
 
 def private_cache_home(tmp: Path) -> Path:

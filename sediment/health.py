@@ -16,6 +16,7 @@ from . import obsidian as O
 from .adopt import adopt_all
 from .errors import StorageError
 from .files import is_temp, read_nofollow
+from .progress import Ticker
 from .store import SYSTEM, Store
 from .view import Problem, View
 
@@ -93,8 +94,12 @@ def _duplicate_names(view: View) -> list[Problem]:
 
 
 def _file_shapes(view: View) -> list[Problem]:
+    """Reads the head of every note: the long part of a check ('check' progress)."""
     out = []
-    for rel, _ in view.walk():
+    files = list(view.walk())
+    tick = Ticker(view.progress, "check", len(files))
+    for rel, _ in files:
+        tick()
         if rel not in view.by_path or not N.in_layer(rel):  # (a person's file is theirs as it is)
             continue
         try:

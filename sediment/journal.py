@@ -152,9 +152,10 @@ class Journal:
             line_no += 1
         return JournalRead(records, offset + start, file_epoch, damaged)
 
-    def append(self, rec: dict[str, Any], *, durable: bool = True) -> None:
-        """Append one record (the caller holds the writer lock). Raises
-        ``StorageError`` when the file system refuses (a full disk)."""
+    def append(self, rec: dict[str, Any] | list[dict[str, Any]], *, durable: bool = True) -> None:
+        """Append one record, or several in one write (the caller holds the
+        writer lock). Raises ``StorageError`` when the file system refuses (a
+        full disk)."""
         try:
             self._append(rec, durable)
         except StorageError:
@@ -162,7 +163,7 @@ class Journal:
         except OSError as exc:
             raise StorageError(f"cannot write the journal: {exc}", path=str(self.path)) from exc
 
-    def _append(self, rec: dict[str, Any], durable: bool = True) -> None:
+    def _append(self, rec: dict[str, Any] | list[dict[str, Any]], durable: bool = True) -> None:
         # A torn tail (a crash cut an append short) must not glue itself to our
         # record, nor stay behind as a damaged line: cut it off. Safe because the
         # caller holds the lock and readers never read past the last newline.
@@ -171,15 +172,16 @@ class Journal:
         try:
             with open(self.path, "r+b", opener=open_nofollow) as fh:
                 size = fh.seek(0, os.SEEK_END)
-                if size:
+                if size and fh.seek(size - 1) >= 0 and fh.read(1) != b"\n":  # (usually: one byte read)
                     fh.seek(max(0, size - 65536))
                     tail = fh.read()
-                    if not tail.endswith(b"\n"):
-                        cut = tail.rfind(b"\n")
-                        fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
+                    cut = tail.rfind(b"\n")
+                    fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
         except FileNotFoundError:
             self._start_epoch()
-        append_line(self.path, json.dumps(rec, ensure_ascii=False, separators=(",", ":")), durable=durable)
+        recs = rec if isinstance(rec, list) else [rec]
+        append_line(self.path, "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in recs),
+                    durable=durable)
 
     def begin(self, op: str, **fields: Any) -> str:
         """Record an intent (fsync'd); the caller holds the writer lock. Returns
@@ -188,6 +190,15 @@ class Journal:
         seq = secrets.token_hex(8)
         self.append({"seq": seq, "phase": "begin", "op": op, "pid": os.getpid(), **fields})
         return seq
+
+    def begin_many(self, op: str, intents: list[dict[str, Any]]) -> list[str]:
+        """Record several intents with one write and one fsync (a batch of
+        moves); like ``begin``, one id each. An intent whose move never starts
+        is harmless: recovery finds no new copy and leaves the note where it is."""
+        seqs = [secrets.token_hex(8) for _ in intents]
+        pid = os.getpid()
+        self.append([{"seq": seq, "phase": "begin", "op": op, "pid": pid, **f} for seq, f in zip(seqs, intents)])
+        return seqs
 
     def done(self, *paths: str, seq: str | None = None, op: str = "write", **fields: Any) -> None:
         """Record a finished operation and the note paths it changed (readers in

@@ -5,6 +5,7 @@ through the store and writes the report.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import logging
 import re
@@ -60,7 +61,7 @@ def _counts(moves: list[Move]) -> dict[str, int]:
 
 
 def _plan(store: Store, view: View, when: _dt.datetime) -> Plan:
-    moves = plan(list(view.entries.values()), store.usage.load(), store.policy, when.timestamp())
+    moves = plan(list(view.entries.values()), store.usage.totals(), store.policy, when.timestamp())
     return Plan(when.isoformat(timespec="seconds"), moves, counts=_counts(moves))
 
 
@@ -68,7 +69,7 @@ def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) ->
     when = V.now(now)
     with store.view.reading() as view:
         e = view.resolve(id)
-    return _strength(e, store.usage.load().get(e.id), store.policy.kinds, when.timestamp())
+    return _strength(e, store.usage.totals().get(e.id), store.policy.kinds, when.timestamp())
 
 
 def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
@@ -133,44 +134,20 @@ def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | str | 
     when = V.now(now)
     if not dry_run:
         store.check_writable()  # applying is a write, even of an empty plan
-    with store.view.reading() as view:  # a watcher thread may be changing the view
-        result = _plan(store, view, when)
-    if dry_run or not result.moves:
-        return result
+    if dry_run:
+        with store.view.reading() as view:  # a watcher thread may be changing the view
+            return _plan(store, view, when)
     with store.writing() as view:
         # Plan again under the lock: another writer may have changed things
         # since; the confirmation is checked against what will be applied.
         result = _plan(store, view, when)
+        if not result.moves:
+            return result
         if (store.policy.confirm_destructive and not confirm
                 and any(m.target == "archive" for m in result.moves)):
             raise PolicyError("this plan archives memories; apply it with confirm=True "
                               "(policy confirm_destructive)", rule="confirm")
-        applied = []
-        refused: StorageError | None = None
-        tick = Ticker(view.progress, "metabolize", len(result.moves))
-        for i, m in enumerate(result.moves):
-            tick()
-            e = view.entries.get(m.id)
-            if e is None:
-                continue
-            try:
-                e = store.reread(e)
-                changes: dict[str, Any] = {"reason": E.one_line(m.reason)}
-                if m.status:
-                    changes["status"] = m.status
-                store.move(e, m.target, e.room, meta_changes=changes, op="metabolize")
-                applied.append(m)
-            except StorageError as exc:
-                # the file system refused (a full disk): every later move would
-                # fail the same way, so stop here and say what was not done
-                refused = exc
-                result.skipped.append((m, str(exc)))
-                result.skipped += [(x, "not attempted: the storage refused an earlier move")
-                                   for x in result.moves[i + 1:]]
-                break
-            except SedimentError as exc:
-                # a note a person just broke, moved or deleted: skip it, say so
-                result.skipped.append((m, str(exc)))
+        applied, refused = _apply(store, view, result)
         result.moves, result.applied = applied, True
         result.counts = _counts(applied)
         try:  # best effort: the moves are what matters, the report only tells of them
@@ -182,6 +159,73 @@ def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | str | 
                            f"{len(result.moves) + len(result.skipped)} moves: {refused}",
                            plan=result) from refused
     return result
+
+
+BATCH = 100  # moves journaled with one fsync: a crash leaves at most this many intents to sort out
+
+
+def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageError | None]:
+    """Apply the plan's moves, in batches whose intents are journaled with one
+    fsync (a move's intent must be durable before its files change; an intent
+    whose move never started is harmless). The moves applied, and the storage
+    refusal that stopped them, if any."""
+    applied: list[Move] = []
+    tick = Ticker(view.progress, "metabolize", len(result.moves))
+    moves = result.moves
+    for start in range(0, len(moves), BATCH):
+        batch: list[tuple[Move, Entry, dict[str, Any], Any]] = []
+        for m in moves[start:start + BATCH]:
+            e = view.entries.get(m.id)
+            if e is None:
+                tick()
+                continue
+            try:
+                e = store.reread(e)
+                changes: dict[str, Any] = {"reason": E.one_line(m.reason)}
+                if m.status:
+                    changes["status"] = m.status
+                batch.append((m, e, changes, store.prepare_move(e, m.target, e.room, changes)))
+            except SedimentError as exc:  # a note a person just broke, moved or deleted
+                tick()
+                result.skipped.append((m, str(exc)))
+        journaled = [i for i, (_, e, _, p) in enumerate(batch) if p[0] != e.path]
+        seqs: dict[int, str] = {}
+        try:
+            if journaled:
+                seqs = dict(zip(journaled, store.journal.begin_many(
+                    "metabolize", [store.intent(batch[i][1], batch[i][3]) for i in journaled])))
+        except StorageError as exc:
+            if batch:
+                result.skipped.append((batch[0][0], str(exc)))
+            return applied, _refused(result, exc, [m for m, *_ in batch[1:]] + moves[start + BATCH:])
+        for i, (m, e, changes, planned) in enumerate(batch):
+            tick()
+            try:
+                store.move(e, m.target, e.room, meta_changes=changes, op="metabolize", planned=planned,
+                           seq=seqs.get(i), compact=False)
+                applied.append(m)
+            except StorageError as exc:
+                # the file system refused (a full disk): every later move would
+                # fail the same way, so stop here and say what was not done;
+                # the intents of the moves not started are closed (not needed
+                # for safety: recovery would find no new copies)
+                for j in range(i + 1, len(batch)):
+                    if j in seqs:
+                        with contextlib.suppress(StorageError):
+                            store.journal.done(seq=seqs[j], op="metabolize")
+                result.skipped.append((m, str(exc)))
+                return applied, _refused(result, exc, [x for x, *_ in batch[i + 1:]] + moves[start + BATCH:])
+            except SedimentError as exc:
+                # a note a person just broke, moved or deleted: skip it, say so
+                result.skipped.append((m, str(exc)))
+        with contextlib.suppress(OSError, StorageError):  # a journal left long costs reading time only
+            store.journal.maybe_compact()
+    return applied, None
+
+
+def _refused(result: Plan, exc: StorageError, rest: list[Move]) -> StorageError:
+    result.skipped += [(x, "not attempted: the storage refused an earlier move") for x in rest]
+    return exc
 
 
 def _write_report(store: Store, view: View, result: Plan) -> str | None:

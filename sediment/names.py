@@ -110,3 +110,12 @@ def join_path(layer: str, room: str, name: str) -> str:
     if len(rel.encode("utf-8")) > MAX_PATH_BYTES:
         raise UnsafePath(f"path {rel[:60]}… is longer than {MAX_PATH_BYTES} bytes", what="room")
     return rel
+
+
+def refuse_persons(rel: str) -> None:
+    """Sediment writes inside the layer folders only: a person's note (any
+    other folder) is never moved or rewritten."""
+    if not in_layer(rel):
+        raise InvalidInput(f"{rel} is a person's note (outside the layer folders: "
+                           f"{', '.join(LAYERS)}); sediment reads it and never changes it. To hand it to "
+                           "the agent's memory, move it into a layer folder and adopt it", path=rel)

@@ -73,6 +73,14 @@ class Policy:
     max_meta_size: int = setting(
         100_000, "Largest frontmatter accepted, in characters and values once YAML aliases are expanded.",
         minimum=100)
+    feedback_docs: int = setting(
+        3, "Search's feedback lane reads the words of the first this many results (0 turns it off)...",
+        minimum=0, maximum=50)
+    feedback_terms: int = setting(
+        10, "... and searches again with the query plus this many of them (found in 2+ memories),",
+        minimum=1, maximum=100)
+    feedback_weight: float = setting(
+        0.5, "... the best of them weighing this much beside a word of the query.", minimum=0, maximum=10)
     context_core_share: float = setting(
         0.4, "context(): the share of the budget 'who I am' (core and bedrock) may take; the rest is\n"
         "for unfinished business, what the query reminds of, and the strongest of the rest.",
@@ -88,6 +96,16 @@ class Policy:
         3, "Working memory: an item not mentioned for this many days (in the root's timezone) is gone.",
         minimum=0)
     mood_hours: float = setting(6, "mood(): how long a mood holds unless set again.", minimum=0)
+    open_processes: int = setting(
+        0, "A cold open of a large root (no valid index cache: a fresh clone) parses and tokenizes in\n"
+        "this many processes: 0 = one per core (where forking is safe), 1 = in the opening process only.",
+        minimum=0, maximum=64)
+    patrol_stale_days: float = setting(
+        90, "patrol lists an active memory not recalled or confirmed for this many days.", minimum=0)
+    map_file: str = setting(
+        "MAP.md", "The palace map map() writes at the root (a file name; pick another if your vault has one).")
+    sources_folder: str = setting(
+        "sources", "The folder at the root where raw conversations are stored (one file per session).")
     semantic: bool = setting(
         False, "The semantic lane (extra sediment[semantic]): search also by meaning, with a bundled\n"
         "offline model; vectors are computed in the background and kept in _system/cache/.")
@@ -169,6 +187,20 @@ def _zone(name: str) -> _dt.tzinfo:
     return zoneinfo.ZoneInfo(name)
 
 
+# what a file or folder at the root may not be called: sediment's own
+# folders, or anything that leaves the root or hides from a listing
+_TAKEN = ("shallow", "sediment", "bedrock", "archive", "_system")
+
+
+def _root_name(key: str, v: str) -> None:
+    bad = (v != v.strip() or "/" in v or "\\" in v or v.startswith(".") or v.lower() in _TAKEN
+           or any(ord(c) < 32 or c in '<>:"|?*' for c in v) or len(v.encode("utf-8")) > 120)
+    if bad:
+        raise _bad(key, f"must be one file or folder name at the root, not a layer or _system, not {v!r}")
+    if key == "map_file" and not v.endswith(".md"):
+        raise _bad(key, f"must end in .md, not {v!r}")
+
+
 def _typed(key: str, f: dataclasses.Field[Any], v: Any) -> Any:
     if f.type in ("bool", bool):
         if not isinstance(v, bool):
@@ -177,6 +209,8 @@ def _typed(key: str, f: dataclasses.Field[Any], v: Any) -> Any:
     if f.type in ("str", str):
         if not isinstance(v, str) or not v.strip():
             raise _bad(key, f"must be text, not {v!r}")
+        if key in ("map_file", "sources_folder"):
+            _root_name(key, v)
         if key == "timezone":
             try:
                 _zone(v)

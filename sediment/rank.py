@@ -28,14 +28,14 @@ class Lane(Protocol):
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking: ...
 
 
-def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None,
+def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None
         ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
-    """Fused score per slot, and per slot its rank in each lane (1-based). A
-    lane named in ``weights`` counts that many times (default once)."""
+    """Fused score per slot, and per slot its rank in each lane (1-based).
+    ``weights`` (lane → factor, default 1) scales a lane's share."""
     fused: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for name, top in rankings:
-        w = 1.0 if weights is None else weights.get(name, 1.0)
+        w = weights.get(name, 1.0) if weights else 1.0
         rank, prev = 0, None
         for pos, (sc, s) in enumerate(top, 1):
             # equal lane scores share a rank, so that only strength and
@@ -67,17 +67,3 @@ def best(fused: dict[int, float], key_of: Sequence[str | None],
             break
     return out[:limit]
 
-
-def keep_direct(top: list[int], fused: Mapping[int, float], ranks: Mapping[int, Mapping[str, int]],
-                direct: Iterable[str], limit: int) -> list[int]:
-    """Lanes that are not a match of the query's own words (``direct``) may
-    never push every direct hit out of the first ``limit``: when they did, the
-    best direct hit takes the last place."""
-    names = set(direct)
-    if not top or any(names & set(ranks[s]) for s in top):
-        return top
-    found = [s for s in fused if names & set(ranks[s])]
-    if not found:
-        return top
-    best_direct = max(found, key=lambda s: (fused[s], -s))
-    return (top[:limit - 1] + [best_direct]) if len(top) >= limit else top + [best_direct]

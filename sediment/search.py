@@ -17,9 +17,10 @@ from . import names as N
 from . import tokenize as T
 from .entry import Entry
 from .errors import ParseError
+from .feedback import Feedback
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from .lifecycle import Usage, strength
-from .policy import Clock
+from .policy import Clock, Policy
 from .rank import Lane
 
 # further lanes made from a query's (words, bigrams): the semantic lane
@@ -38,6 +39,10 @@ class SearchHit:
     terms: tuple[str, ...]
     snippet: str
     lanes: dict[str, int] = field(default_factory=dict)
+    # with ``explain``: the expansion terms this memory matched, and the
+    # query's expansion terms (→ weight); ``None`` otherwise
+    expansion: tuple[str, ...] = ()
+    explain: dict[str, Any] | None = None
 
     @property
     def superseded_by(self) -> tuple[str, ...]:
@@ -50,6 +55,8 @@ class SearchHit:
                "lanes": self.lanes}
         if self.superseded_by:
             out["superseded_by"] = list(self.superseded_by)
+        if self.explain is not None:
+            out["explain"] = self.explain
         return out
 
 
@@ -61,7 +68,7 @@ def flags(e: Entry) -> int:
 
 def whole(s: str) -> str:
     """The index term of a tag (or a short CJK run) taken as a whole."""
-    return "#" + N.slugify(s, max_bytes=200)
+    return "#" + N.slugify(T.fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
 
 
 def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
@@ -90,7 +97,7 @@ def _weights(terms: list[str]) -> dict[str, float]:
 def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word weights, bigram weights) of a query."""
     words, bigrams = tok.terms(query)
-    words += [whole(r) for r in T.CJK_RUN.findall(query) if 2 < len(r) <= 8]
+    words += [whole(r) for r in T.CJK_RUN.findall(T.fold(query)) if 2 < len(r) <= 8]
     return _weights(words), _weights(bigrams)
 
 
@@ -159,9 +166,17 @@ class Tiebreak:
         return (round(st, 9), e.value, t)  # value matters when both have decayed to ~0
 
 
+def feedback(policy: Policy) -> Feedback | None:
+    """The feedback lane's settings from the policy (``None``: off)."""
+    if policy.feedback_docs <= 0 or policy.feedback_weight <= 0:
+        return None
+    return Feedback(policy.feedback_docs, policy.feedback_terms, policy.feedback_weight)
+
+
 def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
         pred: Predicate | None, include_archive: bool, include_superseded: bool,
-        tiebreak: Tiebreak, extra: ExtraLanes | None = None) -> list[SearchHit]:
+        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False,
+        extra: ExtraLanes | None = None) -> list[SearchHit]:
     """The ranked hits of one query (see ``Repository.search``). ``extra``
     makes further lanes from the query's terms (the semantic lane)."""
     words, bigrams = query_terms(tok, query)
@@ -170,6 +185,15 @@ def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str
         return []
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
-    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit, lanes=lanes)
-    return [SearchHit(entries[h.key], h.score, h.terms, snippet(entries[h.key], h.terms), h.lanes)
-            for h in hits]
+    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit,
+                        feedback=fb, lanes=lanes)
+    out = []
+    for h in hits:
+        e = entries[h.key]
+        why = None
+        if explain:
+            why = {"lanes": dict(h.lanes), "terms": list(h.terms), "expansion_matched": list(h.expansion),
+                   "expansion": {t: round(w, 4) for t, w in h.expanded.items()}}
+        out.append(SearchHit(e, h.score, h.terms, snippet(e, h.terms or h.expansion), h.lanes,
+                             h.expansion, why))
+    return out

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import dense as D
 from .embedding import Bundled, Embedder, key_of, model_id, require_numpy, text_of
-from .errors import MissingDependency, SedimentError
+from .errors import NotInstalled, SedimentError
 from .policy import Policy
 from .files import WriterLock
 from .progress import Progress
@@ -215,7 +215,7 @@ class Semantic:
 def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None) -> Semantic | None:
     """The lane a root asked for: ``semantic=`` (True, an embedder, False), else
     the policy's key. Asked for in code and missing, the extra raises
-    ``MissingDependency``; asked for by ``policy.yaml`` (a person's file), it
+    ``NotInstalled``; asked for by ``policy.yaml`` (a person's file), it
     only logs a warning and the search stays lexical."""
     from_policy = semantic is None
     embedder = make_embedder(policy.semantic if from_policy else semantic)
@@ -223,7 +223,7 @@ def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None)
         return None
     try:
         return Semantic(view, embedder, cache, lock_timeout=policy.lock_timeout_seconds)
-    except MissingDependency as exc:
+    except NotInstalled as exc:
         if not from_policy:
             raise
         log.warning("sediment: policy.yaml asks for the semantic lane, but %s", exc)

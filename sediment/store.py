@@ -48,14 +48,8 @@ from .view import View
 
 log = logging.getLogger("sediment")
 
-def refuse_persons(rel: str) -> None:
-    """Sediment writes inside the layer folders only: a person's note (any
-    other folder) is never moved or rewritten."""
-    if not N.in_layer(rel):
-        raise InvalidInput(f"{rel} is a person's note (outside the layer folders: "
-                           f"{', '.join(E.LAYERS)}); sediment reads it and never changes it. To hand it to "
-                           "the agent's memory, move it into a layer folder and adopt it", path=rel)
-
+# what a move will write: (target path, meta, same bytes?, new text or None, new copy's version)
+MovePlan = tuple[str, dict[str, Any], bool, "bytes | None", str]
 
 def add_link(meta: dict[str, Any], key: str, name: str) -> None:
     links = list(meta.get(key) or ())
@@ -137,7 +131,7 @@ class Store:
         written, and ``Conflict`` raised. ``text``: ``entry`` rendered already."""
         if text is None:
             text = E.render(entry).encode("utf-8")
-        refuse_persons(rel)
+        N.refuse_persons(rel)
         target = resolve_inside(self.root, rel)
         try:
             if expected:
@@ -185,7 +179,8 @@ class Store:
         return Conflict(f"{rel} changed on disk while sediment was {doing} it ({exc.message}): what a "
                         f"person saved there was kept and this change was not applied", path=rel, **details)
 
-    def note_done(self, *paths: str, seq: str | None = None, op: str = "write") -> tuple[str, ...]:
+    def note_done(self, *paths: str, seq: str | None = None, op: str = "write",
+                  compact: bool = True) -> tuple[str, ...]:
         """Tell other processes what changed; returns warnings for the caller.
         The change itself is durable already: if the journal cannot take the
         record (a full disk, a journal made unwritable), the write still stands
@@ -198,7 +193,7 @@ class Store:
             log.warning("sediment: %s is written, but the journal could not record it: %s",
                         ", ".join(paths) or op, exc)
             return (f"written, but other processes were not told (the journal refused: {exc})",)
-        if self.journal.maybe_compact():
+        if compact and self.journal.maybe_compact():
             log.debug("journal compacted")
         self.view.feed.skip_to_end()  # so sync does not re-read our own files
         return ()
@@ -237,34 +232,56 @@ class Store:
     def _name_on_disk(self, name: str) -> bool:
         # the view may miss a file another process wrote without journaling (a person);
         # a cheap check of the usual places
-        return any((self.root / layer / f"{name}.md").exists() for layer in E.LAYERS)
+        root = str(self.root)
+        return any(os.path.exists(os.path.join(root, layer, name + ".md")) for layer in E.LAYERS)
 
     # ------------------------------------------------------------------ moves
 
+    def prepare_move(self, entry: Entry, layer: str, room: str, meta_changes: Mapping[str, Any]) -> MovePlan:
+        """What a move of ``entry`` will write: (target path, meta, whether the
+        bytes stay the same, the new text or None, the new copy's version)."""
+        N.refuse_persons(entry.path)
+        rel = N.join_path(layer, room, entry.name)
+        meta = {**entry.meta, **meta_changes}
+        meta = {k: v for k, v in meta.items() if v is not None}
+        same_bytes = meta == dict(entry.meta)
+        # the new copy's version too (dver): recovery undoes a move only by
+        # removing a copy that is still exactly what the move wrote
+        text = None if same_bytes or rel == entry.path else E.render(entry.with_(meta=meta)).encode("utf-8")
+        dver = entry.version if text is None else E.content_version(text)
+        return rel, meta, same_bytes, text, dver
+
+    @staticmethod
+    def intent(entry: Entry, plan: MovePlan) -> dict[str, Any]:
+        """The journal record of a move's intent (``begin``)."""
+        return {"id": entry.id, "src": entry.path, "dst": plan[0], "ver": entry.version, "dver": plan[4]}
+
     def move(self, entry: Entry, layer: str, room: str, *, meta_changes: Mapping[str, Any],
-             op: str) -> Entry:
+             op: str, planned: MovePlan | None = None, seq: str | None = None, compact: bool = True) -> Entry:
         """Move (and possibly restamp) one memory; journaled. Caller holds the lock.
 
         Order matters: the intent is durable before any file changes; the new
         file is complete (atomic write) before the old one is removed. A crash
         in between leaves both; recovery sees the intent and removes the old one.
+
+        A batch (metabolize) passes what ``prepare_move`` gave and the ``seq``
+        of an intent it journaled already (``begin_many``: one fsync for many
+        moves), and ``compact=False`` (it compacts the journal once, at the end).
         """
-        refuse_persons(entry.path)
-        rel = N.join_path(layer, room, entry.name)
-        meta = {**entry.meta, **meta_changes}
-        meta = {k: v for k, v in meta.items() if v is not None}
-        same_bytes = meta == dict(entry.meta)
+        N.refuse_persons(entry.path)
+        rel, meta, same_bytes, text, dver = planned or self.prepare_move(entry, layer, room, meta_changes)
         if rel == entry.path:
+            if seq is not None:  # journaled as a move, done as a rewrite
+                self.journal.done(seq=seq, op=op)
             return entry if same_bytes else self.rewrite(entry, meta=meta)
         target = resolve_inside(self.root, rel)
         source = self.root / entry.path
         if target.exists():
+            if seq is not None:
+                self.journal.done(seq=seq, op=op)
             raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
-        # the new copy's version too (dver): recovery undoes a move only by
-        # removing a copy that is still exactly what the move wrote
-        text = None if same_bytes else E.render(entry.with_(meta=meta)).encode("utf-8")
-        dver = entry.version if text is None else E.content_version(text)
-        seq = self.journal.begin(op, id=entry.id, src=entry.path, dst=rel, ver=entry.version, dver=dver)
+        if seq is None:
+            seq = self.journal.begin(op, **self.intent(entry, (rel, meta, same_bytes, text, dver)))
         try:
             linked = False
             if same_bytes:  # git sees a pure rename: the same file under a second name
@@ -306,20 +323,23 @@ class Store:
             self.view.forget_path(entry.path)
             self.view.load_known(fresh)
         self._prune_rooms(source.parent)
-        return fresh.warn(*self.note_done(entry.path, rel, seq=seq, op=op))
+        return fresh.warn(*self.note_done(entry.path, rel, seq=seq, op=op, compact=compact))
 
     def _prune_rooms(self, folder: Path) -> None:
         """Remove the room folders a move emptied (Obsidian shows empty folders),
         up to the layer folder, which stays. Only an empty folder can be removed:
         one a person put anything in (a file, a hidden file) stays as it is."""
         layers = {self.root / layer for layer in E.LAYERS}
+        removed = False
         while folder not in layers and self.root in folder.parents:
             try:
                 folder.rmdir()
             except OSError:  # not empty (or not ours to remove): stop here
-                return
+                break
+            removed = True
             folder = folder.parent
-        fsync_dir(folder)
+        if removed:  # (the move's own removal of the note synced the folder it was in)
+            fsync_dir(folder)
 
     def _withdraw(self, copy: Path, version: str | None) -> None:
         """Remove the new copy of a move that did not happen: the second name

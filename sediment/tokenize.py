@@ -6,8 +6,15 @@ Two kinds of terms, for two retrieval lanes:
   lower-cased Latin words and numbers with a light English stemmer; stop words
   and Chinese function words removed;
 * bigrams: every pair of adjacent CJK characters, so a 2-character Chinese word
-  is found even where jieba cut the sentence differently. A pair with a function
-  character ('的', '了', …) is dropped: it would match half the corpus.
+  is found even where jieba cut the sentence differently. A pair of a function
+  character ('的', '了', '在', …) and a neighbour is dropped (it would match half
+  the corpus) unless jieba cut it as a word there ('现在', '地方', '个人', '对面'
+  in search mode, also inside a longer word); a pair of two function characters
+  or a stop word ('一个') is always dropped.
+
+Both sides of a match go through ``textnorm.fold`` first (full-width forms,
+Traditional characters), and Latin names get their spellings apart and together
+('ArgoCD' / 'Argo CD') as extra words.
 """
 
 from __future__ import annotations
@@ -17,11 +24,13 @@ import logging
 import os
 import re
 import threading
-import unicodedata
 from pathlib import Path
 from typing import Any
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+from . import textnorm as TN
+from .textnorm import fold
+
+_CJK = TN.CJK
 CJK_RUN = re.compile(f"[{_CJK}]+")
 # Latin-ish words and numbers; CJK runs; everything else separates.
 _TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*)", re.UNICODE)
@@ -51,6 +60,9 @@ ZH_STOP = frozenset("""
 """.split())
 
 _log = logging.getLogger("sediment")
+
+# Named in the fingerprint: how a pair with a function character is kept.
+BIGRAM_RULE = "a pair with one function character counts once per jieba cut of it; glue and stop words never"
 
 # jieba's HMM guesses words its dictionary lacks (names, new terms). It costs
 # about a third of tokenizing time; the bigram lane finds such words anyway.
@@ -170,24 +182,52 @@ class Tokenizer:
         tk.initialize()
         return tk
 
+    @staticmethod
+    def _name_variants(text: str) -> list[str]:
+        """A Latin name's other spellings: its pieces (ArgoCD → argo, cd) and
+        two adjacent words as one (Argo CD, argo-cd → argocd)."""
+        out = []
+        for word in TN.compounds(text):
+            for part in TN.parts(word):
+                p = part.lower()
+                if len(p) > 1 and p not in EN_STOP:
+                    out.append(_stem(p))
+        for a, sep, b in TN.adjacent(text):
+            if a.lower() not in EN_STOP and b.lower() not in EN_STOP and TN.joins(a, sep, b):
+                out.append(_stem((a + b).lower()))
+        return out
+
+    def tag(self, text: str) -> list[tuple[str, str]]:
+        """(word, part of speech) of the CJK runs of ``text``, with jieba's tag
+        set ('n' noun, 'nr' person, 'ns' place, 'v' verb, …), by the same
+        segmenter (and added words) as ``terms``. Not used for indexing: the
+        palace map picks its nouns with it."""
+        runs = " ".join(CJK_RUN.findall(text))
+        if not runs:
+            return []
+        seg = self._seg or self._load()
+        if self.segmenter == "rjieba":
+            pairs = seg.tag(runs, HMM)
+        else:
+            import jieba.posseg
+            pairs = [(p.word, p.flag) for p in jieba.posseg.POSTokenizer(seg).cut(runs, HMM=HMM)]
+        return [(w, f) for w, f in pairs if not w.isspace()]
+
     def fingerprint(self) -> str:
         """Changes whenever what this tokenizer produces may change."""
         extra = "|".join(f"{w}:{f}" for w, f in self._words)
-        return _fingerprint(HMM, self.segmenter, extra)
+        return _fingerprint(HMM, self.segmenter, extra, BIGRAM_RULE, TN.VERSION, TN.table_digest())
 
     def terms(self, text: str) -> tuple[list[str], list[str]]:
         """(words, bigrams) of ``text``."""
-        text = normalize(text)
+        text = fold(text)
         words: list[str] = []
-        bigrams: list[str] = []
         cjk_runs = []
-        for m in _TOKEN_RE.finditer(text):
+        low = text.lower()
+        for m in _TOKEN_RE.finditer(low):
             run = m.group(1)
             if run:
                 cjk_runs.append(run)
-                for a, b in zip(run, run[1:]):
-                    if a not in ZH_FUNCTION_CHARS and b not in ZH_FUNCTION_CHARS:
-                        bigrams.append(a + b)
             else:
                 w = m.group(2).replace("’", "'")
                 if w in EN_STOP:
@@ -197,20 +237,33 @@ class Tokenizer:
                     if w in EN_STOP or not w:
                         continue
                 words.append(_stem(w))
+        # a name needs a capital, a hyphen or an underscore: most text is let go
+        # by these checks in C, before any scan
+        if (low != text or "-" in text or "_" in text) and TN.may_have_names(text):
+            words += self._name_variants(text)
+        bigrams: list[str] = []
         if cjk_runs:
             # one jieba call for all runs (it splits on the spaces itself): the
             # per-call overhead, not the segmentation, dominated mixed text
             multi = [r for r in cjk_runs if len(r) > 1]
             zh = [r for r in cjk_runs if len(r) == 1]
-            if multi:
-                zh += self._segment(" ".join(multi))
+            seg = self._segment(" ".join(multi)) if multi else []
+            zh += seg
+            fc = ZH_FUNCTION_CHARS
+            for run in multi:
+                for a, b in zip(run, run[1:]):
+                    if a not in fc and b not in fc:
+                        bigrams.append(a + b)
+            # a pair with a function character counts where jieba cut it as a
+            # word (现在, 地方, 个人, 对面), once per cut; glue never does
+            bigrams += [w for w in seg if len(w) == 2 and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
             # a word made only of function characters (这是, 对于, 我们) is glue, not content
             words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
         return words, bigrams
 
 
 @functools.lru_cache(maxsize=8)
-def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "") -> str:
+def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "", *rules: str) -> str:
     """A derived index made with another fingerprint is rebuilt, not trusted."""
     import hashlib
     from importlib.metadata import PackageNotFoundError, version
@@ -220,14 +273,15 @@ def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "") -> str:
         sv = "?"
     from ._version import __version__
     parts = [__version__, segmenter, sv, str(hmm), " ".join(sorted(EN_STOP)), " ".join(sorted(ZH_STOP)),
-             "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern, words]
+             "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern, *rules, words]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def fingerprint() -> str:
     """The fingerprint of the process's shared tokenizer: the library's and the
     segmenter's versions, which segmenter, the stop lists, the HMM switch and
-    any words added."""
+    any words added, the bigram rule and the normalisation (its version and
+    its character table)."""
     return shared().fingerprint()
 
 
@@ -253,6 +307,7 @@ def find_term(text: str, terms: set[str]) -> int:
     for m in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", text):
         tok = m.group(0)
         if "\u3400" <= tok[0] <= "\ufaff":
+            tok = fold(tok)  # one character for one on a CJK run: positions hold
             for t in terms:
                 i = tok.find(t)
                 if i >= 0 and (best < 0 or m.start() + i < best):
@@ -267,8 +322,8 @@ def find_term(text: str, terms: set[str]) -> int:
 
 
 def normalize(text: str) -> str:
-    # NFKC folds full-width Latin and digits (ＰＫＣＥ, １２３) into ASCII.
-    return unicodedata.normalize("NFKC", text).lower()
+    """``textnorm.fold`` (full-width forms, Traditional characters), lower-cased."""
+    return fold(text).lower()
 
 
 def default_cache_dir() -> Path:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import hashlib
 import logging
 import os
 import re
@@ -35,10 +34,10 @@ import stat
 import struct
 import threading
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import coldopen as C
 from . import entry as E
 from . import obsidian as O
 from . import search as S
@@ -46,9 +45,10 @@ from . import tokenize as T
 from .entry import Entry
 from .errors import Ambiguous, LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
-from .index import Index
+from .index import DocTerms, Index
 from .journal import Feed
 from .progress import Progress, Ticker
+from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
 from .vault import FileTimes, Rules, load_rules, walk as walk_notes
 
 log = logging.getLogger("sediment")
@@ -61,61 +61,19 @@ _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 FOLD_TERMS = 2_000_000
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something ``check`` found. ``severity`` is 'error' (the file is left out of
-    the index) or 'warning' (it is indexed; a person may want to look)."""
-    path: str
-    reason: str
-    line: int | None = None
-    severity: str = "error"
-    code: str = "parse"
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{self.severity}: {where}: {self.reason}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason,
-                "severity": self.severity, "code": self.code}
-
-
-def text_key(text: str) -> str:
-    """A short digest of text as compared for duplicates (whitespace runs as
-    one space): the map holds digests, not a second copy of every text."""
-    return hashlib.blake2b(" ".join(text.split()).encode("utf-8"), digest_size=12).hexdigest()
-
-
-def _keep_first(a: Entry, b: Entry) -> bool:
-    """Of two files with one id, which one is the memory (the other is left
-    out and reported). A rule of the files alone, so every machine keeps the
-    same one: the file whose name is the memory's own (the library names
-    notes ``<slug>-<id suffix>``; a copy a person made is named otherwise),
-    then the older ``created``, then path order."""
-    return _preference(a) < _preference(b)
-
-
-def _preference(e: Entry) -> tuple[int, float, str]:
-    suffixes = (e.id[-4:].lower(), e.id[-10:].lower())
-    own_name = any(e.name.endswith("-" + x) for x in suffixes)
-    try:
-        created = e.created.timestamp()
-    except (ParseError, OverflowError, ValueError):
-        created = float("inf")
-    return (0 if own_name else 1, created, e.path)
-
-
 class View:
     """Read-only for feature code: use ``reading()``, ``entries``, ``resolve``,
     ``index`` and ``problems``; only the store and the watcher change it."""
 
     def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
                  writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
-                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE) -> None:
+                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE,
+                 open_processes: int = 0, own: tuple[str, ...] = ()) -> None:
         self.root = root
         self.tz = tz  # the root's timezone, for dates a person wrote without one
         self.progress: Progress | None = None  # long jobs report here (a cold open, metabolize)
         self.max_meta_size = max_meta_size
+        self.open_processes = open_processes  # the policy's: 0 = one per core, 1 = no pool
         self.tokenizer = tokenizer
         self.feed = feed
         self.snapshot_path = snapshot_path
@@ -128,9 +86,9 @@ class View:
         self.by_path: dict[str, str] = {}
         self.by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
         self._names: O.Names | None = None  # what [[links]] may name (see names)
-        self.rules = Rules()  # what the vault's settings leave out (read on every walk)
+        self.rules = Rules(own=own)  # what the vault's settings leave out; own: MAP.md, sources/
         self.problems: dict[str, Problem] = {}
-        self.file_stats: dict[str, tuple[int, int, int]] = {}  # path → (mtime_ns, size, inode)
+        self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
         self.index = Index()
         self.dirty = False  # changed since the snapshot was written
@@ -236,7 +194,7 @@ class View:
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Every note of the root, as ``vault.walk`` finds them: (relative posix path, stat)."""
-        self.rules = load_rules(self.root)
+        self.rules = load_rules(self.root, self.rules.own)
 
         def unreadable(rel: str, exc: OSError | None) -> None:
             if exc is None:
@@ -259,22 +217,42 @@ class View:
         except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
             log.debug("ignoring index snapshot: %s", exc)
             self.index = Index()
-        matched: set[int] = set()
-        root = str(self.root)
         files = sorted(self.walk())
         tick = Ticker(self.progress, "open", len(files))
+        # the notes the snapshot cannot give (all of them on a cold open):
+        # parsed and tokenized by a pool of processes when there are many
+        fresh = [rel for rel, _ in files if rel not in snap or snap[rel][1][2] is None]
+        workers = C.pool_size(len(fresh), self.open_processes)
+        parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
+                          tok=self.tokenizer, workers=workers) if workers else None
+        try:
+            matched = self._load_files(files, snap, parsed, tick)
+        finally:
+            if parsed is not None:
+                parsed.close()  # stops the pool
+        for slot, key in enumerate(list(self.index.key_of)):
+            if key is not None and slot not in matched and self.entries.get(key) is None:
+                self.index.remove(key, None)  # its body is gone: compacted below
+        if not self.index.exact:
+            self.index.compact()
+        if self.dirty or len(matched) != len(snap):
+            self.save_snapshot()
+
+    def _load_files(self, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, list[Any]]],
+                    parsed: Iterator[C.Outcome] | None, tick: Ticker) -> set[int]:
+        """load_all's walk over the files: the snapshot's slots it could keep."""
+        matched: set[int] = set()
+        root = str(self.root)
+        pool: dict[Any, Any] = {}  # one object for each repeated value of the notes' frontmatter
         for rel, st in files:
             tick()
             if self.index.delta_terms > FOLD_TERMS:
                 self.index.fold()
             hit = snap.get(rel)
-            if hit is None:
-                self.load_file(rel, st)
+            if hit is None or hit[1][2] is None:  # (no meta: JSON cannot keep it exactly, dates: parse it)
+                self.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
                 continue
             slot, (_, version, meta, off) = hit
-            if meta is None:  # frontmatter JSON cannot keep exactly: parse it
-                self.load_file(rel, st)
-                continue
             meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
             try:
                 with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
@@ -286,19 +264,17 @@ class View:
                     or self.index.key_of[slot] != eid):
                 self.load_file(rel, st, data)
                 continue
+            if "id" in meta:  # (a person's note may have none: its id is its path's)
+                meta["id"] = self.index.key_of[slot]  # (equal: checked above) one string, not two
+            C.share_values(meta, pool)
             entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version, tz=self.tz)
+            C.share_place(entry, pool)
             entry._cache["off"] = off
             entry._cache["plain"] = True
-            self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self.file_stats[rel] = C.stamp(st)
             self._register(entry)
             matched.add(slot)
-        for slot, key in enumerate(list(self.index.key_of)):
-            if key is not None and slot not in matched and self.entries.get(key) is None:
-                self.index.remove(key, None)  # its body is gone: compacted below
-        if not self.index.exact:
-            self.index.compact()
-        if self.dirty or len(matched) != len(snap):
-            self.save_snapshot()
+        return matched
 
     def save_snapshot(self) -> None:
         if not self.save_snapshots or self.snapshot_path is None:
@@ -320,41 +296,42 @@ class View:
             # a cache: failing to write it costs the next open time, nothing else
             log.debug("could not write the index snapshot: %s", exc)
 
-    def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None) -> None:
-        """(Re)read one file into the view, or drop it from the view if gone/bad."""
+    def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
+                  outcome: C.Outcome | None = None) -> None:
+        """(Re)read one file into the view, or drop it from the view if gone/bad.
+        ``outcome``: its ``read_parse`` done already (by a worker of the open)."""
         self.forget_path(rel)
         path = self.root / rel
         try:
             if st is None:
                 st = path.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):
-                self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
-                                             code="not_a_file")
-                return
-            if data is None:
-                data = read_nofollow(path)
         except FileNotFoundError:
             return
         except OSError as exc:
             self.problems[rel] = Problem(rel, f"cannot read: {exc}", code="storage")
             return
-        self.file_stats[rel] = (st.st_mtime_ns, st.st_size, st.st_ino)
-        try:
-            entry = E.parse(data, rel, tz=self.tz, max_meta_size=self.max_meta_size)
-        except ParseError as exc:
-            self.problems[rel] = Problem(rel, exc.message.split(": ", 1)[-1] if exc.message.startswith(rel)
-                                         else exc.message, line=exc.details.get("line"))  # type: ignore[arg-type]
+        if not stat.S_ISREG(st.st_mode):
+            self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
+                                         code="not_a_file")
             return
-        except Exception as exc:  # noqa: BLE001 - one file must never stop an open or the watcher
-            log.warning("sediment: %s could not be read: %r", rel, exc)
-            self.problems[rel] = Problem(rel, f"could not be read: {type(exc).__name__}: {exc}"[:300])
+        if outcome is None:
+            outcome = C.read_parse(self.root, rel, self.tz, self.max_meta_size, data)
+        if outcome[0] == "gone":
             return
+        if outcome[0] == "unreadable":
+            self.problems[rel] = Problem(rel, outcome[1], code="storage")
+            return
+        self.file_stats[rel] = C.stamp(st)
+        if outcome[0] == "bad":
+            self.problems[rel] = Problem(rel, outcome[1], line=outcome[2])
+            return
+        _, entry, off, terms = outcome
         other = self.entries.get(entry.id)
         if other is not None and not (self.root / other.path).exists():
             self.forget_path(other.path)  # moved by hand; the old path's event is still on its way
             other = None
         if other is not None:
-            keep, drop = (entry, other) if _keep_first(entry, other) else (other, entry)
+            keep, drop = (entry, other) if keep_first(entry, other) else (other, entry)
             if keep is entry:
                 self.forget_path(other.path)
             self.problems[drop.path] = Problem(drop.path, f"id {entry.id} is also used by {keep.path}; "
@@ -363,16 +340,16 @@ class View:
             self.file_stats.pop(drop.path, None)
             if keep is other:
                 return
-        if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
-            entry._cache["off"] = len(data) - len(entry.body.encode("utf-8"))
-        self._add(entry)
+        if off is not None:
+            entry._cache["off"] = off
+        self._add(entry, terms)
 
     def load_known(self, entry: Entry) -> None:
         """Put an entry we just wrote into the view without reading it back."""
         self.forget_path(entry.path)
         try:
             st = (self.root / entry.path).stat()
-            self.file_stats[entry.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self.file_stats[entry.path] = C.stamp(st)
         except OSError:
             pass
         self._add(entry)
@@ -389,7 +366,7 @@ class View:
             self._names.path_of[fresh.id] = fresh.path
         try:
             st = os.stat(self.root / fresh.path)
-            self.file_stats[fresh.path] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            self.file_stats[fresh.path] = C.stamp(st)
         except OSError:
             pass
         self.index.set_flags(fresh.id, S.flags(fresh))
@@ -431,9 +408,10 @@ class View:
                 self.problems[entry.path] = Problem(entry.path, entry._cache["warning"], severity="warning",
                                                     code="properties")
 
-    def _add(self, entry: Entry) -> None:
+    def _add(self, entry: Entry, terms: DocTerms | None = None) -> None:
         self._register(entry)
-        self.index.put(entry.id, S.doc_terms(self.tokenizer, entry), S.flags(entry))
+        self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
+                       S.flags(entry))
         self.dirty = True
 
     # ------------------------------------------------------------------ keeping current
@@ -469,7 +447,7 @@ class View:
                 present += [(rel, None) for rel, p in self.problems.items()
                             if p.code == "duplicate_id" and rel not in named]
             for rel, st in present:
-                if st is not None and self.file_stats.get(rel) == (st.st_mtime_ns, st.st_size, st.st_ino):
+                if st is not None and self.file_stats.get(rel) == C.stamp(st):
                     continue  # our own write, or a touch that changed nothing
                 self.load_file(rel, st)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
@@ -483,7 +461,7 @@ class View:
             for rel, st in self.walk():
                 seen.add(rel)
                 old = self.file_stats.get(rel)
-                if old == (st.st_mtime_ns, st.st_size, st.st_ino):
+                if old == C.stamp(st):
                     continue
                 if old is None:
                     added += 1

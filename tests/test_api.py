@@ -170,7 +170,8 @@ def test_unknown_kind_goes_to_inbox_marked_unclassified(tmp_path):
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory):
     root = tmp_path_factory.mktemp("catalog")
-    repo = Repository(root)
+    # exact sets of lexical matches: without the feedback lane (test_feedback.py)
+    repo = Repository(root, policy={"feedback_docs": 0})
     notes = {
         "pkce": repo.add("Use PKCE on mobile.", title="PKCE", room="auth", tags=["auth", "移动端"], kind="rule"),
         "token": repo.add("Tokens expire after an hour.", title="token ttl", room="auth", tags=["auth"],

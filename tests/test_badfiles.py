@@ -130,7 +130,10 @@ def test_open_search_list_survive_bad_files(root):
     assert len(list(repo)) == len(repo) == len(ids)
     hits = {h.entry.id for h in repo.search("quokka")}
     assert hits == {e.id for e in good}
-    assert {h.entry.id for h in repo.search("部署")} == {good[0].id}
+    # the one memory that says it comes first (the feedback lane may add memories
+    # that share its other words, all of them readable ones)
+    found = [h.entry.id for h in repo.search("部署")]
+    assert found[0] == good[0].id and set(found) <= ids
     assert [h.entry.id for h in repo.search("部署", tags=["部署"])] == [good[0].id]
     for e in good:
         assert repo.get(e.id).text == e.text

@@ -560,3 +560,52 @@ def test_move_returns_the_memory_in_its_new_layer(tmp_path):
             f"moved to {moved.path}, but the returned entry says layer {moved.layer!r} and the "
             f"view says {repo.get(e.id).layer!r}")
         assert [x.id for x in repo.list(layer=layer)] == [e.id]
+
+
+# ---------------------------------------------------------------------------
+# metabolize journals a batch of intents with one fsync; a kill in the middle
+# leaves intents of moves that never started, which recovery must leave alone
+
+KILL_IN_BATCH_CHILD = r'''
+import os, signal, sys
+import sediment.store as S
+from sediment import Repository
+
+root, at, now = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+repo = Repository(root, policy={"destructive_per_hour": 100000})
+real, calls = S.Store.move, [0]
+
+
+def move(self, *a, **k):
+    calls[0] += 1
+    if calls[0] == at:  # the moves before were done; this one and those after only journaled
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self, *a, **k)
+
+
+S.Store.move = move
+repo.metabolize(dry_run=False, confirm=True, now=now)
+sys.exit(0)  # not reached
+'''
+
+
+def test_a_kill_in_a_batch_of_moves_leaves_every_memory_once(tmp_path):
+    root = tmp_path / "mem"
+    with Repository(root, policy=POLICY) as repo:
+        ids = [repo.add(f"a valuable note {i}", title=f"v{i}", kind="fact", value=0.9,
+                        room="topic" if i % 2 else None).id for i in range(12)]
+    import datetime as dt
+    now = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=3)).isoformat()  # old enough to promote
+    proc = subprocess.run([sys.executable, "-c", KILL_IN_BATCH_CHILD, str(root), "5", now],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode(errors="replace")
+    assert len(pending_ops(root)) == 8  # the killed move and the seven after it: journaled, never started
+
+    repo = Repository(root, policy=POLICY)
+    found = scan(root)
+    assert sorted(found) == sorted(ids) and all(len(v) == 1 for v in found.values())
+    layers = sorted(x[0].path.split("/")[0] for x in found.values())
+    assert layers == ["sediment"] * 4 + ["shallow"] * 8
+    assert not pending_ops(root) and temp_files(root) == [] and errors(repo) == []
+    done = repo.metabolize(dry_run=False, confirm=True, now=now)  # the rest can simply be done again
+    assert len(done.moves) == 8 and {e.layer for e in repo.list()} == {"sediment"}

@@ -34,7 +34,8 @@ def _docs() -> list[Path]:
 
 
 def _has_mcp_server() -> bool:
-    return any("mcp" in p.stem.lower() for p in PKG.rglob("*.py"))
+    return any("mcp" in p.stem.lower() or "from mcp.server" in p.read_text(encoding="utf-8")
+               for p in PKG.rglob("*.py"))
 
 
 @pytest.mark.skipif(_has_mcp_server(), reason="there is an MCP server: the docs may describe it")

@@ -34,7 +34,9 @@ import pytest
 from sediment import InvalidInput, Repository
 from sediment.tokenize import Tokenizer
 
-POLICY = {"destructive_per_hour": 100000}
+# these tests pin what the lexical lanes match; the feedback lane (which adds
+# memories sharing words with the first results) is tested in test_feedback.py
+POLICY = {"destructive_per_hour": 100000, "feedback_docs": 0}
 UTC = dt.timezone.utc
 
 
@@ -151,7 +153,7 @@ def test_chinese_tag_matches_exactly(repo):
     # stored as written (not escaped), read back as written
     raw = (repo.root / a.path).read_text(encoding="utf-8")
     assert "移动端" in raw and "\\u" not in raw
-    fresh = Repository(repo.root)
+    fresh = Repository(repo.root, policy=POLICY)
     assert fresh.get(a.id).tags == ("移动端", "auth")
     assert ids(fresh, "移动端", tags=["移动端"]) == [a.id]
 
@@ -326,7 +328,7 @@ def test_archive_only_when_asked_and_purged_never(filtered):
     for kw in ({}, {"include_archive": True}, {"layer": "archive"}, {"room": "auth", "include_archive": True}):
         assert m["p"] not in ids(repo, q, **kw)
         assert m["p"] not in ids(repo, "p", **kw)
-    fresh = Repository(repo.root)
+    fresh = Repository(repo.root, policy=POLICY)
     assert m["p"] not in ids(fresh, q, layer="archive")
     assert _names(m, ids(fresh, q, layer="archive")) == {"x"}
 
@@ -409,8 +411,11 @@ def _assert_same_as_fresh_open(repo: Repository) -> None:
     idx = repo.view.index
     assert len(idx) == len(repo) == idx.words.live == idx.bigrams.live
     assert set(idx.slot_of) == {e.id for e in repo.list()}
-    fresh = Repository(repo.root)
+    fresh = Repository(repo.root, policy=POLICY)
     assert {e.id: e.path for e in fresh.list()} == {e.id: e.path for e in repo.list()}
+    # the term vectors the feedback lane reads: the same as a fresh open's
+    vec = lambda ix, k: sorted(ix.words.vector(ix.slot_of[k]))  # noqa: E731
+    assert all(vec(idx, k) == vec(fresh.view.index, k) for k in idx.slot_of)
     assert fresh.view.index.words.total_len == idx.words.total_len
     assert fresh.view.index.bigrams.total_len == idx.bigrams.total_len
     live, new = _snapshot(repo), _snapshot(fresh)
@@ -628,7 +633,7 @@ def _hand_edit_same_size_and_time(path: Path, old: str, new: str) -> None:
 def test_stale_cache_is_never_trusted_over_the_files(tmp_path):
     root = tmp_path / "root"
     _populate(root)
-    r = Repository(root)
+    r = Repository(root, policy=POLICY)
     (apple,) = ids(r, "苹果")
     (walk,) = ids(r, "boulder")
     (wall,) = ids(r, "artist")
@@ -644,7 +649,8 @@ def test_stale_cache_is_never_trusted_over_the_files(tmp_path):
     (root / "shallow" / "by-hand.md").write_text(               # written by hand
         "---\nid: 01HANDWRITTEN0000000000000\ntitle: 手写\ncreated: '2026-01-02T10:00:00+08:00'\n"
         "---\n手写的笔记：河马在泥里打滚\n", encoding="utf-8")
-    for fresh in (Repository(root), Repository(root)):          # the second open uses the rewritten cache
+    # the second open uses the rewritten cache
+    for fresh in (Repository(root, policy=POLICY), Repository(root, policy=POLICY)):
         assert ids(fresh, "香蕉") == [apple]
         assert ids(fresh, "苹果") == []
         assert ids(fresh, "boulder") == [walk]
@@ -740,7 +746,7 @@ class _Child:
 
 def test_memory_written_by_another_process_is_searchable_without_reopening(tmp_path):
     root = tmp_path / "root"
-    repo = Repository(root)
+    repo = Repository(root, policy=POLICY)
     repo.add("海岸线的地质", title="海岸")
     child = _Child(tmp_path, root)
     try:

@@ -109,6 +109,25 @@ def test_a_cold_open_and_a_metabolize_report_their_progress(tmp_path):
     assert calls and calls[-1][0] == "metabolize" and calls[-1][1] == calls[-1][2] > 0
 
 
+def test_a_check_reports_its_progress_and_the_cli_check_is_silent_when_piped(tmp_path):
+    import subprocess
+    import sys
+    with Repository(tmp_path) as repo:
+        for i in range(120):
+            repo.add(f"checked note {i}", title=f"c{i}")
+    (tmp_path / "shallow" / "broken.md").write_text("no frontmatter\n", encoding="utf-8")
+    calls: list[tuple[str, int, int]] = []
+    repo = Repository(tmp_path, progress=lambda stage, done, total: calls.append((stage, done, total)))
+    calls.clear()
+    assert [p.path for p in repo.check()] == ["shallow/broken.md"]
+    checks = [c for c in calls if c[0] == "check"]
+    assert checks and checks[-1] == ("check", 121, 121) and len(checks) <= 101
+    assert [d for _, d, _ in checks] == sorted(d for _, d, _ in checks)
+    out = subprocess.run([sys.executable, "-m", "sediment", "--root", str(tmp_path), "check"],
+                         capture_output=True, text=True)
+    assert "broken.md" in out.stdout and out.stderr == ""
+
+
 def test_the_cli_draws_no_progress_bar_when_piped(tmp_path):
     import subprocess
     import sys

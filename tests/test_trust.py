@@ -19,7 +19,9 @@ def repo(tmp_path):
 
 
 def ids(repo, query, **kw):
-    return [h.entry.id for h in repo.search(query, record=False, **kw)]
+    """The memories that say the query's words (``terms``): not those the
+    feedback lane adds for sharing other words with them."""
+    return [h.entry.id for h in repo.search(query, record=False, **kw) if h.terms]
 
 
 # 1. superseded memories leave search -------------------------------------------------

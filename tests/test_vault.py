@@ -107,7 +107,7 @@ def test_properties_keep_their_type_and_odd_values_as_written(vault):
 def test_searchable_by_title_alias_tag_and_body(vault):
     with Repository(vault) as repo:
         def found(query: str, **kw: object) -> list[str]:
-            return [h.entry.path for h in repo.search(query, record=False, **kw)]
+            return [h.entry.path for h in repo.search(query, record=False, **kw) if h.terms]  # direct matches
 
         assert "Areas/Cooking/Sourdough.md" in found("sourdough")  # title = the file name
         assert "Resources/Zettel.md" in found("zettel")
@@ -238,11 +238,12 @@ def test_settings_and_new_notes_are_followed(vault):
         (vault / "Areas" / "Garden" / "Tomatoes.md").write_text("Stake the tomatoes in May.\n")
         (vault / "Private" / "More.md").write_text("tomatoes, privately\n")
         assert repo.refresh()["added"] == 1
-        assert [h.entry.path for h in repo.search("tomatoes")] == ["Areas/Garden/Tomatoes.md"]
+        assert [h.entry.path for h in repo.search("tomatoes") if h.terms] == ["Areas/Garden/Tomatoes.md"]
         # the person stops excluding Private/ in Obsidian: its notes come in
         (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": []}')
         repo.refresh()
-        assert {h.entry.path for h in repo.search("tomatoes")} == {"Areas/Garden/Tomatoes.md", "Private/More.md"}
+        found = {h.entry.path for h in repo.search("tomatoes") if h.terms}
+        assert found == {"Areas/Garden/Tomatoes.md", "Private/More.md"}
         # settings a person broke: as if absent, and check() says so
         (vault / ".obsidian" / "templates.json").write_text("{not json")
         repo.refresh()
@@ -254,7 +255,7 @@ def test_frontmatter_a_person_broke_is_a_warning_and_the_note_still_found(vault)
     note = vault / "Areas" / "Broken.md"
     note.write_text("---\ntags: [unclosed\n---\nThe kelp forest note.\n")
     with Repository(vault) as repo:
-        assert [h.entry.path for h in repo.search("kelp")] == ["Areas/Broken.md"]
+        assert [h.entry.path for h in repo.search("kelp") if h.terms] == ["Areas/Broken.md"]
         probs = [p for p in repo.check() if p.path == "Areas/Broken.md"]
         assert [(p.severity, p.code) for p in probs] == [("warning", "properties")]
     with Repository(vault) as warm:  # the warning survives the snapshot
@@ -318,7 +319,7 @@ def test_the_watcher_follows_a_persons_folders_and_settings(vault):
             time.sleep(0.01)
 
     def paths(q: str) -> set[str]:
-        return {h.entry.path for h in repo.search(q, record=False)}
+        return {h.entry.path for h in repo.search(q, record=False) if h.terms}
 
     with Repository(vault, watch=True) as repo:
         (vault / "Areas" / "Garden").mkdir()
@@ -349,7 +350,7 @@ def test_fuzz_a_persons_note_is_a_note_or_a_problem_never_an_exception(tmp_path,
     note.write_bytes(data)
     (root / "Home.md").write_text("home quokka [[fuzz]]\n")
     with Repository(root) as repo:
-        assert [h.entry.path for h in repo.search("quokka")] == ["Home.md"]
+        assert [h.entry.path for h in repo.search("quokka") if h.terms] == ["Home.md"]
         repo.search("fuzz", record=False)
         for e in repo.list(sort="created"):
             e.to_dict(), e.title, e.tags, e.aliases, e.links, e.kind, e.value, e.status, e.updated

@@ -47,7 +47,9 @@ def wait_until(pred, what: str, timeout: float = WAIT) -> float:
 
 
 def hit_ids(repo: Repository, query: str, **kw) -> list[str]:
-    return [h.entry.id for h in repo.search(query, record=False, limit=kw.pop("limit", 50), **kw)]
+    """The memories that say the query's words (``terms``): not those the
+    feedback lane adds for sharing other words with them."""
+    return [h.entry.id for h in repo.search(query, record=False, limit=kw.pop("limit", 50), **kw) if h.terms]
 
 
 def found(repo: Repository, query: str, eid: str, **kw) -> bool:

@@ -1,0 +1,409 @@
+"""Postings of one lane of the index (words, or CJK bigrams) and BM25 over them.
+
+Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
+
+* a read-only *base* (one array of slot numbers and one of term frequencies
+  for all terms, grouped by term, with an offset per term) that is restored
+  from a snapshot in a few array copies, plus a *delta* (a pair of growing
+  arrays per term) for what was indexed since; within a term, slots ascend
+  (base first, then delta), so a slot is found by bisection;
+* optionally the same data the other way round: per slot, its terms (as ids
+  into the base vocabulary) and their frequencies, so pseudo-relevance
+  feedback reads a document's words without tokenizing it again (term ids
+  only: a frequency is found in the term's postings).
+
+Scoring prunes (MaxScore, Turtle & Flood 1995): terms are taken rarest first,
+and once the terms left cannot lift a document that has none of the terms so
+far into the top ``depth``, the common terms' long posting lists are only
+probed for the documents already in the running, never walked. The top
+``depth`` is the same as without pruning, score for score.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from array import array
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
+
+from .rank import Mask
+
+# BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
+# memories are short and their length says little about relevance), and
+# BM25+'s lower bound for a term that is present (Lv & Zhai 2011): a long
+# memory that has the word is never scored as if it lacked it. δ was chosen
+# from the table in benchmarks/README.md ("Ranking choices").
+K1 = 1.2
+B = 0.6
+DELTA = 0.5
+NO_SLOT = 0xFFFFFFFF
+# (slots, tfs, lo, hi): one run of a term's postings, slots ascending
+Run = tuple[array, array, int, int]
+# upper bounds are inflated by this much, so that rounding can never make a
+# pruned document's true score exceed its bound
+_SAFE = 1 + 1e-9
+# a probe (bisection) costs about this many steps of walking a posting list
+_PROBE_COST = 6
+
+
+class Vocab:
+    """A sorted, read-only vocabulary: all terms in one string, joined by
+    newlines, and where each starts. Looked up by bisection. A dict of a
+    million short strings costs ~150 bytes a term; this costs ~6 plus the
+    characters, which is what lets 100k memories fit in a few hundred MB."""
+
+    __slots__ = ("blob", "starts")
+
+    def __init__(self, blob: str = "", starts: array | None = None) -> None:
+        self.blob = blob
+        self.starts = starts if starts is not None else array("I", [0])  # n + 1 entries
+
+    @classmethod
+    def from_sorted(cls, terms: list[str]) -> "Vocab":
+        starts = array("I", [0])
+        pos = 0
+        for t in terms:
+            pos += len(t) + 1
+            starts.append(pos)
+        return cls("\n".join(terms), starts)
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __getitem__(self, i: int) -> str:
+        return self.blob[self.starts[i]:self.starts[i + 1] - 1]
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def find(self, t: str) -> int | None:
+        i = bisect.bisect_left(self, t)
+        return i if i < len(self) and self[i] == t else None
+
+
+class Postings:
+    __slots__ = ("base_index", "base_offsets", "base_slots", "base_tfs", "delta", "lengths",
+                 "total_len", "live", "dead_df", "vectors", "vec_offsets", "vec_terms",
+                 "vec_delta")
+
+    def __init__(self, vectors: bool = False) -> None:
+        self.base_index = Vocab()
+        self.base_offsets = array("I", [0])
+        self.base_slots = array("I")
+        self.base_tfs = array("H")
+        self.delta: dict[str, tuple[array, array]] = {}
+        self.lengths = array("I")
+        self.total_len = 0
+        self.live = 0
+        # per term, how many of its postings belong to dead slots: document
+        # frequency must count live documents only, or a note updated a few
+        # times would rank differently than after a fresh open
+        self.dead_df: dict[str, int] = {}
+        # term vectors: slots below len(vec_offsets) - 1 in the arrays (ids into
+        # base_index), later ones as a tuple of their terms, until the next
+        # rebuild folds them in
+        self.vectors = vectors
+        self.vec_offsets = array("I", [0])
+        self.vec_terms = array("I")
+        self.vec_delta: dict[int, tuple[str, ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self.base_index) + sum(1 for t in self.delta if self.base_index.find(t) is None)
+
+    def add(self, slot: int, terms: dict[str, int]) -> None:
+        delta = self.delta
+        for t, tf in terms.items():
+            p = delta.get(t)
+            if p is None:
+                p = delta[t] = (array("I"), array("H"))
+            p[0].append(slot)
+            p[1].append(tf if tf < 65535 else 65535)
+        length = sum(terms.values())
+        if len(self.lengths) <= slot:
+            self.lengths.extend([0] * (slot + 1 - len(self.lengths)))
+        self.lengths[slot] = length
+        self.total_len += length
+        self.live += 1
+        if self.vectors:  # the terms only (frequencies are in the postings): a tuple is a
+            self.vec_delta[slot] = tuple(terms)  # fifth of a dict, and a cold open holds 100k
+
+    def remove(self, slot: int, terms: Iterable[str] | None) -> None:
+        """Mark a slot's postings dead. Without ``terms``, a lane with term
+        vectors knows them itself."""
+        self.total_len -= self.lengths[slot]
+        self.live -= 1
+        if terms is None:
+            terms = [t for t, _ in self.vector(slot)] if self.vectors else ()
+        dd = self.dead_df
+        for t in terms:
+            dd[t] = dd.get(t, 0) + 1
+
+    def vector(self, slot: int) -> list[tuple[str, int]]:
+        """(term, weighted frequency) of one document (a lane with vectors)."""
+        return [(t, tf) for t, tf, _ in self.vector_df(slot)]
+
+    def vector_df(self, slot: int) -> list[tuple[str, int, int]]:
+        """(term, weighted frequency, live document frequency) of one document
+        (a lane with vectors): the feedback lane's reading. A vector in the base
+        holds term ids only; the frequency is found in the term's postings (by
+        bisection: the vectors cost 4 bytes a term, not 6)."""
+        d = self.vec_delta.get(slot)
+        if d is not None:
+            out = []
+            for t in d:
+                ps, pt = self.delta[t]
+                k = bisect.bisect_left(ps, slot)
+                if k < len(ps) and ps[k] == slot:
+                    out.append((t, pt[k], self.df(t)))
+            return out
+        if slot + 1 >= len(self.vec_offsets):
+            return []
+        a, b = self.vec_offsets[slot], self.vec_offsets[slot + 1]
+        vocab, offs, slots, tfs = self.base_index, self.base_offsets, self.base_slots, self.base_tfs
+        delta, dead = self.delta, self.dead_df
+        out = []
+        for i in self.vec_terms[a:b]:
+            lo, hi = offs[i], offs[i + 1]
+            k = bisect.bisect_left(slots, slot, lo, hi)
+            if k == hi or slots[k] != slot:
+                continue  # (not in a consistent index)
+            t = vocab[i]
+            df = hi - lo
+            if delta or dead:
+                extra = delta.get(t)
+                df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
+            out.append((t, tfs[k], df))
+        return out
+
+    def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
+        """Which of ``terms`` each of the slots has."""
+        out: dict[int, list[str]] = {s: [] for s in slots}
+        for t in terms:
+            runs = self.runs(t)
+            if runs:
+                for s in slots:
+                    if self.tf(s, runs):
+                        out[s].append(t)
+        return out
+
+    def runs(self, t: str) -> list[Run]:
+        out: list[Run] = []
+        i = self.base_index.find(t)
+        if i is not None:
+            out.append((self.base_slots, self.base_tfs, self.base_offsets[i], self.base_offsets[i + 1]))
+        d = self.delta.get(t)
+        if d is not None:
+            out.append((d[0], d[1], 0, len(d[0])))
+        return out
+
+    def postings(self, t: str) -> list[tuple[Sequence[int], Sequence[int]]]:
+        return [(s[lo:hi], f[lo:hi]) for s, f, lo, hi in self.runs(t)]
+
+    def df(self, t: str) -> int:
+        return sum(hi - lo for _, _, lo, hi in self.runs(t)) - self.dead_df.get(t, 0)
+
+    def idf(self, t: str) -> float:
+        df = self.df(t)
+        return math.log(1 + (max(self.live, 1) - df + 0.5) / (df + 0.5)) if df > 0 else 0.0
+
+    def tf(self, slot: int, runs: list[Run]) -> int:
+        """The slot's frequency of the term whose ``runs`` these are (0: none)."""
+        for slots, tfs, lo, hi in runs:
+            i = bisect.bisect_left(slots, slot, lo, hi)
+            if i < hi and slots[i] == slot:
+                return tfs[i]
+        return 0
+
+    def score(self, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
+              depth: int, rare: bool = False, prune: bool = True
+              ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+        """BM25 over the slots whose ``mask`` byte is set: the top ``depth``
+        (score, slot) (``matched`` tells which terms a slot has). With
+        ``rare``, in the same pass, the rare-term ranking too: the sum of the
+        IDFs of the query terms a document has, blind to how often and how long
+        (it rewards covering more, and rarer, words of the query). ``prune``
+        changes the cost, never the result."""
+        n = max(self.live, 1)
+        avg = self.total_len / n if self.total_len else 1.0
+        lengths = self.lengths
+        norm_a, norm_b, k1p, delta = K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA
+        terms: list[tuple[float, float, str, list[Run]]] = []
+        for t, qw in qterms.items():
+            runs = self.runs(t)
+            if not runs:
+                continue
+            df = sum(hi - lo for _, _, lo, hi in runs) - self.dead_df.get(t, 0)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            terms.append((idf * qw, idf, t, runs))
+        # highest upper bound first: the common terms come last, where pruning skips them
+        terms.sort(key=lambda x: (-x[0], x[2]))
+        # what the terms from i on can still add: BM25's tf part is below k1 + 1
+        rest_w = [0.0] * (len(terms) + 1)
+        rest_idf = [0.0] * (len(terms) + 1)
+        rest_n = [0] * (len(terms) + 1)  # postings left to walk
+        for i in range(len(terms) - 1, -1, -1):
+            rest_w[i] = rest_w[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
+            rest_idf[i] = rest_idf[i + 1] + terms[i][1] * _SAFE
+            rest_n[i] = rest_n[i + 1] + sum(hi - lo for _, _, lo, hi in terms[i][3])
+        acc: dict[int, float] = {}
+        cover: dict[int, float] = {}
+        ok: dict[int, bool] = {}
+
+        def floor(scores: dict[int, float]) -> float:
+            """The depth-th best score among the allowed documents so far
+            (-1 while there are fewer): a bound the final one never falls below."""
+            if allowed is None:
+                # a C sort beats heapq.nlargest, whose loop is Python, at these sizes
+                return sorted(scores.values(), reverse=True)[depth - 1] if len(scores) >= depth else -1.0
+            found = 0
+            for s in sorted(scores, key=scores.__getitem__, reverse=True):
+                a = ok.get(s)
+                if a is None:
+                    a = ok[s] = allowed(s)
+                found += a
+                if found == depth:
+                    return scores[s]
+            return -1.0
+
+        i = 0
+        fw = fr = -1.0  # floors found so far: lower bounds of the final ones
+        while i < len(terms):
+            # worth a look only when the postings left outweigh a pass over ``acc``
+            if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
+                if rest_w[i] >= fw:
+                    fw = floor(acc)
+                if rest_w[i] < fw:
+                    if rare and rest_idf[i] >= fr:
+                        fr = floor(cover)
+                    if not rare or rest_idf[i] < fr:
+                        break  # no document outside ``acc`` can reach either top list
+            w, idf, _, runs = terms[i]
+            acc_get = acc.get
+            for slots, tfs, lo, hi in runs:
+                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                    if mask[s]:
+                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+            if rare:
+                cover_get = cover.get
+                for slots, _, lo, hi in runs:
+                    for s in slots[lo:hi]:
+                        if mask[s]:
+                            cover[s] = cover_get(s, 0.0) + idf
+            i += 1
+        for j in range(i, len(terms)):
+            # the documents still in the running; those that cannot reach
+            # either top list any more are dropped, and probed no further
+            fw = floor(acc)
+            fr = floor(cover) if rare else 0.0
+            rw, ri = rest_w[j], rest_idf[j]
+            keep = [s for s, sc in acc.items() if sc + rw >= fw or rare and cover[s] + ri >= fr]
+            if len(keep) < len(acc):
+                acc = {s: acc[s] for s in keep}
+                if rare:
+                    cover = {s: cover[s] for s in keep}
+            w, idf, _, runs = terms[j]
+            if len(keep) * _PROBE_COST < rest_n[j] - rest_n[j + 1]:  # probe the list for each
+                for s in keep:
+                    tf = self.tf(s, runs)
+                    if tf:
+                        acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                        if rare:
+                            cover[s] += idf
+            else:  # walk it, for the documents in the running only
+                for slots, tfs, lo, hi in runs:
+                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                        if s in acc:
+                            acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                            if rare:
+                                cover[s] += idf
+        if allowed is not None:
+            keep = [s for s in acc if (ok[s] if s in ok else allowed(s))]
+        else:
+            keep = list(acc)
+        top = sorted([(acc[s], s) for s in keep], reverse=True)[:depth]
+        top_rare = sorted([(cover[s], s) for s in keep], reverse=True)[:depth] if rare else []
+        return top, top_rare
+
+    def rebuild(self, remap: array | None) -> None:
+        """Fold the delta into a new base. With ``remap`` (old slot → new slot,
+        or NO_SLOT for dead) the dead slots are dropped as well."""
+        old_vocab = self.base_index
+        terms = sorted(set(old_vocab) | set(self.delta)) if self.delta else list(old_vocab)
+        offsets = array("I", [0])
+        slots = array("I")
+        tfs = array("H")
+        for t in terms:
+            for ps, pt, lo, hi in self.runs(t):
+                if remap is None:
+                    slots.extend(ps[lo:hi])
+                    tfs.extend(pt[lo:hi])
+                else:
+                    for s, tf in zip(ps[lo:hi], pt[lo:hi]):
+                        ns = remap[s]
+                        if ns != NO_SLOT:
+                            slots.append(ns)
+                            tfs.append(tf)
+            offsets.append(len(slots))
+        if self.vectors:
+            self._rebuild_vectors(old_vocab, terms, remap)
+        if remap is not None:
+            keep = [i for i in range(len(terms)) if offsets[i + 1] > offsets[i]]
+            if len(keep) != len(terms):
+                if self.vectors:  # term ids shift down past each term dropped
+                    new_id = array("I", [NO_SLOT]) * len(terms)
+                    for k, i in enumerate(keep):
+                        new_id[i] = k
+                    self.vec_terms = array("I", map(new_id.__getitem__, self.vec_terms))
+                terms = [terms[i] for i in keep]
+                new_off = array("I", [0])
+                for i in keep:
+                    new_off.append(new_off[-1] + offsets[i + 1] - offsets[i])
+                offsets = new_off
+            lengths = array("I", [0]) * (max((x for x in remap if x != NO_SLOT), default=-1) + 1)
+            for old, new in enumerate(remap):
+                if new != NO_SLOT and old < len(self.lengths):
+                    lengths[new] = self.lengths[old]
+            self.lengths = lengths
+        self.base_index = Vocab.from_sorted(terms)
+        self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, tfs
+        self.delta = {}
+        if remap is not None:
+            self.dead_df = {}
+
+    def _rebuild_vectors(self, old_vocab: Vocab, terms: list[str], remap: array | None) -> None:
+        """Term vectors in the ids of the new vocabulary ``terms`` (sorted, a
+        superset of the old one), the delta's documents folded in; with
+        ``remap``, dead slots dropped and the rest renumbered."""
+        offs, vt = self.vec_offsets, self.vec_terms
+        if len(terms) != len(old_vocab):  # new terms shift the old ids up
+            new_of_old: list[int] = []
+            pending = self.delta  # (a dict: membership without a copy of its keys)
+            ids: dict[str, int] = {}
+            j, n_old = 0, len(old_vocab)
+            nxt = old_vocab[0] if n_old else None
+            for k, t in enumerate(terms):
+                if t == nxt:
+                    new_of_old.append(k)
+                    j += 1
+                    nxt = old_vocab[j] if j < n_old else None
+                if t in pending:
+                    ids[t] = k
+            vt = array("I", map(new_of_old.__getitem__, vt))
+        else:
+            ids = {t: i for t in self.delta if (i := old_vocab.find(t)) is not None}
+        n_base = len(offs) - 1
+        slots = sorted(self.vec_delta)
+        if remap is None:
+            order: Iterable[int] = range(max([n_base - 1, *slots]) + 1) if slots or n_base else ()
+        else:
+            order = (s for s in range(len(remap)) if remap[s] != NO_SLOT)
+        new_offs, new_terms = array("I", [0]), array("I")
+        for s in order:
+            d = self.vec_delta.get(s)
+            if d is not None:
+                new_terms.extend(sorted(ids[t] for t in d))
+            elif s < n_base:
+                new_terms.extend(vt[offs[s]:offs[s + 1]])
+            new_offs.append(len(new_terms))
+        self.vec_offsets, self.vec_terms = new_offs, new_terms
+        self.vec_delta = {}

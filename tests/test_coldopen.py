@@ -1,0 +1,127 @@
+"""A cold open of a large root parses and tokenizes in a pool of forked
+processes (issue "Speed", item 2): the view, the index and the problems it
+ends with are those of a serial open, byte for byte, and the pool is never
+used where forking is unsafe inside a library."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from sediment import Repository
+
+needs_fork = pytest.mark.skipif(sys.platform != "linux" or "fork" not in mp.get_all_start_methods(),
+                                reason="the pool is used only where fork is safe (Linux)")
+
+
+def _root(tmp_path: Path) -> Path:
+    """Valid notes of every script, and what a person leaves lying around:
+    broken YAML, a note with no frontmatter, a BOM and CRLF, two files with
+    one id, a note in a room."""
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        for i in range(90):
+            repo.add(f"第{i}条 部署 deploy note {i} 移动端登录用 PKCE {'缓存' * (i % 4)}", title=f"n{i}",
+                     tags=["auth", f"t{i % 5}"], kind="fact", room="work/auth" if i % 3 else None)
+        keep = repo.add("the original of a copied note", title="twin")
+    sh = root / "shallow"
+    (sh / "broken.md").write_text("---\nid: [unclosed\n---\nbody\n", encoding="utf-8")
+    (sh / "bare.md").write_text("just a person's note, no frontmatter\n", encoding="utf-8")
+    (sh / "windows.md").write_bytes(b"\xef\xbb\xbf---\r\nid: 01WINDOWSNOTE0000000000000\r\ntitle: w\r\n"
+                                    b"created: 2024-01-01\r\n---\r\n"
+                                    b"crlf body \xe4\xb8\xad\xe6\x96\x87\r\n")
+    (sh / "copy-of-twin.md").write_bytes((root / keep.path).read_bytes())
+    (sh / "bad-date.md").write_text("---\nid: 01BADDATE00000000000000000\ncreated: not a date\n---\nx\n",
+                                    encoding="utf-8")
+    return root
+
+
+def _cold(root: Path, processes: int) -> tuple[bytes, dict, list, list[int]]:
+    shutil.rmtree(root / "_system" / "cache", ignore_errors=True)
+    children: list[int] = []  # worker processes alive while the open reports progress
+    repo = Repository(root, policy={"open_processes": processes},
+                      progress=lambda *_: children.append(len(mp.active_children())))
+    snapshot = (root / "_system" / "cache" / "index.bin").read_bytes()
+    view = {e.id: (e.path, e.version) for e in repo.view.entries.values()}
+    problems = sorted(str(p) for p in repo.check())
+    hits = [[h.entry.id for h in repo.search(q, limit=20)] for q in ("部署", "deploy", "缓存 PKCE", "中文")]
+    repo.close()
+    return snapshot, view, problems + [str(hits)], children
+
+
+@needs_fork
+def test_a_pooled_cold_open_ends_with_the_serial_one(tmp_path):
+    root = _root(tmp_path)
+    serial = _cold(root, processes=1)
+    pooled = _cold(root, processes=2)
+    assert max(pooled[3]) >= 1 and max(serial[3]) == 0  # the pool really ran, the serial open had none
+    assert pooled[0] == serial[0]  # the same index snapshot, byte for byte (so the same terms, slots)
+    assert pooled[1] == serial[1] and len(pooled[1]) == 92
+    assert pooled[2] == serial[2]  # the same problems and the same search results
+    assert any("broken.md" in p for p in serial[2]) and any("copy-of-twin" in p for p in serial[2])
+    # the next open is warm: the snapshot the pooled open wrote is valid
+    with Repository(root, progress=lambda *_: None) as repo:
+        assert not repo.view.dirty and len(repo) == 92
+
+
+@needs_fork
+def test_no_pool_while_another_thread_runs_or_when_switched_off(tmp_path):
+    from sediment.coldopen import POOL_MIN_FILES, pool_size
+    assert pool_size(POOL_MIN_FILES, 0) >= 0 and pool_size(POOL_MIN_FILES - 1, 0) == 0
+    assert pool_size(10_000, 1) == 0  # the policy switch
+    root = _root(tmp_path)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)  # a host application's thread, a watcher of another root
+    other.start()
+    try:
+        assert pool_size(10_000, 2) == 0
+        assert max(_cold(root, processes=2)[3]) == 0
+    finally:
+        stop.set()
+        other.join()
+    assert pool_size(10_000, 2) == 2
+
+
+KILLED_PARENT = r'''
+import multiprocessing as mp, os, signal, sys
+from sediment import Repository
+
+def progress(stage, done, total):
+    kids = mp.active_children()
+    if stage == "open" and kids:  # the pool is working: die now, as a kill -9 would
+        with open(sys.argv[2], "w") as fh:
+            fh.write(" ".join(str(k.pid) for k in kids))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+Repository(sys.argv[1], policy={"open_processes": 2}, progress=progress)
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@needs_fork
+def test_the_workers_of_a_killed_open_end_with_it(tmp_path):
+    import subprocess
+    import time
+    root = _root(tmp_path)
+    shutil.rmtree(root / "_system" / "cache", ignore_errors=True)
+    pids_file = tmp_path / "pids"
+    proc = subprocess.run([sys.executable, "-c", KILLED_PARENT, str(root), str(pids_file)], timeout=60)
+    assert proc.returncode == -9
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert pids
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), "a worker outlived the open it worked for"

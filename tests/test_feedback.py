@@ -1,0 +1,178 @@
+"""The feedback lane and the term vectors it reads.
+
+* the second hop: a memory that shares no word with the question, but shares
+  its words with the memory that answered it, is found (on by default);
+  ``feedback_docs: 0`` in the policy turns the lane off, and the memory is not;
+* the candidate rule: such a memory comes only through a lexical match of the
+  expanded query, and the lanes beyond the query's own lexical match never
+  push every direct hit out of the first ``limit``;
+* ``explain=True``: each hit's lane ranks and the expansion terms;
+* term vectors: kept through a snapshot; a snapshot of the previous format is
+  rebuilt, never misread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import struct
+
+import pytest
+
+from sediment import Repository
+from sediment import index as I
+from sediment.feedback import Feedback
+from sediment.index import DocTerms, Index
+
+
+@pytest.fixture
+def second_hop(tmp_path):
+    """The answer to 'which phone did Wei buy' names the phone only; the memory
+    about its battery never says 'Wei' or 'buy' or 'phone'."""
+    repo = Repository(tmp_path / "root")
+    ids = {
+        "buy": repo.add("Wei bought a phone yesterday: the Nokia Lumia 920.", title="Wei's phone"),
+        "battery": repo.add("The Lumia 920 battery lasts two days, the Nokia forum says.", title="battery"),
+        "other": repo.add("The weather in Lisbon was warm and sunny.", title="weather"),
+        "cook": repo.add("Dinner: a soup with lentils and lemon.", title="soup"),
+        "lumia": repo.add("Lumia is also a festival of light in Durham.", title="festival"),
+    }
+    return repo, {k: e.id for k, e in ids.items()}
+
+
+def test_second_hop_memory_is_found_through_the_expanded_query(second_hop):
+    repo, m = second_hop
+    hits = repo.search("which phone did Wei buy", record=False)
+    found = [h.entry.id for h in hits]
+    assert found[0] == m["buy"]
+    assert m["battery"] in found
+    # only through words it shares with the first results: never the unrelated ones
+    assert m["other"] not in found and m["cook"] not in found
+    battery = hits[found.index(m["battery"])]
+    assert battery.terms == () and "lumia" in battery.expansion and "feedback" in battery.lanes
+
+
+def test_policy_turns_the_lane_off(second_hop, tmp_path):
+    repo, m = second_hop
+    off = Repository(repo.root, policy={"feedback_docs": 0})
+    assert [h.entry.id for h in off.search("which phone did Wei buy", record=False)] == [m["buy"]]
+
+
+def test_explain_shows_lane_ranks_and_expansion_terms(second_hop):
+    repo, m = second_hop
+    hits = repo.search("which phone did Wei buy", record=False, explain=True)
+    first = hits[0].to_dict()["explain"]
+    assert first["lanes"]["words"] == 1 and first["terms"]
+    assert "lumia" in first["expansion"] and "920" in first["expansion"]
+    battery = next(h for h in hits if h.entry.id == m["battery"]).to_dict()["explain"]
+    assert set(battery["lanes"]) == {"feedback"} and "lumia" in battery["expansion_matched"]
+    assert "explain" not in repo.search("which phone did Wei buy", record=False)[0].to_dict()
+
+
+def _zipf(n: int, seed: int) -> tuple[Index, list[str]]:
+    rnd = random.Random(seed)
+    vocab = [f"w{i}" for i in range(3000)]
+    cum, c = [], 0.0
+    for i in range(len(vocab)):
+        c += 1 / (i + 1)
+        cum.append(c)
+    idx = Index()
+    for d in range(n):
+        idx.put(f"k{d:05d}", DocTerms.build([(rnd.choices(vocab, cum_weights=cum, k=rnd.randint(3, 30)), [], 1)]))
+    return idx, vocab
+
+
+def test_feedback_never_pushes_every_direct_hit_out():
+    idx, vocab = _zipf(3000, seed=1)
+    rnd = random.Random(2)
+    fb = Feedback(docs=5, terms=30, weight=5.0)  # an overbearing lane, to press the rule
+    for _ in range(200):
+        words = {t: 1.0 for t in rnd.sample(vocab[500:], 2)}
+        direct = {k for k, _ in idx.postings(next(iter(words)))} | {k for k, _ in idx.postings(list(words)[1])}
+        for limit in (1, 2, 3):
+            hits = idx.search(words, {}, limit=limit, feedback=fb)
+            assert not direct or any(h.key in direct for h in hits)
+            # and every hit matches the query or its expansion, lexically
+            for h in hits:
+                assert h.terms or h.expansion
+
+
+def test_lanes_ranking_only_non_matches_cannot_take_every_place():
+    """The rule itself: three further lanes that rank five non-matches first
+    outvote the lexical lanes, yet one direct match keeps a place."""
+    idx = Index()
+    idx.put("match", DocTerms.build([(["granite"], [], 1)]))
+    for i in range(5):
+        idx.put(f"other{i}", DocTerms.build([(["river"], [], 1)]))
+
+    class Loud:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def rank(self, mask, allowed, depth):
+            return [(10.0 - s, s) for s in range(1, 6)]
+
+    loud = [Loud("a"), Loud("b"), Loud("c")]
+    assert [h.key for h in idx.search({"granite": 1.0}, {}, limit=3, lanes=loud)] == ["other0", "other1", "match"]
+    assert [h.key for h in idx.search({"granite": 1.0}, {}, limit=1, lanes=loud)] == ["match"]
+
+
+def test_term_vectors_survive_a_snapshot():
+    idx, _ = _zipf(500, seed=3)
+    idx.remove("k00007", None)
+    before = {k: sorted(idx.words.vector(s)) for k, s in idx.slot_of.items()}
+    again, _ = Index.restore(b"".join(idx.snapshot({k: 0 for k in idx.slot_of})))
+    assert {k: sorted(again.words.vector(s)) for k, s in again.slot_of.items()} == before
+    again.put("new", DocTerms.build([(["w1", "zzz"], [], 2)]))
+    again.fold()
+    assert sorted(again.words.vector(again.slot_of["new"])) == [("w1", 2), ("zzz", 2)]
+    assert {k: sorted(again.words.vector(s)) for k, s in again.slot_of.items() if k != "new"} == before
+
+
+def _as_format(data: bytes, fmt: int) -> bytes:
+    """The same snapshot, its header claiming another format (checksum fixed)."""
+    body = data[len(I._MAGIC) + 32:]
+    n = 2 + sum(len(a) for a in I._LANE_ARRAYS.values())
+    sizes = list(struct.unpack_from(f"<{n}Q", body))
+    head = json.loads(body[8 * n:8 * n + sizes[0]])
+    rest = body[8 * n + sizes[0]:]
+    head["format"] = fmt
+    raw = json.dumps(head, ensure_ascii=False).encode()
+    sizes[0] = len(raw)
+    new = struct.pack(f"<{n}Q", *sizes) + raw + rest
+    return I._MAGIC + hashlib.sha256(new).digest() + new
+
+
+def test_snapshot_of_the_previous_format_is_rebuilt_never_misread(tmp_path):
+    repo = Repository(tmp_path)
+    e = repo.add("granite boulder by the river", title="rock")
+    f = repo.add("the boulder rolled into the river bed", title="bed")
+    repo.close()
+    snap = tmp_path / "_system" / "cache" / "index.bin"
+    data = snap.read_bytes()
+    fingerprint = Repository(tmp_path).view.tokenizer.fingerprint()
+    Index.restore(_as_format(data, I.SNAPSHOT_FORMAT), fingerprint)  # the re-packing itself is sound
+    old = _as_format(data, I.SNAPSHOT_FORMAT - 1)
+    with pytest.raises(ValueError):
+        Index.restore(old, "")
+    snap.write_bytes(old)
+    again = Repository(tmp_path)
+    assert [h.entry.id for h in again.search("granite", record=False)][0] == e.id
+    assert again.view.index.words.vector(again.view.index.slot_of[f.id])  # vectors rebuilt
+    assert snap.read_bytes() != old
+
+
+def test_cli_explain_prints_lanes_and_expansion(second_hop, capsys, monkeypatch):
+    from sediment.cli import main
+    repo, m = second_hop
+    monkeypatch.delenv("SEDIMENT_ROOT", raising=False)
+    capsys.readouterr()
+    assert main(["--root", str(repo.root), "search", "which phone did Wei buy", "--explain"]) in (0, None)
+    out = capsys.readouterr().out
+    assert "lanes: words #1" in out and "via expansion: " in out and "expansion: " in out
+    assert main(["--root", str(repo.root), "--json", "search", "which phone did Wei buy", "--explain"]) in (0, None)
+    hits = json.loads(capsys.readouterr().out)
+    assert hits[0]["explain"]["lanes"]["words"] == 1
+    assert main(["--root", str(repo.root), "search", "which phone did Wei buy"]) in (0, None)
+    assert "lanes:" not in capsys.readouterr().out

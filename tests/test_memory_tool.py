@@ -1,0 +1,190 @@
+"""The backend for Anthropic's memory tool: every command on a real root,
+path escapes, stale edits, and round trips with the library's own view."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+import pytest
+
+from sediment import Conflict, InvalidInput, NotFound, Repository, UnsafePath
+from sediment.integrations.anthropic import MemoryTool, sdk_tool
+
+
+@pytest.fixture
+def repo(tmp_path):
+    with Repository(tmp_path / "root") as r:
+        yield r
+
+
+@pytest.fixture
+def tool(repo):
+    return MemoryTool(repo)
+
+
+def created_at(answer: str) -> str:
+    assert answer.startswith("File created successfully at: /memories/")
+    return answer.split(": ", 1)[1].split(" ")[0]
+
+
+def test_create_then_view_shows_what_the_model_wrote_with_its_line_numbers(tool, repo):
+    path = created_at(tool({"command": "create", "path": "/memories/user_prefs.md",
+                            "file_text": "# Preferences\n- short answers\n- tea, not coffee\n"}))
+    assert path.startswith("/memories/shallow/user_prefs-") and path.endswith(".md")
+    e = repo.get(path[len("/memories/"):-3].split("/")[-1])
+    assert e.title == "user_prefs" and e.body == "# Preferences\n- short answers\n- tea, not coffee\n"
+    shown = tool({"command": "view", "path": path})
+    assert shown.splitlines()[1:] == ["     1\t# Preferences", "     2\t- short answers", "     3\t- tea, not coffee"]
+    part = tool({"command": "view", "path": path, "view_range": [2, 2]})
+    assert part.splitlines()[1:] == ["     2\t- short answers"]
+    # the path the model created is still found (the library gave the file its own name)
+    assert tool({"command": "view", "path": "/memories/user_prefs.md"}) == shown
+    # a view is a recall
+    assert repo.usage.load()[e.id].recalls >= 1
+
+
+def test_create_in_a_folder_is_a_room_and_an_existing_path_is_refused(tool, repo):
+    path = created_at(tool({"command": "create", "path": "/memories/projects/apollo.md", "file_text": "ships in May"}))
+    assert path.startswith("/memories/shallow/projects/apollo-")
+    with pytest.raises(InvalidInput, match="already exists"):
+        tool({"command": "create", "path": path, "file_text": "again"})
+    with pytest.raises(InvalidInput, match="already exists"):
+        tool({"command": "create", "path": "/memories/projects/apollo.md", "file_text": "again"})
+    path2 = created_at(tool({"command": "create", "path": "/memories/sediment/rule.md", "file_text": "PKCE"}))
+    assert path2.startswith("/memories/sediment/rule-")
+
+
+def test_view_of_a_folder_lists_the_real_file_names(tool, repo):
+    a = repo.add("Deploys go through ArgoCD.", title="deploy tool", room="infra")
+    b = repo.add("likes tea", title="tea")
+    (repo.root / "MAP.md").write_text("# a person's map\n", encoding="utf-8")
+    listing = tool({"command": "view", "path": "/memories"})
+    lines = listing.splitlines()
+    assert lines[0].startswith("Here're the files and directories up to 2 levels deep in /memories")
+    assert any(ln.endswith(f"/memories/{b.path}") for ln in lines)
+    assert any(ln.endswith("/memories/shallow/infra/") for ln in lines)
+    assert not any("MAP.md" in ln or "_system" in ln for ln in lines)  # only layer folders are memory
+    assert any(ln.endswith(f"/memories/{a.path}") for ln in tool({"command": "view",
+                                                                   "path": "/memories/shallow/infra"}).splitlines())
+
+
+def test_str_replace_and_insert_are_updates_the_library_sees(tool, repo):
+    path = created_at(tool({"command": "create", "path": "/memories/deploy.md",
+                            "file_text": "Deploys go through ArgoCD.\nNever by hand.\n"}))
+    tool({"command": "str_replace", "path": path, "old_str": "ArgoCD", "new_str": "Flux"})
+    tool({"command": "insert", "path": path, "insert_line": 1, "insert_text": "Since March.\n"})
+    e = repo.get(path.rsplit("/", 1)[1][:-3])
+    assert e.body == "Deploys go through Flux.\nSince March.\nNever by hand.\n"
+    assert [h.entry.id for h in repo.search("flux", record=False)] == [e.id]
+    assert repo.check() == []
+
+
+def test_ambiguous_missing_and_out_of_range_edits_are_refused(tool):
+    path = created_at(tool({"command": "create", "path": "/memories/x.md", "file_text": "a\nb\na\n"}))
+    with pytest.raises(InvalidInput, match="Multiple occurrences .* lines: 1, 3"):
+        tool({"command": "str_replace", "path": path, "old_str": "a", "new_str": "c"})
+    with pytest.raises(InvalidInput, match="did not appear verbatim"):
+        tool({"command": "str_replace", "path": path, "old_str": "zzz", "new_str": "c"})
+    with pytest.raises(InvalidInput, match="insert_line"):
+        tool({"command": "insert", "path": path, "insert_line": 9, "insert_text": "c"})
+    assert tool({"command": "view", "path": path}).splitlines()[1:] == ["     1\ta", "     2\tb", "     3\ta"]
+
+
+def test_an_edit_that_would_not_read_back_is_refused(tool, repo):
+    path = created_at(tool({"command": "create", "path": "/memories/x.md", "file_text": "plain\n"}))
+    before = (repo.root / path[len("/memories/"):]).read_bytes()
+    with pytest.raises(InvalidInput, match="would not read back"):
+        tool({"command": "insert", "path": path, "insert_line": 1, "insert_text": "a\r\nb"})
+    with pytest.raises(InvalidInput, match="conflict markers"):
+        tool({"command": "insert", "path": path, "insert_line": 0, "insert_text": "<<<<<<< ours\nx\n>>>>>>> theirs"})
+    assert (repo.root / path[len("/memories/"):]).read_bytes() == before
+
+
+def test_a_stale_str_replace_is_refused(tool, repo):
+    path = created_at(tool({"command": "create", "path": "/memories/plan.md", "file_text": "ship on Friday\n"}))
+    tool({"command": "view", "path": path})
+    e = repo.get(path.rsplit("/", 1)[1][:-3])
+    with Repository(repo.root) as person:  # someone else edits the note meanwhile
+        person.update(e.id, text="ship on Monday\n")
+    with pytest.raises(Conflict, match="changed since you last viewed it"):
+        tool({"command": "str_replace", "path": path, "old_str": "ship", "new_str": "release"})
+    tool({"command": "view", "path": path})  # seen again: the edit goes through
+    tool({"command": "str_replace", "path": path, "old_str": "ship", "new_str": "release"})
+    assert repo.get(e.id).body == "release on Monday\n"
+
+
+def test_delete_archives_and_rename_moves(tool, repo):
+    path = created_at(tool({"command": "create", "path": "/memories/old.md", "file_text": "the old office"}))
+    name = path.rsplit("/", 1)[1][:-3]
+    moved = tool({"command": "rename", "old_path": path, "new_path": f"/memories/sediment/places/{name}.md"})
+    assert moved.endswith(f"/memories/sediment/places/{name}.md")
+    assert repo.get(name).path == f"sediment/places/{name}.md"
+    with pytest.raises(InvalidInput, match="keeps a note's file name"):
+        tool({"command": "rename", "old_path": f"/memories/sediment/places/{name}.md",
+              "new_path": "/memories/sediment/other.md"})
+    with pytest.raises(InvalidInput, match="is a folder"):
+        tool({"command": "delete", "path": "/memories/sediment/places"})
+    # the old path still resolves (by the file's name), and delete archives: nothing is erased
+    assert "Successfully deleted" in tool({"command": "delete", "path": path})
+    e = repo.get(name)
+    assert (e.layer, e.status) == ("archive", "archived") and (repo.root / e.path).exists()
+    with pytest.raises(InvalidInput):
+        tool({"command": "delete", "path": "/memories"})
+
+
+def test_a_note_metabolize_moved_is_found_at_its_old_path(tool, repo):
+    path = created_at(tool({"command": "create", "path": "/memories/pkce.md", "file_text": "use PKCE on mobile"}))
+    e = repo.get(path.rsplit("/", 1)[1][:-3])
+    repo.update(e.id, value=0.9)
+    plan = repo.metabolize(dry_run=False, now=dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=2))
+    assert [m.target for m in plan.moves] == ["sediment"]
+    shown = tool({"command": "view", "path": path})
+    assert shown.startswith(f"Here's the content of /memories/sediment/{e.name}.md")
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "/memoriesX/a.md", "/memories/../x.md",
+                                  "/memories/shallow/../../x.md", "/memories/_system/policy.yaml",
+                                  "/memories/.git/config", "memories/a.md"])
+def test_paths_outside_the_memories_are_refused(tool, path):
+    with pytest.raises(UnsafePath):
+        tool({"command": "create", "path": path, "file_text": "x"})
+    with pytest.raises(UnsafePath):
+        tool({"command": "view", "path": path})
+
+
+def test_a_symlink_out_of_the_root_is_not_followed(tool, repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret", encoding="utf-8")
+    os.symlink(outside, repo.root / "shallow" / "link")
+    with pytest.raises(UnsafePath):
+        tool({"command": "view", "path": "/memories/shallow/link/secret.md"})
+    with pytest.raises(UnsafePath):
+        tool({"command": "create", "path": "/memories/shallow/link/new.md", "file_text": "x"})
+    assert "secret" not in tool({"command": "view", "path": "/memories/shallow"})
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.md"]
+
+
+def test_unknown_paths_and_commands(tool):
+    with pytest.raises(NotFound, match="does not exist"):
+        tool({"command": "view", "path": "/memories/nothing.md"})
+    with pytest.raises(InvalidInput, match="unknown memory tool command"):
+        tool({"command": "format_disk"})
+    with pytest.raises(InvalidInput):
+        tool({"command": "create", "path": "/memories/x.md"})  # no file_text
+    path = created_at(tool({"command": "create", "path": "/memories/x.md", "file_text": "x"}))
+    with pytest.raises(InvalidInput, match="view_range"):
+        tool({"command": "view", "path": path, "view_range": ["a", 2]})
+
+
+def test_the_sdk_subclass(repo):
+    pytest.importorskip("anthropic")
+    from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+    t = sdk_tool(repo)
+    assert isinstance(t, BetaAbstractMemoryTool)
+    assert t.to_dict() == {"type": "memory_20250818", "name": "memory"}
+    path = created_at(t.call({"command": "create", "path": "/memories/tea.md", "file_text": "likes tea"}))
+    assert "likes tea" in t.call({"command": "view", "path": path})
+    with pytest.raises(ToolError, match="already exists"):
+        t.call({"command": "create", "path": path, "file_text": "again"})

@@ -1,0 +1,118 @@
+"""Pruning changes the cost of a search, never its result: the first ``limit``
+hits (keys, scores, lane ranks) are identical with and without it, and so is
+each lane's own top list.
+
+* a generated 20,000-document index (Zipf-distributed words, so queries mix
+  very common and rare terms: the case pruning is for), queries with and
+  without a filter, limits 1 to 50, with and without the feedback lane;
+* LoCoMo's questions over its dialog turns, when the benchmark data is there
+  (``SEDIMENT_BENCH_DATA`` = the bench-data folder; skipped otherwise).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from sediment.entry import Entry
+from sediment.feedback import Feedback
+from sediment.index import DocTerms, Index
+from sediment.search import doc_terms, query_terms
+from sediment.tokenize import Tokenizer
+
+FB = Feedback()
+
+
+def _zipf_index(n: int, seed: int) -> tuple[Index, list[str]]:
+    rnd = random.Random(seed)
+    vocab = [f"w{i}" for i in range(20_000)]
+    cum = list(itertools.accumulate(1 / (i + 1) for i in range(len(vocab))))
+    idx = Index()
+    for d in range(n):
+        words = rnd.choices(vocab, cum_weights=cum, k=rnd.randint(5, 60))
+        bigrams = rnd.choices(vocab[:3000], cum_weights=cum[:3000], k=rnd.randint(0, 10))
+        idx.put(f"k{d:06d}", DocTerms.build([(words, [b + "b" for b in bigrams], 1)]), flags=d % 3 == 0)
+        if d == n // 2:
+            idx.fold()  # half in the base, half in the delta: both kinds of posting runs
+    for d in range(0, n, 97):  # dead slots too
+        idx.remove(f"k{d:06d}", None)
+    return idx, vocab
+
+
+def _same(idx: Index, words: dict, bigrams: dict, **kw) -> None:
+    on = idx.search(words, bigrams, prune=True, **kw)
+    off = idx.search(words, bigrams, prune=False, **kw)
+    assert [(h.key, h.score, h.lanes, h.terms, h.expansion) for h in on] == \
+           [(h.key, h.score, h.lanes, h.terms, h.expansion) for h in off], (words, kw)
+
+
+def test_pruned_top_equals_exhaustive_top_on_a_generated_20k_index():
+    idx, vocab = _zipf_index(20_000, seed=3)
+    rnd = random.Random(5)
+    for q in range(60):
+        # a few of the commonest words (postings of thousands) and some rare ones
+        common = rnd.sample(vocab[:30], rnd.randint(1, 4))
+        rare = rnd.sample(vocab[30:], rnd.randint(0, 4))
+        words = {t: rnd.choice((1.0, 1.5)) for t in common + rare}
+        bigrams = {b + "b": 1.0 for b in rnd.sample(vocab[:200], rnd.randint(0, 3))}
+        limit = rnd.choice((1, 10, 50))
+        allowed = (lambda k: int(k[1:]) % 5 != 0) if q % 4 == 0 else None
+        _same(idx, words, bigrams, limit=limit, allowed=allowed, exclude=1 if q % 3 == 0 else 0,
+              feedback=FB if q % 2 else None)
+    # and each lane's own ranking, score for score
+    mask = bytes(1 for _ in idx.key_of)
+    for _ in range(20):
+        words = {t: 1.0 for t in rnd.sample(vocab[:20], 3) + rnd.sample(vocab[20:2000], 2)}
+        assert (idx.words.score(words, mask, None, 100, rare=True, prune=True)
+                == idx.words.score(words, mask, None, 100, rare=True, prune=False))
+
+
+def test_pruning_does_skip_work():
+    """Not a timing: the pruned search must really leave the common terms'
+    posting lists unwalked (else the test above would pass vacuously)."""
+    idx, vocab = _zipf_index(5_000, seed=4)
+    seen: list[int] = []
+    mask = bytearray(b"\x01") * len(idx.key_of)
+
+    class Counting(bytearray):
+        def __getitem__(self, i):  # type: ignore[override]
+            seen.append(i)
+            return bytearray.__getitem__(self, i)
+
+    # words in a few hundred documents each fill the top 10; the two commonest
+    # (in nearly every document) can then only be probed
+    words = {vocab[0]: 1.0, vocab[1]: 1.0, vocab[50]: 1.0, vocab[60]: 1.0}
+    idx.words.score(words, Counting(mask), None, 10, prune=True)
+    pruned = len(seen)
+    seen.clear()
+    idx.words.score(words, Counting(mask), None, 10, prune=False)
+    assert pruned * 3 < len(seen)
+
+
+def _locomo() -> Path | None:
+    data = os.environ.get("SEDIMENT_BENCH_DATA")
+    path = Path(data) / "locomo" / "locomo10.json" if data else None
+    return path if path and path.is_file() else None
+
+
+@pytest.mark.skipif(_locomo() is None, reason="set SEDIMENT_BENCH_DATA to the bench-data folder")
+def test_pruned_top_equals_exhaustive_top_on_locomo(tmp_path):
+    tok = Tokenizer(tmp_path / "cache")
+    samples = json.loads(_locomo().read_text(encoding="utf-8"))  # type: ignore[union-attr]
+    for s in samples[:3]:
+        idx = Index()
+        conv = s["conversation"]
+        for k, v in conv.items():
+            if k.startswith("session_") and isinstance(v, list):
+                for t in v:
+                    e = Entry(meta={"id": t["dia_id"], "title": ""}, body=f"{t['speaker']}: {t['text']}",
+                              path=f"shallow/{t['dia_id']}.md")
+                    idx.put(t["dia_id"], doc_terms(tok, e))
+        for qa in s["qa"]:
+            words, bigrams = query_terms(tok, str(qa["question"]))
+            _same(idx, words, bigrams, limit=50, feedback=FB)
