@@ -261,7 +261,7 @@ class Repository:
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
                             include_superseded=include_superseded, record=record, explain=explain,
-                            extra=self.semantic.extra(query) if self.semantic is not None else None)
+                            extra=self._meaning(query))
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.
@@ -510,7 +510,7 @@ class Repository:
         >>> ctx.size <= 2000, str(ctx).splitlines()[0]
         (True, '<memories>')
         """
-        return _context.build(self.store, query, budget=budget, now=now)
+        return _context.build(self.store, query, budget=budget, now=now, extra=self._meaning(query))
 
     def observe(self, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
         """Read a message for todos and promises (zh and en plain patterns:
@@ -570,7 +570,7 @@ class Repository:
         >>> repo.about("deploys").summary.split(";")[0]
         "About 'deploys': 2 memories (1 active, 1 superseded"
         """
-        return _about.about(self.store, topic, now=now)
+        return _about.about(self.store, topic, now=now, extra=self._meaning(topic))
 
     # ------------------------------------------------------------------ health
 
@@ -602,6 +602,10 @@ class Repository:
         ('我的想法', '周五前发版\n', True)
         """
         return adopt.adopt(self.store, path)
+
+    def _meaning(self, query: str | None) -> Any:
+        """The semantic lane's part of one search (None when it is off)."""
+        return self.semantic.extra(query) if self.semantic is not None and query else None
 
     def embed(self) -> dict[str, Any]:
         """Compute the semantic lane's missing vectors now (with progress as

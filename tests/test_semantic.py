@@ -221,3 +221,17 @@ def test_cli_embed_then_search_with_the_policy_key(tmp_path):
     assert found.returncode == 0, found.stderr
     hits = json.loads(found.stdout)
     assert hits and "花生" in hits[0]["snippet"], (found.stdout, found.stderr)
+
+
+def test_context_and_about_use_the_fused_search(tmp_path):
+    repo = _root(tmp_path, Concepts())
+    latte = repo.add("每天早上一杯拿铁咖啡", kind="fact")
+    for i in range(5):
+        repo.add(f"the weather on day {i} was fine", kind="fact")
+    repo.embed()
+    ctx = repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00")
+    assert latte.id in [i.id for i in ctx.items if i.section == "reminds"]
+    assert latte.id in [m.id for m in repo.about("espresso").memories]
+    repo.semantic = None  # lexically, the question shares no word with the memory
+    assert latte.id not in [i.id for i in repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00").items
+                            if i.section == "reminds"]
