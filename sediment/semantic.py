@@ -208,7 +208,7 @@ class Semantic:
         evidence = D.lexical_evidence(words, bigrams, df, n_docs) * (1 - D.cross_language(query, top))
         lex = D.lexical_weight(evidence, self.rules)
         return [D.DenseLane(cands, D.weight_for(evidence, self.rules),
-                            reweigh={"words": lex, "rare": lex, "bigrams": lex},
+                            reweigh={"words": lex, "rare": lex, "bigrams": lex, "feedback": lex},
                             info={"evidence": round(evidence, 3), "floor": round(floor, 3)})]
 
 
