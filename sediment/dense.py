@@ -48,7 +48,7 @@ class DenseRules:
     weight_min: float = 0.25
     weight_max: float = 3.0
     lexical_min: float = 0.1
-    evidence_skip: float = 0.7  # from this share on, the dense lane only fills a list that ran dry
+    evidence_skip: float = 0.5  # from this share on, the dense lane only fills a list that ran dry
     evidence_full: float = 0.5  # from this share of the query's words in the root, lexical weighs fully
     depth: int = 100  # candidates kept per query before filtering
     cross_top: int = 5  # the candidates whose script is compared with the query's
