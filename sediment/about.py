@@ -77,20 +77,22 @@ def _evidence(e: E.Entry) -> tuple[str, ...]:
     return tuple(x for x in items if x)
 
 
-def about(store: Store, topic: str, *, now: Any = None) -> About:
+def about(store: Store, topic: str, *, now: Any = None, extra: S.ExtraLanes | None = None) -> About:
     V.query(topic)
     when = V.now(now)
     tz = store.policy.tz
     usage = store.usage.load()
     with store.view.reading() as view:
         words, bigrams = S.query_terms(view.tokenizer, topic)
+        lanes = extra(words, bigrams) if extra is not None else ()  # the semantic lane, when on
         hits = S.run(view.index, view.entries, view.tokenizer, topic, limit=HITS, pred=None,
                      include_archive=True, include_superseded=True,
-                     tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
+                     tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
+                     extra=(lambda w, b: lanes) if lanes else None)
         found = []
         for h in hits:
             rel = relevance(view.index, words, bigrams, h.terms)
-            if rel < store.policy.context_floor:
+            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, lanes):
                 continue
             e = h.entry
             u = usage.get(e.id) or Usage()

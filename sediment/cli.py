@@ -16,8 +16,11 @@ from typing import Sequence
 
 # Each command module registers its commands when imported; a new one is added here.
 from . import cli_verbs  # noqa: F401
+from . import cli_sync  # noqa: F401
 from . import cli_agent  # noqa: F401
+from . import cli_hygiene  # noqa: F401
 from . import cli_serve  # noqa: F401
+from . import cli_semantic  # noqa: F401
 from .clikit import COMMANDS, Command  # noqa: F401 - COMMANDS is read by the tests
 from .errors import SedimentError
 

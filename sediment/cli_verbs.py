@@ -94,7 +94,10 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--explain", action="store_true",
              help="show why each memory came up: its rank in each lane and the expansion terms"))
 def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
-    hits = open_repo(ns).search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
+    repo = open_repo(ns)
+    if repo.semantic is not None:  # one search, then the process ends: no use loading in the background
+        repo.semantic.prepare()
+    hits = repo.search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
                             tags=split_values(ns.tags) or None, kind=ns.kind, since=ns.since,
                             until=ns.until, include_archive=ns.archive, include_superseded=ns.superseded,
                             record=ns.record, explain=ns.explain)

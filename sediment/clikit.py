@@ -45,7 +45,7 @@ def arg(*names: str, **kw: Any) -> Arg:
     return names, kw
 
 
-def open_repo(ns: argparse.Namespace) -> "Repository":
+def open_repo(ns: argparse.Namespace, **options: Any) -> "Repository":
     from .repository import Repository
     from .errors import NotFound
     # Only init makes a root: a mistyped --root must not sprout layer folders
@@ -53,7 +53,7 @@ def open_repo(ns: argparse.Namespace) -> "Repository":
     if ns.command != "init" and not os.path.isdir(os.path.join(ns.root, "_system")):
         raise NotFound(f"{ns.root} is not a memory root (no _system/ folder); "
                        f"create one with: sediment --root {ns.root} init", path=ns.root)
-    return Repository(ns.root, create=ns.command == "init", progress=terminal_bar())
+    return Repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
 
 
 

@@ -289,7 +289,11 @@ class Index:
             rankings.append(("bigrams", top))
         direct = {s for _, top in rankings for _, s in top}  # the query's own lexical matches
         rankings += [(lane.name, lane.rank(mask, allow_slot, depth)) for lane in lanes]
-        fused, ranks = rrf(rankings)
+        weights: dict[str, float] = {}
+        for lane in lanes:  # a lane weighs itself, and may reweigh the lexical lanes (dense.py)
+            weights[lane.name] = getattr(lane, "weight", 1.0)
+            weights.update(getattr(lane, "reweigh", {}))
+        fused, ranks = rrf(rankings, weights)
         expanded: dict[str, float] = {}
         if feedback is not None and feedback.docs > 0 and fused:
             seeds = best(fused, self.key_of, tiebreak, feedback.docs)
@@ -298,7 +302,7 @@ class Index:
                 q = {**words, **expanded} if feedback.with_query else expanded
                 top, _ = self.words.score(q, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
-                fused, ranks = rrf(rankings, {"feedback": feedback.fuse_weight})
+                fused, ranks = rrf(rankings, {**weights, "feedback": feedback.fuse_weight * weights.get("feedback", 1.0)})
         top_slots = best(fused, self.key_of, tiebreak, limit)
         if expanded or lanes:
             top_slots = _keep_direct(top_slots, fused, direct, self.key_of, tiebreak)

@@ -61,7 +61,7 @@ def _counts(moves: list[Move]) -> dict[str, int]:
 
 
 def _plan(store: Store, view: View, when: _dt.datetime) -> Plan:
-    moves = plan(list(view.entries.values()), store.usage.load(), store.policy, when.timestamp())
+    moves = plan(list(view.entries.values()), store.usage.totals(), store.policy, when.timestamp())
     return Plan(when.isoformat(timespec="seconds"), moves, counts=_counts(moves))
 
 
@@ -69,7 +69,7 @@ def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) ->
     when = V.now(now)
     with store.view.reading() as view:
         e = view.resolve(id)
-    return _strength(e, store.usage.load().get(e.id), store.policy.kinds, when.timestamp())
+    return _strength(e, store.usage.totals().get(e.id), store.policy.kinds, when.timestamp())
 
 
 def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,

@@ -100,6 +100,15 @@ class Policy:
         0, "A cold open of a large root (no valid index cache: a fresh clone) parses and tokenizes in\n"
         "this many processes: 0 = one per core (where forking is safe), 1 = in the opening process only.",
         minimum=0, maximum=64)
+    patrol_stale_days: float = setting(
+        90, "patrol lists an active memory not recalled or confirmed for this many days.", minimum=0)
+    map_file: str = setting(
+        "MAP.md", "The palace map map() writes at the root (a file name; pick another if your vault has one).")
+    sources_folder: str = setting(
+        "sources", "The folder at the root where raw conversations are stored (one file per session).")
+    semantic: bool = setting(
+        False, "The semantic lane (extra sediment[semantic]): search also by meaning, with a bundled\n"
+        "offline model; vectors are computed in the background and kept in _system/cache/.")
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"
@@ -178,6 +187,20 @@ def _zone(name: str) -> _dt.tzinfo:
     return zoneinfo.ZoneInfo(name)
 
 
+# what a file or folder at the root may not be called: sediment's own
+# folders, or anything that leaves the root or hides from a listing
+_TAKEN = ("shallow", "sediment", "bedrock", "archive", "_system")
+
+
+def _root_name(key: str, v: str) -> None:
+    bad = (v != v.strip() or "/" in v or "\\" in v or v.startswith(".") or v.lower() in _TAKEN
+           or any(ord(c) < 32 or c in '<>:"|?*' for c in v) or len(v.encode("utf-8")) > 120)
+    if bad:
+        raise _bad(key, f"must be one file or folder name at the root, not a layer or _system, not {v!r}")
+    if key == "map_file" and not v.endswith(".md"):
+        raise _bad(key, f"must end in .md, not {v!r}")
+
+
 def _typed(key: str, f: dataclasses.Field[Any], v: Any) -> Any:
     if f.type in ("bool", bool):
         if not isinstance(v, bool):
@@ -186,6 +209,8 @@ def _typed(key: str, f: dataclasses.Field[Any], v: Any) -> Any:
     if f.type in ("str", str):
         if not isinstance(v, str) or not v.strip():
             raise _bad(key, f"must be text, not {v!r}")
+        if key in ("map_file", "sources_folder"):
+            _root_name(key, v)
         if key == "timezone":
             try:
                 _zone(v)

@@ -66,3 +66,4 @@ def best(fused: dict[int, float], key_of: Sequence[str | None],
         if len(out) >= limit:
             break
     return out[:limit]
+

@@ -18,17 +18,25 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from . import about as _about, adopt, context as _context, health, metabolism, reads, working, writes
+from . import about as _about, adopt, conflicts, context as _context, health, metabolism, palace, patrol, reads
+from . import sources, sync as _sync, working, writes
 from . import tokenize as T
 from .entry import Entry
+from .errors import InvalidInput
 from .files import WriterLock
 from .journal import Feed, Journal
 from .about import About
 from .context import Context
 from .lifecycle import Strength
+from .conflicts import ConflictPair
 from .metabolism import Plan
+from .palace import Palace
+from .patrol import Report
 from .policyfile import load as load_policy
 from .search import SearchHit
+from .sources import LLM, Consolidation, Source, Turn
+from .shared import SharedUsage
+from .semantic import semantic_lane
 from .store import Store
 from .system import SYSTEM, open_system
 from .usage import UsageLog
@@ -54,6 +62,9 @@ class Repository:
     done, total)`` is told how long work goes (a cold open of a large root:
     'open'; applying a plan: 'metabolize'; reading every note in ``check``:
     'check'), about a hundred times a job.
+    ``semantic`` switches the semantic lane on (``True``: the bundled model of
+    the ``sediment[semantic]`` extra; or any embedder callable ``texts ->
+    array``; default: the policy's ``semantic`` key); see ``embed``.
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
     another writer holds the lock during recovery for too long, ``NotFound``
@@ -72,7 +83,7 @@ class Repository:
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
                  policy: Mapping[str, Any] | None = None, watch: bool = False,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, semantic: Any = None) -> None:
         self.root = Path(root).absolute()
         parts = open_system(self.root, create=create)  # what of _system/ may be used
         system = self.root / SYSTEM
@@ -82,13 +93,16 @@ class Repository:
         journal = Journal(system / "journal.log", off=parts.link_reason("journal"))
         self.usage = UsageLog(system / "usage", self.policy.lock_timeout_seconds,
                               readable=parts.usable("usage"), refused=parts.refusal("usage"))
+        if parts.usable("usage"):  # decisions count the other machines' synced usage too
+            self.usage.others = SharedUsage(self.root, system / "usage").others
         cache = system / "cache" if parts.usable("cache") else None
         self.view = View(self.root, tokenizer=T.shared(cache if parts.writable("cache") else None),
                          feed=Feed(journal), snapshot_path=cache / "index.bin" if cache else None,
                          writer_lock=lock, lock_timeout=self.policy.lock_timeout_seconds,
                          save_snapshots=parts.writable("cache"), tz=self.policy.tz,
                          max_meta_size=self.policy.max_meta_size,
-                         open_processes=self.policy.open_processes)
+                         open_processes=self.policy.open_processes,
+                         own=(self.policy.map_file, self.policy.sources_folder))
         self.view.progress = progress
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False
@@ -96,6 +110,7 @@ class Repository:
         health.recover_at_open(self.store)
         self.view.load_all()
         self.view.ready = True
+        self.semantic = semantic_lane(self.view, self.policy, semantic, cache if parts.writable("cache") else None)
         if watch:
             self._start_watch()
 
@@ -117,6 +132,8 @@ class Repository:
         0
         """
         self._stop_watch()
+        if self.semantic is not None:
+            self.semantic.close()
         if not self._closed:
             self.store.save_view()
             self._closed = True
@@ -243,7 +260,8 @@ class Repository:
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record, explain=explain)
+                            include_superseded=include_superseded, record=record, explain=explain,
+                            extra=self._meaning(query))
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.
@@ -492,7 +510,7 @@ class Repository:
         >>> ctx.size <= 2000, str(ctx).splitlines()[0]
         (True, '<memories>')
         """
-        return _context.build(self.store, query, budget=budget, now=now)
+        return _context.build(self.store, query, budget=budget, now=now, extra=self._meaning(query))
 
     def observe(self, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
         """Read a message for todos and promises (zh and en plain patterns:
@@ -552,7 +570,7 @@ class Repository:
         >>> repo.about("deploys").summary.split(";")[0]
         "About 'deploys': 2 memories (1 active, 1 superseded"
         """
-        return _about.about(self.store, topic, now=now)
+        return _about.about(self.store, topic, now=now, extra=self._meaning(topic))
 
     # ------------------------------------------------------------------ health
 
@@ -585,6 +603,27 @@ class Repository:
         """
         return adopt.adopt(self.store, path)
 
+    def _meaning(self, query: str | None) -> Any:
+        """The semantic lane's part of one search (None when it is off)."""
+        return self.semantic.extra(query) if self.semantic is not None and query else None
+
+    def embed(self) -> dict[str, Any]:
+        """Compute the semantic lane's missing vectors now (with progress as
+        'embed'), rather than in the background; returns counts and seconds.
+        Raises ``InvalidInput`` when the lane is off.
+
+        >>> import tempfile
+        >>> def letters(texts):  # any callable texts -> vectors will do
+        ...     return [[t.count(c) + 0.01 for c in "aeiou"] for t in texts]
+        >>> repo = Repository(tempfile.mkdtemp(), semantic=letters)
+        >>> _ = repo.add("a memory"); repo.embed()["embedded"]
+        1
+        """
+        if self.semantic is None:
+            raise InvalidInput("the semantic lane is off: Repository(root, semantic=True) or "
+                               "'semantic: true' in policy.yaml")
+        return self.semantic.embed(self.view.progress)
+
     def check(self, fix: bool = False) -> builtins.list[Problem]:
         """Problems in the root, each with path, line where known and reason.
 
@@ -605,3 +644,116 @@ class Repository:
         [('shallow/bad.md', 'error')]
         """
         return health.check(self.store, fix=fix)
+
+    # ------------------------------------------------------------------ hygiene (README, "Hygiene"; no recall)
+
+    def conflicts(self, ids: Iterable[str] | None = None) -> builtins.list[ConflictPair]:
+        """Pairs of active memories sharing rare anchors that may disagree (numbers,
+        overturn, negation), strongest clue first; only pairs with ``ids`` if given.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add("The Berlin office is on floor 3.", kind="fact")
+        >>> _ = repo.add("The Berlin office is on floor 5.", kind="fact")
+        >>> [(c.kind, c.clue) for c in repo.conflicts()]
+        [('numbers', 'floor: 3 vs 5')]
+        """
+        return conflicts.conflicts(self.store, ids)
+
+    def patrol(self, *, now: _dt.datetime | str | None = None) -> Report:
+        """Write ``_system/patrol/YYYY-MM-DD.md``: what to tidy, each item with a
+        command to run. Changes no memory; the same root and ``now``, the same bytes.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add("likes green tea")
+        >>> r = repo.patrol(now="2027-01-01T09:00:00+00:00")
+        >>> r.path, r.counts["inbox"]
+        ('_system/patrol/2027-01-01.md', 1)
+        """
+        return patrol.patrol(self.store, now=now)
+
+    def map(self) -> Palace:
+        """Write ``MAP.md`` (policy ``map_file``): rooms, counts, and topics in 3
+        to 20% of the memories, each linking its memories. Keeps a person's own.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> for i in range(15): _ = repo.add(f"note {i}", kind="fact", room="auth" if i < 3 else None)
+        >>> for i in range(3): _ = repo.add(f"OAuth 令牌 {i}", kind="fact", room="auth")
+        >>> m = repo.map()
+        >>> m.path, m.rooms, list(m.topics["auth"])
+        ('MAP.md', {'': 12, 'auth': 6}, ['oauth', '令牌'])
+        """
+        return palace.write_map(self.store)
+
+    def graph(self, format: str = "mermaid") -> str:
+        """Links, supersessions, evidence and events as Mermaid, or JSON (``"json"``).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> a = repo.add("Mobile apps cannot keep a secret.", title="no secrets")
+        >>> b = repo.add("Use PKCE.", title="PKCE", links=[a.name]); print(repo.graph(), end="")
+        graph LR
+          n0["no secrets"]
+          n1["PKCE"]
+          n1 --> n0
+        """
+        return palace.graph(self.store, format)
+
+    def add_source(self, session: str, turns: Iterable[Any], *,
+                   now: _dt.datetime | str | None = None) -> Source:
+        """Store a conversation as ``sources/<session>.md``, appending; each turn (a
+        string, a (role, text) pair or a mapping) a block ``^tN`` (``turn.link``).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> s = repo.add_source("session-1", [("user", "记得周五发版"), ("assistant", "好的")])
+        >>> s.path, [t.link for t in s.turns]
+        ('sources/session-1.md', ['[[session-1#^t1]]', '[[session-1#^t2]]'])
+        """
+        return sources.add_source(self.store, session, turns, now=now)
+
+    def unlinked_sources(self, *, since: Any = None) -> builtins.list[Turn]:
+        """Turns of stored sessions no memory's ``source_links`` points to.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> s = repo.add_source("s1", ["PKCE on mobile", "deploy with Flux"])
+        >>> _ = repo.add("Use PKCE on mobile.", kind="rule", source_links=[s.turns[0].link])
+        >>> [t.text for t in repo.unlinked_sources()]
+        ['deploy with Flux']
+        """
+        return sources.unlinked_sources(self.store, since=since)
+
+    def consolidate_with(self, llm: LLM | None = None, *, since: Any = None) -> Consolidation:
+        """Unlinked turns → memories, written only through ``add``: ``llm(turns)``
+        proposes (``{"text", "kind", …, "turns"}``); without one, inbox fragments.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add_source("s1", ["部署改用 Flux", "好的"])
+        >>> r = repo.consolidate_with(lambda turns: [{"text": "部署用 Flux", "kind": "fact", "turns": ["t1"]}])
+        >>> [(e.kind, e.source_links) for e in r.added], [t.id for t in repo.unlinked_sources()]
+        ([('fact', ('[[s1#^t1]]',))], ['t2'])
+        """
+        return sources.consolidate_with(self.store, llm, since=since)
+
+    # ------------------------------------------------------------------ machines
+
+    def sync(self, *, remote: str | None = None, push: bool = True) -> "_sync.SyncResult":
+        """Share this memory with its other machines through git: commit the
+        root's pending changes, pull (merging notes by rule, never letting git
+        guess a layer), repair what the merge broke, push. See README,
+        "Several machines". Raises ``StorageError`` outside a git repository,
+        ``Conflict`` when a file other than a note needs a person.
+
+        >>> import tempfile
+        >>> from sediment.gitutil import git_init
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = git_init(repo.root)
+        >>> _ = repo.add("周五前发版", kind="fact")
+        >>> r = repo.sync(); r.committed, r.remote, r.conflicts
+        (1, None, [])
+        """
+        return _sync.sync(self.store, remote=remote, push=push)

@@ -10,7 +10,7 @@ import datetime as _dt
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import entry as E
 from . import names as N
@@ -21,6 +21,19 @@ from .feedback import Feedback
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from .lifecycle import Usage, strength
 from .policy import Clock, Policy
+from .rank import Lane
+
+# further lanes made from a query's (words, bigrams): the semantic lane
+ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
+
+
+def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane]) -> bool:
+    """A hit the semantic lane found for a query it leaned on (few of the query's
+    words in the root, or the answers in the other script: dense.py): relevant
+    by its similarity, which cleared the lane's floor, though it covers few of
+    the query's words. A lane only filling the tail (weight below 1) vouches
+    for nothing."""
+    return any(lane.name in hit_lanes and getattr(lane, "weight", 0.0) >= 1.0 for lane in lanes)
 
 # index flag bits: searches skip these groups without looking at each entry
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
@@ -171,15 +184,18 @@ def feedback(policy: Policy) -> Feedback | None:
 
 def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
         pred: Predicate | None, include_archive: bool, include_superseded: bool,
-        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False) -> list[SearchHit]:
-    """The ranked hits of one query (see ``Repository.search``)."""
+        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False,
+        extra: ExtraLanes | None = None) -> list[SearchHit]:
+    """The ranked hits of one query (see ``Repository.search``). ``extra``
+    makes further lanes from the query's terms (the semantic lane)."""
     words, bigrams = query_terms(tok, query)
-    if not words and not bigrams:
+    lanes = extra(words, bigrams) if extra is not None else ()
+    if not words and not bigrams and not lanes:
         return []
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit,
-                        feedback=fb)
+                        feedback=fb, lanes=lanes)
     out = []
     for h in hits:
         e = entries[h.key]

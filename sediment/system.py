@@ -24,13 +24,15 @@ log = logging.getLogger("sediment")
 
 SYSTEM = "_system"
 GITIGNORE = """\
-# sediment: derived and machine-local files. Notes and policy.yaml are versioned.
+# sediment: derived and machine-local files. Notes, policy.yaml and the
+# per-machine usage summaries in _system/shared/ are versioned.
 _system/lock
 _system/journal.log
 _system/cache/
 _system/usage/
 _system/reports/
 _system/working/
+_system/patrol/
 .*.tmp
 .obsidian/workspace*.json
 """
@@ -39,14 +41,16 @@ _system/working/
 # In a folder that holds a person's files (an Obsidian vault), the root is
 # theirs: what git should leave out of _system/ is said inside _system/.
 SYSTEM_GITIGNORE = """\
-# sediment: derived and machine-local files. policy.yaml is versioned.
+# sediment: derived and machine-local files. policy.yaml and shared/ are versioned.
 lock
 journal.log
 cache/
 usage/
 reports/
+working/
+patrol/
 """
-_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".git"}
+_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: the merge driver
 
 
 def holds_persons(root: Path) -> bool:
@@ -88,6 +92,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
     "reports": ("reports",),
     "working": ("working", "working/state.json", "working/lock"),
+    "patrol": ("patrol",),
 }
 OFF = {
     "policy": "policy.yaml is not read (the default settings are used)",
@@ -97,6 +102,7 @@ OFF = {
     "usage": "usage records (recalls, confirmations) are neither read nor written",
     "reports": "metabolize reports are not written",
     "working": "working memory (observe, mood) is neither read nor written",
+    "patrol": "patrol reports are not written",
 }
 
 

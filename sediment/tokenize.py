@@ -197,6 +197,22 @@ class Tokenizer:
                 out.append(_stem((a + b).lower()))
         return out
 
+    def tag(self, text: str) -> list[tuple[str, str]]:
+        """(word, part of speech) of the CJK runs of ``text``, with jieba's tag
+        set ('n' noun, 'nr' person, 'ns' place, 'v' verb, …), by the same
+        segmenter (and added words) as ``terms``. Not used for indexing: the
+        palace map picks its nouns with it."""
+        runs = " ".join(CJK_RUN.findall(text))
+        if not runs:
+            return []
+        seg = self._seg or self._load()
+        if self.segmenter == "rjieba":
+            pairs = seg.tag(runs, HMM)
+        else:
+            import jieba.posseg
+            pairs = [(p.word, p.flag) for p in jieba.posseg.POSTokenizer(seg).cut(runs, HMM=HMM)]
+        return [(w, f) for w, f in pairs if not w.isspace()]
+
     def fingerprint(self) -> str:
         """Changes whenever what this tokenizer produces may change."""
         extra = "|".join(f"{w}:{f}" for w, f in self._words)

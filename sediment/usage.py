@@ -29,11 +29,12 @@ import secrets
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Mapping
 
 from .errors import StorageError
 from .files import NOFOLLOW, WriterLock, atomic_write, header_value
 from .lifecycle import Usage
+from .shared import combine
 
 COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
@@ -56,6 +57,9 @@ class UsageLog:
         self._mutex = threading.Lock()
         self.usage: dict[str, Usage] = {}
         self._pos: tuple[str, int, int] = ("", 0, -1)  # generation, offset read, size seen
+        # the other machines' totals (``shared.SharedUsage``), set by the repository
+        self.others: Callable[[], Mapping[str, Usage]] | None = None
+        self._totals: tuple[object, dict[str, Usage]] = ((), {})
 
     @property
     def writable(self) -> bool:
@@ -137,6 +141,23 @@ class UsageLog:
             end = self._fold(data)
             self._pos = (file_gen, offset + end, offset + len(data))
             return self.usage
+
+    def totals(self) -> Mapping[str, Usage]:
+        """What decisions use (the plan, strength, tie-breaks): this machine's
+        records plus the other machines' synced summaries. Not to be changed."""
+        mine = self.load()
+        if self.others is None:
+            return mine
+        others = self.others()
+        if not others:
+            return mine
+        key = (self._pos, id(mine), len(mine), id(others))
+        if self._totals[0] != key:
+            out: dict[str, Usage] = {}
+            combine(out, mine)
+            combine(out, others)
+            self._totals = (key, out)
+        return self._totals[1]
 
     def _fold(self, data: bytes) -> int:
         """Add the complete lines of ``data``; returns how many bytes they take

@@ -38,13 +38,14 @@ class Rules:
     templates: tuple[str, ...] = ()  # folders, relative to the root
     filters: tuple[str, ...] = ()  # userIgnoreFilters, as written
     faults: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # (path, why) for check()
+    own: tuple[str, ...] = ()  # sediment's own at the root (the palace map, the sources folder): no notes
 
     def skips(self, rel: str, is_dir: bool = False) -> bool:
         """Whether the walk leaves ``rel`` (a file, or a folder) out."""
         if rel.startswith(".") or "/." in rel:
             return True
         top, sep, _ = rel.partition("/")
-        if top == SYSTEM:
+        if top == SYSTEM or top in self.own:
             return True
         if top in LAYERS and (is_dir or sep):
             return False  # the agent's folders: Obsidian's settings are about the person's notes
@@ -73,14 +74,15 @@ def _json(root: Path, rel: str, faults: list[tuple[str, str]]) -> object:
         return None
 
 
-def load_rules(root: Path) -> Rules:
-    """The vault's settings as they are now (a few small reads; none without ``.obsidian/``)."""
+def load_rules(root: Path, own: tuple[str, ...] = ()) -> Rules:
+    """The vault's settings as they are now (a few small reads; none without
+    ``.obsidian/``). ``own``: names at the root that are sediment's, not notes."""
     if not (root / CONFIG).is_dir():
-        return Rules()
+        return Rules(own=own)
     faults: list[tuple[str, str]] = []
     app = _json(root, f"{CONFIG}/app.json", faults)
     folders = [O.templates_folder(_json(root, f"{CONFIG}/{rel}", faults), key) for rel, key in _TEMPLATE_SETTINGS]
-    return Rules(tuple(dict.fromkeys(f for f in folders if f)), O.ignore_filters(app), tuple(faults))
+    return Rules(tuple(dict.fromkeys(f for f in folders if f)), O.ignore_filters(app), tuple(faults), own)
 
 
 def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None], None]

