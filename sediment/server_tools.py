@@ -39,15 +39,6 @@ WRITE_BUDGET = 2_000
 READ_BUDGET = 4_000
 
 
-def _verb(repo: Repository, name: str) -> Any:
-    """A verb another part of the library brings (context, about, …); a clear
-    error where this version has none yet."""
-    fn = getattr(repo, name, None)
-    if fn is None:
-        raise SedimentError(f"this version of sediment has no {name}() yet")
-    return fn
-
-
 def _shown(result: Any, *, budget: int, narrow: str) -> tuple[str, dict[str, Any]]:
     """A verb's result (something with ``str()``, maybe ``to_dict()``, or a
     list of such) as a packed answer."""
@@ -233,7 +224,7 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
     @tool
     async def patrol(budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Repository) -> tuple[str, dict[str, Any]]:
-            report = _verb(repo, "patrol")()
+            report = repo.patrol()
             items = [f"{section}: {i.what} [{', '.join(i.ids)}] → {i.action}"
                      for section, found in report.sections.items() for i in found]
             text, shown, more = A.pack(str(report), items, budget=budget,

@@ -62,10 +62,6 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "root"
 
 
-def has(verb: str) -> Any:
-    return pytest.mark.skipif(not hasattr(Repository, verb), reason=f"the {verb}() verb has not landed yet")
-
-
 # --------------------------------------------------------------------------- the tool list
 
 def test_lists_a_compact_tool_set_with_instructions(root):
@@ -124,7 +120,6 @@ def test_every_core_tool_answers_with_ids_and_structured_content(root):
     run(main)
 
 
-@has("context")
 def test_context_tool(root):
     async def main() -> None:
         async with connect(root) as c:
@@ -135,7 +130,6 @@ def test_context_tool(root):
     run(main)
 
 
-@has("about")
 def test_about_tool(root):
     async def main() -> None:
         async with connect(root) as c:
@@ -146,8 +140,6 @@ def test_about_tool(root):
     run(main)
 
 
-@has("observe")
-@has("working")
 def test_observe_and_working_tools(root):
     async def main() -> None:
         async with connect(root) as c:
@@ -159,7 +151,6 @@ def test_observe_and_working_tools(root):
     run(main)
 
 
-@has("patrol")
 def test_patrol_tool_and_its_report_resource(root):
     async def main() -> None:
         async with connect(root) as c:
