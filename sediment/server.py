@@ -133,9 +133,9 @@ class Opening:
             self.seen = (done, total)
 
     def _open(self) -> None:
-        # (Not niced: on a busy machine a niced loader lost the CPU to every other
-        # process, 10k notes took 44 s instead of 15; the event loop gets the GIL
-        # back every switch interval anyway.)
+        # (Not niced: a thread's nice value ranks it below every other process on
+        # the machine, which delays the first recall, while what it shares with the
+        # event loop is the GIL, handed back every switch interval anyway.)
         try:
             self.repo = Repository(self.root, create=False, progress=self._progress)
             if self.after_open is not None:
