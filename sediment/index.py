@@ -302,7 +302,8 @@ class Index:
                 q = {**words, **expanded} if feedback.with_query else expanded
                 top, _ = self.words.score(q, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
-                fused, ranks = rrf(rankings, {**weights, "feedback": feedback.fuse_weight * weights.get("feedback", 1.0)})
+                fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0)  # (the dense lane may reweigh it)
+                fused, ranks = rrf(rankings, {**weights, "feedback": fb_weight})
         top_slots = best(fused, self.key_of, tiebreak, limit)
         if expanded or lanes:
             top_slots = _keep_direct(top_slots, fused, direct, self.key_of, tiebreak)
