@@ -347,7 +347,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
 
 def _record(store: Store, ids: list[str], usage: Mapping[str, Usage], when: _dt.datetime) -> tuple[str, ...]:
     """Count the injected reminders as recalled, once per memory per day."""
-    day = when.astimezone(_dt.timezone.utc).date().isoformat()  # the day as the usage log counts it
+    day = when.astimezone(store.usage.tz).date().isoformat()  # the day as the usage log counts it
     fresh = [i for i in ids if day not in (usage.get(i) or Usage()).days]
     reads.record_recalls(store, fresh, now=when.timestamp())
     return tuple(fresh)

@@ -148,8 +148,8 @@ class Move:
                 "reason": self.reason, **({"status": self.status} if self.status else {})}
 
 
-def _date(t: float) -> str:
-    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).date().isoformat()
+def _date(t: float, tz: _dt.tzinfo) -> str:
+    return _dt.datetime.fromtimestamp(t, tz).date().isoformat()
 
 
 def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Policy,
@@ -179,7 +179,7 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Policy,
         u = usage.get(e.id) or Usage()
         if u.refuted:
             moves.append(Move(e.id, e.title, e.layer, "archive",
-                              f"refuted on {_date(u.last_refute)} ({u.refutes} refutation(s), "
+                              f"refuted on {_date(u.last_refute, policy.tz)} ({u.refutes} refutation(s), "
                               f"{u.confirms} confirmation(s))", "archived"))
             continue
         if e.status == "superseded":

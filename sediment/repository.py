@@ -92,7 +92,7 @@ class Repository:
         lock = WriterLock.for_path(system / "lock")
         journal = Journal(system / "journal.log", off=parts.link_reason("journal"))
         self.usage = UsageLog(system / "usage", self.policy.lock_timeout_seconds,
-                              readable=parts.usable("usage"), refused=parts.refusal("usage"))
+                              readable=parts.usable("usage"), refused=parts.refusal("usage"), tz=self.policy.tz)
         if parts.usable("usage"):  # decisions count the other machines' synced usage too
             self.usage.others = SharedUsage(self.root, system / "usage").others
         cache = system / "cache" if parts.usable("cache") else None

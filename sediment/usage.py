@@ -40,14 +40,16 @@ COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
 
 
-def _day(t: float) -> str:
-    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).date().isoformat()
+def _day(t: float, tz: _dt.tzinfo = _dt.timezone.utc) -> str:
+    """The day of an event, in the root's timezone (DESIGN.md, "Time")."""
+    return _dt.datetime.fromtimestamp(t, tz).date().isoformat()
 
 
 class UsageLog:
     def __init__(self, folder: Path, lock_timeout: float = 10.0, *, readable: bool = True,
-                 refused: str | None = None) -> None:
+                 refused: str | None = None, tz: _dt.tzinfo = _dt.timezone.utc) -> None:
         self.folder = folder
+        self.tz = tz  # recall days are counted here
         self.readable = readable  # False: the folder is a symlink, not ours to read
         self.refused = refused  # why records cannot be written, or None
         self.log = folder / "events.log"
@@ -169,7 +171,7 @@ class UsageLog:
                 t = float(rec["t"])
                 if not isinstance(rec["id"], str) or rec["ev"] not in EVENTS:
                     continue
-                self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t))
+                self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t, self.tz))
             except (ValueError, KeyError, TypeError, OverflowError, OSError, RecursionError):
                 continue  # a damaged record costs one event, never the log
         return end

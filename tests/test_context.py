@@ -297,3 +297,14 @@ def test_cli_context_prints_the_block_and_json(tmp_path, capsys):
     assert main(["--root", root, "--json", "context", "staging deploys", "--now", NOW.isoformat()]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["size"] == len(data["text"]) and data["items"][0]["section"] == "reminds"
+
+
+def test_recall_days_are_days_of_the_roots_timezone(tmp_path):
+    # 20:00 and 02:00 UTC are 04:00 and 10:00 of one day in Shanghai: one recall
+    # day for context()'s once-a-day rule and for the lifecycle's distinct days
+    repo = Repository(tmp_path / "root", policy={"timezone": "Asia/Shanghai"})
+    e = repo.add("the staging database runs PostgreSQL 15", kind="fact")
+    repo.context("staging database", now="2026-01-01T20:00:00+00:00")
+    repo.context("staging database", now="2026-01-02T02:00:00+00:00")
+    u = repo.usage.load()[e.id]
+    assert (u.recalls, sorted(u.days)) == (1, ["2026-01-02"])
