@@ -112,10 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                 t = time.perf_counter()
                 fus = [h.entry.id for h in repo.search(q, limit=LIMIT, record=False)]
                 q_ms.append((time.perf_counter() - t) * 1000)
-                sims = sem.vectors.similarities(sem.embedder([q])[0])
-                order = sims.argsort()[::-1][:LIMIT]
-                keys = {k: eid for eid, (_, k) in sem._keys.items()}
-                den = [keys.get(sem.vectors.key(int(r)), "") for r in order]
+                den = sem.nearest(q, LIMIT)
                 for scores, ranked in ((lexical, lex), (dense, den), (fused, fus)):
                     scores.add(kind, rank_of(ranked, target))
                     scores.add(f"{kind}/{m['lang']}", rank_of(ranked, target))

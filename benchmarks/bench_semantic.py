@@ -47,12 +47,7 @@ def three_ways(repo: Repository, query: str, depth: int, timing: dict[str, list[
     t = time.perf_counter()
     fused = [h.entry.id for h in repo.search(query, limit=depth, record=False)]
     timing["fused"].append(time.perf_counter() - t)
-    sims = sem.vectors.similarities(sem.embedder([query])[0])
-    by_key = sem._ids_by_key()
-    dense: list[str] = []
-    for r in sims.argsort()[::-1][: depth * 2]:
-        dense += by_key.get(sem.vectors.key(int(r)), [])
-    return {"lexical": lex, "dense": dense[:depth], "fused": fused}
+    return {"lexical": lex, "dense": sem.nearest(query, depth), "fused": fused}
 
 
 def locomo(data: Path, limit: int | None, tmp: Path, timing: dict[str, list[float]]) -> dict[str, dict[str, Scores]]:

@@ -60,9 +60,7 @@ class DenseLane:
     candidates: Sequence[tuple[float, int]]  # (similarity, slot), best first, above the floor
     weight: float = 1.0
     name: str = "dense"
-    direct: bool = False  # not a match of the query's own words (see rank.keep_direct)
     reweigh: dict[str, float] = field(default_factory=dict)  # weights of the lexical lanes
-    info: dict[str, Any] = field(default_factory=dict)
 
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
         out: list[tuple[float, int]] = []
@@ -122,16 +120,15 @@ def lexical_weight(evidence: float, rules: DenseRules) -> float:
     return max(rules.lexical_min, min(1.0, evidence / rules.evidence_full) ** 2)
 
 
-def select(sims: Any, rules: DenseRules) -> tuple[list[int], float]:
-    """Rows above the calibrated floor, best first (at most ``rules.depth``), and
-    the floor used."""
+def select(sims: Any, rules: DenseRules) -> list[int]:
+    """Rows above the calibrated floor, best first (at most ``rules.depth``)."""
     import numpy as np
     n = len(sims)
     if not n:
-        return [], rules.floor
+        return []
     mean, std = float(sims.mean()), float(sims.std())
     floor = max(rules.floor, mean + rules.z * std) if n >= rules.z_min_docs else rules.floor
     k = min(rules.depth, n)
     top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
     top = top[np.argsort(-sims[top], kind="stable")]
-    return [int(r) for r in top if sims[r] >= floor], floor
+    return [int(r) for r in top if sims[r] >= floor]

@@ -178,14 +178,23 @@ class Semantic:
 
     # --------------------------------------------------------------- searching
 
+    def nearest(self, query: str, k: int) -> list[str]:
+        """The ids of the ``k`` memories most similar to ``query``, with no floor
+        and no fusion: the dense lane alone, for benchmarks beside the fused search."""
+        sims = self.vectors.similarities(require_numpy().asarray(self.embedder([query]))[0])
+        by_key = self._ids_by_key()
+        out: list[str] = []
+        for r in sims.argsort()[::-1]:
+            out += by_key.get(self.vectors.key(int(r)), [])
+            if len(out) >= k:
+                break
+        return out[:k]
+
     def extra(self, query: str) -> Callable[[Mapping[str, float], Mapping[str, float]], Sequence[D.DenseLane]]:
         """The ``extra`` lanes of one search (called inside the view's reading)."""
-        index = self.view.index
-        return lambda words, bigrams: self.lanes(words, bigrams, query, index.df, len(index),
-                                                 index.slot_of.get)
+        return lambda words, bigrams: self.lanes(words, bigrams, query)
 
-    def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str,
-              df: Callable[[str, str], int], n_docs: int, slot_of: Callable[[str], int | None],
+    def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str
               ) -> Sequence[D.DenseLane]:
         """The dense lane for one query, or none while the model is not loaded
         (the search is lexical then; ``status()`` tells)."""
@@ -195,21 +204,21 @@ class Semantic:
         self.vectors.reload()
         q = self.embedder([query])
         sims = self.vectors.similarities(require_numpy().asarray(q)[0])
-        rows, floor = D.select(sims, self.rules)
         by_key = self._ids_by_key()
+        index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
-        for r in rows:
+        texts: list[str] = []  # of the best candidates, for the script test
+        for r in D.select(sims, self.rules):
             for eid in by_key.get(self.vectors.key(r), ()):
-                slot = slot_of(eid)
-                if slot is not None:
+                slot = index.slot_of.get(eid)
+                if slot is not None and eid in entries:
                     cands.append((float(sims[r]), slot))
-        top = [self.view.entries[eid].body for _, slot in cands[:self.rules.cross_top]
-               for eid in [self.view.index.key_of[slot]] if eid in self.view.entries]
-        evidence = D.lexical_evidence(words, bigrams, df, n_docs) * (1 - D.cross_language(query, top))
+                    if len(texts) < self.rules.cross_top:
+                        texts.append(entries[eid].body)
+        evidence = D.lexical_evidence(words, bigrams, index.df, len(index)) * (1 - D.cross_language(query, texts))
         lex = D.lexical_weight(evidence, self.rules)
         return [D.DenseLane(cands, D.weight_for(evidence, self.rules),
-                            reweigh={"words": lex, "rare": lex, "bigrams": lex, "feedback": lex},
-                            info={"evidence": round(evidence, 3), "floor": round(floor, 3)})]
+                            reweigh={"words": lex, "rare": lex, "bigrams": lex, "feedback": lex})]
 
 
 def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None) -> Semantic | None:
