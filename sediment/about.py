@@ -19,8 +19,7 @@ from typing import Any
 from . import entry as E
 from . import search as S
 from . import validate as V
-from .context import HITS, StableTiebreak, escape, relevance
-from .errors import ParseError
+from .context import HITS, StableTiebreak, created_date, escape, relevance
 from .lifecycle import Usage, strength
 from .store import Store
 
@@ -96,10 +95,7 @@ def about(store: Store, topic: str, *, now: Any = None, extra: S.ExtraLanes | No
                 continue
             e = h.entry
             u = usage.get(e.id) or Usage()
-            try:
-                created = e.created.astimezone(tz).date().isoformat()
-            except (ParseError, KeyError, OverflowError, ValueError):
-                created = "unknown date"
+            created = created_date(e, tz)
             found.append(Known(
                 e.id, e.name, e.title, e.layer, e.kind, "archived" if e.layer == "archive" and e.status == "active"
                 else e.status, created,

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-from .clikit import arg, command
-from .errors import NotFound
+from .clikit import arg, command, require_root
 
 
 @command("serve", "serve the memory to an MCP client (Claude Code, Cursor, …) over stdio; needs sediment[mcp]",
          arg("--wait", type=float, default=2.0, metavar="SECONDS",
              help="how long a tool waits for the index while it loads before answering 'loading' (default 2)"))
 def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
-    # the same rule as every command but init: a mistyped root is an error, not a new root
-    if not os.path.isdir(os.path.join(ns.root, "_system")):
-        raise NotFound(f"{ns.root} is not a memory root (no _system/ folder); "
-                       f"create one with: sediment --root {ns.root} init", path=ns.root)
+    require_root(ns)  # a mistyped root is an error, not a new root
     from .server_tools import serve  # raises NotInstalled (exit 1, with what to install) without the extra
     serve(ns.root, wait=ns.wait)
     # The protocol owned stdout; the CLI must not print a result after it.

@@ -45,14 +45,19 @@ def arg(*names: str, **kw: Any) -> Arg:
     return names, kw
 
 
-def open_repo(ns: argparse.Namespace, **options: Any) -> "Repository":
-    from .repository import Repository
+def require_root(ns: argparse.Namespace) -> None:
+    """Only init makes a root: a mistyped --root must not sprout layer folders
+    and a _system/ in some unrelated directory."""
     from .errors import NotFound
-    # Only init makes a root: a mistyped --root must not sprout layer folders
-    # and a _system/ in some unrelated directory.
-    if ns.command != "init" and not os.path.isdir(os.path.join(ns.root, "_system")):
+    if not os.path.isdir(os.path.join(ns.root, "_system")):
         raise NotFound(f"{ns.root} is not a memory root (no _system/ folder); "
                        f"create one with: sediment --root {ns.root} init", path=ns.root)
+
+
+def open_repo(ns: argparse.Namespace, **options: Any) -> "Repository":
+    from .repository import Repository
+    if ns.command != "init":
+        require_root(ns)
     return Repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
 
 

@@ -394,11 +394,14 @@ def distinct(anchors: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
+def created_key(e: Entry) -> tuple[str, str]:
+    """Older first: by the creation time as written, then id."""
+    return (str(e.meta.get("created") or ""), e.id)
+
+
 def order(a: Entry, b: Entry) -> tuple[Entry, Entry]:
     """(older, newer) by creation, then id."""
-    def key(e: Entry) -> tuple[str, str]:
-        return (str(e.meta.get("created") or ""), e.id)
-    return (a, b) if key(a) <= key(b) else (b, a)
+    return (a, b) if created_key(a) <= created_key(b) else (b, a)
 
 
 @dataclass

@@ -48,6 +48,7 @@ from . import working as W
 from .entry import Entry
 from .errors import InvalidInput, ParseError, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
+from .postings import bm25_idf
 from .lifecycle import Usage
 from .store import Store
 
@@ -156,7 +157,7 @@ def relevance(index: Any, words: Mapping[str, float], bigrams: Mapping[str, floa
         got = total = 0.0
         for t, w in q.items():
             df = index.df(t, lane)
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            idf = bm25_idf(n, df)
             if t in have:
                 got += idf * w
             if not t.startswith("#"):  # a tag or CJK run taken whole: a bonus, never a demand
@@ -211,7 +212,7 @@ def _reminders(store: Store, view: Any, query: str, taken: set[str], events: Map
 # ---------------------------------------------------------------------------
 # rendering
 
-def _date(e: Entry, tz: _dt.tzinfo) -> str:
+def created_date(e: Entry, tz: _dt.tzinfo) -> str:
     try:
         return e.created.astimezone(tz).date().isoformat()
     except (ParseError, KeyError, OverflowError, ValueError):
@@ -236,7 +237,7 @@ def _snippet(e: Entry, focus: str | None) -> str:
 
 
 def _item(section: str, e: Entry, tz: _dt.tzinfo, focus: str | None = None) -> ContextItem:
-    created = _date(e, tz)
+    created = created_date(e, tz)
     source = e.source or ""
     extra = ""
     replaced = [E.unwrap_link(x) for x in e.meta.get("supersedes") or ()]

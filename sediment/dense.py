@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from . import textnorm as TN
 from .rank import Mask, Ranking
 
 
@@ -90,7 +91,7 @@ def is_cjk(text: str) -> bool:
     """Mostly Chinese (or Japanese) characters, among the letters of ``text``."""
     cjk = latin = 0
     for ch in text[:400]:
-        if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff":
+        if TN.is_cjk(ch):
             cjk += 1
         elif ch.isalpha():
             latin += 1

@@ -16,11 +16,10 @@ proper) cost CMRC R@1 and LoCoMo MRR. Pure; reads term vectors, tokenizes nothin
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .postings import Postings
+from .postings import Postings, bm25_idf
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +50,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
                 continue
             idf = idfs.get(t)
             if idf is None:
-                idf = idfs[t] = math.log(1 + (n - df + 0.5) / (df + 0.5)) ** fb.idf_power if df >= fb.min_df else 0.0
+                idf = idfs[t] = bm25_idf(n, df) ** fb.idf_power if df >= fb.min_df else 0.0
             if idf > 0:
                 gain[t] = gain.get(t, 0.0) + share * tf * idf
     top = heapq.nlargest(fb.terms, gain.items(), key=lambda kv: (kv[1], kv[0]))

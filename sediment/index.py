@@ -183,8 +183,7 @@ class Index:
         if self._dead:
             self.compact()
         else:
-            self.words.rebuild(None)
-            self.bigrams.rebuild(None)
+            self.fold()
         header: dict[str, Any] = {
             "format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder, "fingerprint": fingerprint,
             "docs": [docs[k] for k in self.key_of],  # type: ignore[index]

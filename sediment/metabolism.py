@@ -94,9 +94,8 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         # A retry (after a crash, or of the same call) finds the memory it
         # wrote and finishes retiring what is left, instead of writing twice.
         main = " ".join(text.split())
-        existing = sorted(e.id for e in view.entries.values()
-                          if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")
-                          and " ".join(e.text.split()) == main)
+        existing = [e.id for e in view.same_text(text)
+                    if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")]
         done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
         given, retired = [], []
         for e in (view.resolve(i) for i in fragment_ids):

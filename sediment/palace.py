@@ -24,7 +24,8 @@ from typing import Any
 
 from . import entry as E
 from . import tokenize as T
-from .conflicts import GENERIC_EN, GENERIC_ZH
+from .conflicts import GENERIC_EN, GENERIC_ZH, created_key
+from .conflicts import active as current  # in the map: what search finds by default
 from .entry import Entry
 from .errors import Conflict, InvalidInput, NotFound, ParseError
 from .files import atomic_write, read_nofollow
@@ -39,11 +40,6 @@ LINKS_PER_TOPIC = 20
 _NOUN = re.compile(r"^n[rstz]?[a-z]*$|^ng$")  # n, nr, nrt, nrfg, ns, nt, nz, ng — not 'vn'
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#]|[A-Za-z]{2}")
 FORMATS = ("mermaid", "json")
-
-
-def current(e: Entry) -> bool:
-    """In the map: what search finds by default (not archived, superseded, purged)."""
-    return e.status == "active" and e.layer != "archive" and not e.reference
 
 
 @dataclass
@@ -204,7 +200,7 @@ def edges(view: View) -> tuple[list[Entry], list[tuple[str, str, str]]]:
         if isinstance(e.event, str) and e.event:
             chains.setdefault(e.event, []).append(e)
     for chain in chains.values():
-        chain.sort(key=lambda e: (str(e.meta.get("created") or ""), e.id))
+        chain.sort(key=created_key)
         out.update((a.id, b.id, "event") for a, b in zip(chain, chain[1:]))
     return nodes, sorted(out, key=lambda x: (x[2], x[0], x[1]))
 

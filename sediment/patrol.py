@@ -16,7 +16,6 @@ and ``now`` give the same bytes.
 from __future__ import annotations
 
 import datetime as _dt
-import logging
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from . import conflicts as C
 from . import entry as E
 from . import tokenize as T
 from . import validate as V
+from .catalog import created_ts
 from .entry import Entry
 from .files import atomic_write
 from .health import _unresolved_links
@@ -33,9 +33,7 @@ from .lifecycle import DAY, Usage
 from .store import SYSTEM, Store
 from .view import View
 
-log = logging.getLogger("sediment")
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[^\W_]+")
 
 DUPLICATE_SIMILARITY = 0.6  # bigram Dice of the main texts (consolidate retires fragments at 0.55)
@@ -107,13 +105,6 @@ def _date(t: float, tz: _dt.tzinfo) -> str:
     return _dt.datetime.fromtimestamp(t, tz).date().isoformat()
 
 
-def _created(e: Entry) -> float:
-    try:
-        return e.created.timestamp()
-    except Exception:  # noqa: BLE001 - an unreadable time is check()'s to report; treat as old
-        return 0.0
-
-
 def _unrecalled(view: View, usage: dict[str, Usage], stale_days: float, now: float,
                 tz: _dt.tzinfo) -> list[Item]:
     found = []
@@ -121,7 +112,7 @@ def _unrecalled(view: View, usage: dict[str, Usage], stale_days: float, now: flo
         if not C.active(e) or e.kind in ("core", "inbox") or e.layer == "bedrock":
             continue  # core and bedrock never decay; inbox has its own section
         u = usage.get(e.id)
-        last = max(_created(e), u.last_use if u else 0.0)
+        last = max(created_ts(e), u.last_use if u else 0.0)  # (an unreadable time: 0, as old)
         days = (now - last) / DAY
         if days >= stale_days:
             found.append((last, e))
@@ -147,12 +138,11 @@ class Similarity:
         got = self._grams.get(e.id)
         if got is None:
             out: set[str] = set()
-            for run in _CJK.findall(T.normalize(e.text)):
-                if run[0] >= "\u3400":
-                    out.update(run[i:i + 2] for i in range(len(run) - 1))
-                    if len(run) == 1:
-                        out.add(run)
-            words = _WORD.findall(T.normalize(" ".join(_CJK.split(e.text))))
+            for run in T.CJK_RUN.findall(T.normalize(e.text)):
+                out.update(run[i:i + 2] for i in range(len(run) - 1))
+                if len(run) == 1:
+                    out.add(run)
+            words = _WORD.findall(T.normalize(" ".join(T.CJK_RUN.split(e.text))))
             out.update(f"{a} {b}" for a, b in zip(words, words[1:]))
             if len(words) == 1:
                 out.add(words[0])
@@ -257,7 +247,7 @@ def _events(view: View) -> list[Item]:
             chains.setdefault(e.event, []).append(e)
     out = []
     for event in sorted(chains):
-        chain = sorted(chains[event], key=lambda e: (str(e.meta.get("created") or ""), e.id))
+        chain = sorted(chains[event], key=C.created_key)
         if len(chain) < 2:
             continue
         newest = chain[-1]

@@ -46,6 +46,11 @@ _SAFE = 1 + 1e-9
 _PROBE_COST = 6
 
 
+
+def bm25_idf(n: int, df: int) -> float:
+    """Okapi BM25's idf of a term in ``df`` of ``n`` documents (never negative)."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
 class Vocab:
     """A sorted, read-only vocabulary: all terms in one string, joined by
     newlines, and where each starts. Looked up by bisection. A dict of a
@@ -202,10 +207,6 @@ class Postings:
     def df(self, t: str) -> int:
         return sum(hi - lo for _, _, lo, hi in self.runs(t)) - self.dead_df.get(t, 0)
 
-    def idf(self, t: str) -> float:
-        df = self.df(t)
-        return math.log(1 + (max(self.live, 1) - df + 0.5) / (df + 0.5)) if df > 0 else 0.0
-
     def tf(self, slot: int, runs: list[Run]) -> int:
         """The slot's frequency of the term whose ``runs`` these are (0: none)."""
         for slots, tfs, lo, hi in runs:
@@ -233,7 +234,7 @@ class Postings:
             if not runs:
                 continue
             df = sum(hi - lo for _, _, lo, hi in runs) - self.dead_df.get(t, 0)
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            idf = bm25_idf(n, df)
             terms.append((idf * qw, idf, t, runs))
         # highest upper bound first: the common terms come last, where pruning skips them
         terms.sort(key=lambda x: (-x[0], x[2]))

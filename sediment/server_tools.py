@@ -18,7 +18,8 @@ from .server import DEFAULT_WAIT, DESCRIPTIONS, INSTRUCTIONS, Tools  # first: it
 from pydantic import Field
 
 from . import answers as A
-from .errors import LockTimeout, SedimentError
+from .errors import SedimentError
+from .reads import record_recalls
 from .repository import Repository
 from .working import Working
 
@@ -37,23 +38,6 @@ Since = Annotated[str | None, Field(description="ISO date or time with offset")]
 
 WRITE_BUDGET = 2_000
 READ_BUDGET = 4_000
-
-
-def _shown(result: Any, *, budget: int, narrow: str) -> tuple[str, dict[str, Any]]:
-    """A verb's result (something with ``str()``, maybe ``to_dict()``, or a
-    list of such) as a packed answer."""
-    if isinstance(result, (list, tuple)):
-        items = [str(x) for x in result]
-        text, shown, more = A.pack(f"{len(items)} items" if items else "(nothing yet)", items,
-                                   budget=budget, narrow=narrow)
-        listed = [x.to_dict() if hasattr(x, "to_dict") else str(x) for x in list(result)[:shown]]
-        return text, {"items": listed, "more": more}
-    text, more = A.clip(str(result), budget=budget, narrow=narrow)
-    raw = result.to_dict() if hasattr(result, "to_dict") else {"text": text}
-    data: dict[str, Any] = raw if isinstance(raw, dict) else {"result": raw}
-    if more:
-        data["more_lines"] = more
-    return text, data
 
 
 def _working_text(state: Working) -> str:
@@ -118,7 +102,7 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
             text, shown, more = A.pack(f"{len(hits)} found for {q}" if hits else f"nothing found for {q}",
                                        lines, budget=budget,
                                        narrow="kind, tags, room or since, or a larger budget")
-            _record(repo, [h.entry.id for h in hits[:shown]])  # only what the agent was shown
+            record_recalls(repo.store, [h.entry.id for h in hits[:shown]])  # only what the agent was shown
             return text, {"hits": [A.hit_data(h) for h in hits[:shown]], "more": more}
         return await t.answer("recall", work, args={}, budget=budget, query=query)
 
@@ -245,15 +229,6 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
                               request_id=request_id, write=not dry_run)
 
     return made
-
-
-def _record(repo: Repository, ids: list[str]) -> None:
-    """Count what a recall showed as recalled (DESIGN: MCP recall records)."""
-    if ids and repo.usage.writable:
-        try:
-            repo.usage.record(ids, "recall")
-        except (LockTimeout, OSError) as exc:  # a lost recall must not fail a search
-            log.warning("sediment: recall not recorded: %s", exc)
 
 
 def resources(app: MCPServer, t: Tools) -> None:

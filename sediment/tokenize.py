@@ -136,7 +136,7 @@ class Tokenizer:
         with self._lock:
             self._words.append((word, freq))
             if self._seg is not None:
-                self._seg.add_word(word, freq, None) if self.segmenter == "rjieba" else self._seg.add_word(word, freq)
+                self._teach(self._seg, word, freq)
 
     def _segment(self, text: str) -> list[str]:
         seg = self._seg or self._load()
@@ -149,9 +149,15 @@ class Tokenizer:
             if self._seg is None:
                 seg = self._load_rjieba() if self.segmenter == "rjieba" else self._jieba_tokenizer()
                 for word, freq in self._words:
-                    seg.add_word(word, freq, None) if self.segmenter == "rjieba" else seg.add_word(word, freq)
+                    self._teach(seg, word, freq)
                 self._seg = seg
         return self._seg
+
+    def _teach(self, seg: Any, word: str, freq: int | None) -> None:
+        if self.segmenter == "rjieba":
+            seg.add_word(word, freq, None)  # (rjieba's third argument is the tag)
+        else:
+            seg.add_word(word, freq)
 
     def _load_rjieba(self) -> Any:
         import rjieba
@@ -275,14 +281,6 @@ def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "", *rules: s
     parts = [__version__, segmenter, sv, str(hmm), " ".join(sorted(EN_STOP)), " ".join(sorted(ZH_STOP)),
              "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern, *rules, words]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
-
-
-def fingerprint() -> str:
-    """The fingerprint of the process's shared tokenizer: the library's and the
-    segmenter's versions, which segmenter, the stop lists, the HMM switch and
-    any words added, the bigram rule and the normalisation (its version and
-    its character table)."""
-    return shared().fingerprint()
 
 
 _SHARED: Tokenizer | None = None

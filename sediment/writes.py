@@ -19,7 +19,7 @@ from .entry import Entry
 from .errors import Conflict, InvalidInput, PolicyError, SedimentError
 from .files import append_line, atomic_write
 from .lifecycle import overturns
-from .store import Store
+from .store import Store, add_link
 
 log = logging.getLogger("sediment")
 
@@ -304,10 +304,8 @@ def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[
     new_tags = [t for t in tags if t not in tagged]
     if new_tags:
         meta["tags"] = [*tagged, *new_tags]
-    have = list(meta.get("links") or ())
-    new_links = [E.wikilink(x) for x in targets if E.wikilink(x) not in have]
-    if new_links:
-        meta["links"] = have + new_links
+    for x in targets:
+        add_link(meta, "links", x)
     if extra.get("unclassified") and twin.meta.get("unclassified"):
         had = twin.meta.get("repeats")
         repeats = (had if isinstance(had, int) and not isinstance(had, bool) else 1) + 1  # written again

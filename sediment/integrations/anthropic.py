@@ -62,8 +62,9 @@ from typing import Any, Callable, Mapping
 from .. import entry as E
 from .. import validate as V
 from ..entry import Entry
-from ..errors import Conflict, InvalidInput, LockTimeout, NotFound, NotInstalled, SedimentError, UnsafePath
+from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath
 from ..files import resolve_inside
+from ..reads import record_recalls
 from ..repository import Repository
 
 PREFIX = "/memories"
@@ -158,11 +159,7 @@ class MemoryTool:
             last = len(lines) if view_range[1] == -1 else view_range[1]
             lines, start = lines[first - 1:last], first
         self._seen[e.id] = e.version
-        if self.repo.usage.writable:  # a view of a note is a recall (DESIGN: what counts as a recall)
-            try:
-                self.repo.usage.record([e.id], "recall")
-            except (LockTimeout, OSError):
-                pass
+        record_recalls(self.repo.store, [e.id])  # a view of a note is a recall (DESIGN: what counts as a recall)
         numbered = "\n".join(f"{str(i + start).rjust(LINE_WIDTH)}\t{ln}" for i, ln in enumerate(lines))
         return f"Here's the content of {self.shown(e)} with line numbers:\n{numbered}"
 
