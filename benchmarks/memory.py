@@ -3,6 +3,7 @@ arrays, the entries and the view's maps, and (``--trace``) live allocations
 by the module that made them.
 
     python benchmarks/memory.py --generate 100000          # a generated root (temp folder), warm
+    python benchmarks/memory.py --generate 100000 --keep DIR  # generated once into DIR, then reused
     python benchmarks/memory.py --root DIR [--trace]       # an existing root
 
 Steps, in one process: import; a warm open (with ``--generate`` the root is
@@ -18,6 +19,7 @@ the RSS step only. Generated data only.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -57,17 +59,28 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", help="an existing root")
     ap.add_argument("--generate", type=int, help="generate a root of this many memories")
+    ap.add_argument("--keep", help="with --generate: generate into this folder once and reuse it "
+                    "(its cache is written by the first run: later runs are warm)")
     ap.add_argument("--trace", action="store_true", help="live allocations by module (tracemalloc)")
     a = ap.parse_args(argv)
     tmp = None
-    if a.generate:
-        tmp = Path(tempfile.mkdtemp(prefix="sediment-memory-"))
-        root = tmp / "root"
+    if a.generate and a.keep and (Path(a.keep) / "queries.json").exists():
+        root = Path(a.keep) / "root"
+        queries = json.loads((Path(a.keep) / "queries.json").read_text())
+        subprocess.run([sys.executable, "-c", f"import sediment; sediment.Repository({str(root)!r}).close()"],
+                       check=True)
+    elif a.generate:
+        tmp = Path(tempfile.mkdtemp(prefix="sediment-memory-")) if not a.keep else None
+        where = Path(a.keep) if a.keep else tmp
+        assert where is not None
+        root = where / "root"
         mems = gen.write_root(root, a.generate, seed=1)
         queries = [q["q"] for q in gen.queries(mems, 200, seed=99)]
         del mems
         subprocess.run([sys.executable, "-c", f"import sediment; sediment.Repository({str(root)!r}).close()"],
                        check=True)
+        if a.keep:
+            (where / "queries.json").write_text(json.dumps(queries, ensure_ascii=False))
     elif a.root:
         root = Path(a.root)
         queries = ["部署", "deploy", "缓存 redis", "移动端 登录", "用户 数据", "system design", "测试 环境"] * 29
@@ -96,10 +109,19 @@ def main(argv=None) -> int:
         seen: set[int] = set()
         keys = deep(idx.slot_of, seen) + deep(idx.key_of, seen)
         print(f"index slot_of + key_of: {keys / 2**20:.1f} MB")
-        entries = deep(view.entries, seen)
-        bodies = sum(sys.getsizeof(e.body) for e in view.entries.values())
-        print(f"entries (Entry, frontmatter, body, caches): {entries / 2**20:.1f} MB, "
-              f"of which bodies {bodies / 2**20:.1f} MB")
+        # each of an entry's fields, summed over the entries (what two share: counted once)
+        entries = sys.getsizeof(view.entries)
+        fields: dict[str, int] = {}
+        for e in view.entries.values():
+            seen.add(id(e))
+            entries += sys.getsizeof(e)
+            for s in type(e).__slots__:
+                if hasattr(e, s):
+                    fields[s] = fields.get(s, 0) + deep(getattr(e, s), seen)
+        entries += sum(fields.values())
+        print(f"entries: {entries / 2**20:.1f} MB: the Entry objects and the dict "
+              f"{(entries - sum(fields.values())) / 2**20:.1f}, "
+              + ", ".join(f"{k} {v / 2**20:.1f}" for k, v in sorted(fields.items(), key=lambda x: -x[1])))
         for name in ("by_path", "by_name", "file_stats", "problems"):
             print(f"view.{name}: {deep(getattr(view, name), seen) / 2**20:.1f} MB beyond the above")
         if a.trace:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import math
 import re
-from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import yaml
@@ -29,7 +27,12 @@ from .frontmatter import (FIELD_ORDER as FIELD_ORDER, LIST_FIELDS as LIST_FIELDS
                           now_iso as now_iso, parse_time as parse_time, unwrap_link as unwrap_link,
                           validate_meta as validate_meta, value_from_weights as value_from_weights,
                           wikilink as wikilink)
+from .frontmatter import (SECTIONS as SECTIONS, compose_body as compose_body,  # part of this module's API
+                          split_sections as split_sections)
 from .names import LAYERS as LAYERS  # part of this module's API: entry.LAYERS
+from .compact import Cache, Pool, Stored
+from .compact import compact as compact_meta
+from .compact import _FROZEN as _FROZEN, freeze as freeze, thaw as thaw  # part of this module's API
 from .names import in_layer, split_path
 from .shape import MAX_META_SIZE, check_shape
 from .shape import is_plain as is_plain  # part of this module's API
@@ -57,43 +60,86 @@ def has_conflict_markers(text: str) -> bool:
 # The frontmatter fields we know, in the order they are written. Anything else a
 # caller or a person adds is kept and written after these, in its own order.
 
-# Structured reasoning (dsh-chain) and narrative (Tideline) are written as
-# markdown sections after the main text, so a person reads them as prose.
-SECTIONS = {
-    "evidence": "Evidence",
-    "hesitation": "Hesitation",
-    "conclusion": "Conclusion",
-    "context": "Context",
-    "gesture": "Gesture",
-    "direction": "Cognition direction",
-}
-_HEADING_TO_SECTION = {v.lower(): k for k, v in SECTIONS.items()}
 
 
 
 # ---------------------------------------------------------------------------
 # the value type
 
-@dataclass(frozen=True, slots=True)
 class Entry:
     """One memory as it is on disk. Immutable: the repository makes new ones.
 
     ``meta`` is the frontmatter (plain YAML types), ``body`` the markdown after it,
     ``path`` the location relative to the root (posix), ``version`` a hash of the
     file's bytes — pass it back as ``update(..., expected=entry.version)``.
+
+    ``tz`` is the root's timezone: where a date without a time (or a time
+    without an offset) that a person wrote is read. ``warnings``: what the
+    call that returned this entry wants its caller to know (a link to no
+    memory yet, a duplicate returned instead of a new note); not stored.
+    Equality compares meta, body, path and version.
     """
 
+    __slots__ = ("meta", "_body", "path", "version", "_cache", "tz", "warnings")
     meta: Mapping[str, Any]
-    body: str
-    path: str = ""
-    version: str = ""
-    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    # the root's timezone: where a date without a time (or a time without an
-    # offset) that a person wrote is read
-    tz: _dt.tzinfo = field(default=UTC, compare=False, repr=False)
-    # what the call that returned this entry wants its caller to know (a link to
-    # no memory yet, a duplicate returned instead of a new note); not stored
-    warnings: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    path: str
+    version: str
+    _cache: Cache
+    tz: _dt.tzinfo
+    warnings: tuple[str, ...]
+
+    def __init__(self, meta: Mapping[str, Any], body: str | None, path: str = "", version: str = "",
+                 _cache: Cache | None = None, tz: _dt.tzinfo = UTC, warnings: tuple[str, ...] = ()) -> None:
+        put = object.__setattr__
+        put(self, "meta", meta)
+        put(self, "_body", body)
+        put(self, "path", path)
+        put(self, "version", version)
+        put(self, "_cache", Cache() if _cache is None else _cache)
+        put(self, "tz", tz)
+        put(self, "warnings", warnings)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"an Entry is immutable (cannot set {name!r})")
+
+    __delattr__ = __setattr__  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Entry):
+            return NotImplemented
+        return (self.path, self.version, self.body, dict(self.meta)) == (
+            other.path, other.version, other.body, dict(other.meta))
+
+    __hash__ = None  # type: ignore[assignment]  # (it holds a mapping)
+
+    def __repr__(self) -> str:
+        return f"Entry(meta={dict(self.meta)!r}, body={self.body!r}, path={self.path!r}, version={self.version!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (a worker of the open sends entries back; a body kept on disk travels as text)
+        return _rebuild, (dict(self.meta), self.body, self.path, self.version, self.tz, self.warnings,
+                          {k: self._cache.get(k) for k in ("plain", "warning", "off") if k in self._cache})
+
+    @property
+    def body(self) -> str:
+        """The markdown after the frontmatter: the text that was indexed. The
+        view may keep it on disk (``stored``) rather than in memory."""
+        b = self._body
+        if b is None:
+            store, at = self._cache.stored
+            return store.read(at)
+        return b
+
+    def compact(self, pool: Pool) -> None:
+        """(The view) keep the frontmatter as ``compact.Meta``, sharing what
+        ``pool`` holds: the same mapping, in less memory, read-only."""
+        object.__setattr__(self, "meta", compact_meta(self.meta, pool))
+
+    def keep_body(self, store: Stored, at: int) -> None:
+        """(The view) the body is now kept by ``store`` at ``at``: the text
+        in memory is let go. ``store`` must return exactly ``self.body``."""
+        self._cache.stored = (store, at)
+        object.__setattr__(self, "_body", None)
 
     # --- identity and place
     @property
@@ -239,13 +285,23 @@ class Entry:
 
     def with_(self, *, meta: Mapping[str, Any] | None = None, body: str | None = None,
               path: str | None = None) -> "Entry":
-        return replace(self, meta=dict(self.meta if meta is None else meta),
-                       body=self.body if body is None else body,
-                       path=self.path if path is None else path, version="", _cache={}, warnings=())
+        return Entry(meta=dict(self.meta if meta is None else meta), body=self.body if body is None else body,
+                     path=self.path if path is None else path, tz=self.tz)
 
     def warn(self, *warnings: str) -> "Entry":
         """This entry, carrying warnings for the caller."""
-        return replace(self, warnings=self.warnings + warnings) if warnings else self
+        if not warnings:
+            return self
+        return Entry(self.meta, self._body, self.path, self.version, self._cache, self.tz,
+                     self.warnings + warnings)
+
+
+def _rebuild(meta: dict[str, Any], body: str, path: str, version: str, tz: _dt.tzinfo,
+             warnings: tuple[str, ...], cache: dict[str, Any]) -> Entry:
+    e = Entry(meta, body, path, version, tz=tz, warnings=warnings)
+    for k, v in cache.items():
+        e._cache[k] = v
+    return e
 
 
 
@@ -274,76 +330,7 @@ def one_line(s: Any, limit: int = 300) -> str:
 
 
 # ---------------------------------------------------------------------------
-# sections
-
-_SECTION_RE = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
-
-
-def split_sections(body: str) -> tuple[str, dict[str, str]]:
-    """Split the known '## Evidence'-style sections off the end of the body."""
-    sections: dict[str, str] = {}
-    matches = [m for m in _SECTION_RE.finditer(body) if m.group(1).lower() in _HEADING_TO_SECTION]
-    if not matches:
-        return body.strip("\n"), sections
-    main = body[: matches[0].start()]
-    for i, m in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
-        sections[_HEADING_TO_SECTION[m.group(1).lower()]] = body[m.end():end].strip("\n")
-    return main.strip("\n"), sections
-
-
-def _lf(s: str) -> str:
-    return s.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def compose_body(text: str, sections: Mapping[str, Any] | None = None) -> str:
-    """Main text, then each given section as '## Heading' with a list or a paragraph.
-    Line ends become '\n': a file is read that way, so the body a caller gets
-    back from ``add`` is the body every later reader sees."""
-    text = _lf(text)
-    parts = [text.strip("\n")]
-    for key, heading in SECTIONS.items():
-        val = (sections or {}).get(key)
-        if not val:
-            continue
-        if isinstance(val, str):
-            content = _lf(val).strip("\n")
-        else:
-            content = "\n".join(f"- {' '.join(str(v).split())}" for v in val)
-        parts.append(f"## {heading}\n{content}")
-    return "\n\n".join(p for p in parts if p) + "\n"
-
-
-# ---------------------------------------------------------------------------
 # parse and render
-
-_FROZEN = "\x00dated"  # a snapshot's frontmatter holding tagged dates (see freeze)
-_T = "\x00t"
-
-
-def freeze(meta: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Frontmatter as JSON keeps it exactly, for the index snapshot: dates and
-    date-times (Obsidian's date properties, common in a person's notes) as
-    tagged text; None when it holds anything else JSON would change."""
-    def enc(v: Any) -> Any:
-        if isinstance(v, _dt.datetime):
-            return {_T: v.isoformat(), "k": "dt"}
-        if isinstance(v, _dt.date):
-            return {_T: v.isoformat(), "k": "d"}
-        if isinstance(v, dict):
-            if not all(isinstance(k, str) for k in v):
-                raise TypeError("a key JSON would turn into text")
-            return {k: enc(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [enc(x) for x in v]
-        if v is None or isinstance(v, (str, bool, int)) or isinstance(v, float) and math.isfinite(v):
-            return v
-        raise TypeError(type(v).__name__)
-    try:
-        return {_FROZEN: 1, **enc(dict(meta))}
-    except (TypeError, RecursionError):
-        return None
-
 
 def snapshot_meta(e: Entry, plain: bool) -> dict[str, Any] | None:
     """What the index snapshot keeps of a note's frontmatter: None (parse it
@@ -352,22 +339,6 @@ def snapshot_meta(e: Entry, plain: bool) -> dict[str, Any] | None:
     if e._cache.get("warning"):
         return None
     return dict(e.meta) if plain else freeze(e.meta)
-
-
-def thaw(meta: dict[str, Any]) -> dict[str, Any]:
-    """What ``freeze`` kept, as it was (frontmatter without dates: itself)."""
-    if _FROZEN not in meta:
-        return meta
-
-    def dec(v: Any) -> Any:
-        if isinstance(v, dict):
-            if _T in v:
-                return (_dt.datetime if v.get("k") == "dt" else _dt.date).fromisoformat(v[_T])
-            return {k: dec(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [dec(x) for x in v]
-        return v
-    return {k: dec(x) for k, x in meta.items() if k != _FROZEN}
 
 
 def content_version(data: bytes) -> str:

@@ -181,3 +181,57 @@ def build_meta(*, id: str, title: str, created: str, kind: str | None, tags: Ite
                             "links": [wikilink(unwrap_link(x)) for x in links] or None}
     meta.update(extra)
     return {k: v for k, v in meta.items() if v is not None}
+
+
+# ---------------------------------------------------------------------------
+# sections: structured fields written as markdown after the main text
+
+# Structured reasoning (dsh-chain) and narrative (Tideline) are written as
+# markdown sections after the main text, so a person reads them as prose.
+SECTIONS = {
+    "evidence": "Evidence",
+    "hesitation": "Hesitation",
+    "conclusion": "Conclusion",
+    "context": "Context",
+    "gesture": "Gesture",
+    "direction": "Cognition direction",
+}
+_HEADING_TO_SECTION = {v.lower(): k for k, v in SECTIONS.items()}
+
+
+_SECTION_RE = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
+
+
+def split_sections(body: str) -> tuple[str, dict[str, str]]:
+    """Split the known '## Evidence'-style sections off the end of the body."""
+    sections: dict[str, str] = {}
+    matches = [m for m in _SECTION_RE.finditer(body) if m.group(1).lower() in _HEADING_TO_SECTION]
+    if not matches:
+        return body.strip("\n"), sections
+    main = body[: matches[0].start()]
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
+        sections[_HEADING_TO_SECTION[m.group(1).lower()]] = body[m.end():end].strip("\n")
+    return main.strip("\n"), sections
+
+
+def _lf(s: str) -> str:
+    return s.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def compose_body(text: str, sections: Mapping[str, Any] | None = None) -> str:
+    """Main text, then each given section as '## Heading' with a list or a paragraph.
+    Line ends become '\n': a file is read that way, so the body a caller gets
+    back from ``add`` is the body every later reader sees."""
+    text = _lf(text)
+    parts = [text.strip("\n")]
+    for key, heading in SECTIONS.items():
+        val = (sections or {}).get(key)
+        if not val:
+            continue
+        if isinstance(val, str):
+            content = _lf(val).strip("\n")
+        else:
+            content = "\n".join(f"- {' '.join(str(v).split())}" for v in val)
+        parts.append(f"## {heading}\n{content}")
+    return "\n\n".join(p for p in parts if p) + "\n"

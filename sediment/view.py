@@ -42,6 +42,7 @@ from . import entry as E
 from . import obsidian as O
 from . import search as S
 from . import tokenize as T
+from .compact import Pool
 from .entry import Entry
 from .errors import Ambiguous, LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
@@ -95,6 +96,9 @@ class View:
         # normalised main text → ids, built on first use (duplicate detection),
         # then kept current with the view
         self._by_text: dict[str, set[str]] | None = None
+        # what the entries' frontmatter shares (one key map per layout, one
+        # object per repeated short value): see Entry.compact
+        self._pool = Pool()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -253,6 +257,7 @@ class View:
                 self.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
                 continue
             slot, (_, version, meta, off) = hit
+            hit[1][2] = None  # (the entry keeps its own compact copy: this one may go now)
             meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
             try:
                 with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
@@ -266,7 +271,6 @@ class View:
                 continue
             if "id" in meta:  # (a person's note may have none: its id is its path's)
                 meta["id"] = self.index.key_of[slot]  # (equal: checked above) one string, not two
-            C.share_values(meta, pool)
             entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version, tz=self.tz)
             C.share_place(entry, pool)
             entry._cache["off"] = off
@@ -395,6 +399,7 @@ class View:
         self.dirty = True
 
     def _register(self, entry: Entry) -> None:
+        entry.compact(self._pool)
         if self._by_text is not None:
             self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
         self.entries[entry.id] = entry

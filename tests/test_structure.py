@@ -22,7 +22,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # Lower layers never import higher ones. A module may import its own layer
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
-    ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
+    ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "compact", "entry", "rank", "validate",
      "textnorm", "tokenize", "lifecycle", "postings", "feedback", "index", "search", "catalog", "progress", "intent",
      "problems", "answers", "embedding", "dense"],
     ["files", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
