@@ -88,8 +88,8 @@ class Pool:
             # as one shared tuple, and read back as a new list (YAML and JSON
             # never make a tuple, so a tuple always stands for a list)
             if all(type(x) is str and len(x) <= 40 for x in v):
-                t = tuple(self.text.setdefault(x, x) for x in v)
-                return self.lists.setdefault(t, t)
+                kept = tuple(self.text.setdefault(x, x) for x in v)
+                return self.lists.setdefault(kept, kept)
             return v
         return v
 
@@ -117,10 +117,18 @@ class Cache:
     (``get``, ``[k]``, ``in``); named slots cost less memory than a dict per
     entry. Any other key goes into ``more``."""
 
-    __slots__ = ("id", "ref", "where", "tags", "tag_set", "links", "clock", "warning", "off", "plain",
-                 "created_ts", "stored", "more")
+    __slots__ = ("id", "ref", "layer", "room", "name", "tags", "tag_set", "links", "clock", "warning", "off",
+                 "plain", "created_ts", "stored", "at", "more")
+    layer: str
+    room: str
+    name: str
+    stored: Stored  # with ``at``: where the body is kept (Entry.keep_body)
+    at: int
+    more: dict[str, Any]
 
     def get(self, key: str, default: Any = None) -> Any:
+        if key == "where":  # (layer, room, name): three slots cost less than a tuple
+            return (self.layer, self.room, self.name) if hasattr(self, "layer") else default
         try:
             return getattr(self, key)
         except AttributeError:
@@ -134,7 +142,9 @@ class Cache:
         return got
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if key in Cache.__slots__ and key != "more":
+        if key == "where":
+            self.layer, self.room, self.name = value
+        elif key in Cache.__slots__ and key != "more":
             setattr(self, key, value)
         else:
             more = getattr(self, "more", None)
@@ -150,9 +160,10 @@ _MISSING = object()
 
 
 class Stored(Protocol):
-    """Where the view keeps bodies out of memory (``bodies.Bodies``)."""
+    """Where the view keeps bodies out of memory (``bodies.Bodies``): gives
+    back exactly the text it was given for this entry."""
 
-    def read(self, at: int) -> str: ...
+    def read(self, entry: Any, at: int) -> str: ...
 
 
 _FROZEN = "\x00dated"  # a snapshot's frontmatter holding tagged dates (see freeze)

@@ -82,6 +82,7 @@ class Entry:
 
     __slots__ = ("meta", "_body", "path", "version", "_cache", "tz", "warnings")
     meta: Mapping[str, Any]
+    _body: str | None  # None: kept by _cache.stored (see body)
     path: str
     version: str
     _cache: Cache
@@ -89,7 +90,8 @@ class Entry:
     warnings: tuple[str, ...]
 
     def __init__(self, meta: Mapping[str, Any], body: str | None, path: str = "", version: str = "",
-                 _cache: Cache | None = None, tz: _dt.tzinfo = UTC, warnings: tuple[str, ...] = ()) -> None:
+                 _cache: Cache | None = None, tz: _dt.tzinfo = UTC, warnings: tuple[str, ...] = (),
+                 stored: tuple[Stored, int | None] | None = None) -> None:
         put = object.__setattr__
         put(self, "meta", meta)
         put(self, "_body", body)
@@ -98,6 +100,10 @@ class Entry:
         put(self, "_cache", Cache() if _cache is None else _cache)
         put(self, "tz", tz)
         put(self, "warnings", warnings)
+        if body is None and stored is not None and stored[1] is not None:  # (the view: see keep_body)
+            self._cache.stored, self._cache.at = stored[0], stored[1]
+        elif body is None and getattr(self._cache, "at", None) is None:
+            raise TypeError("an entry needs its body")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"an Entry is immutable (cannot set {name!r})")
@@ -126,8 +132,7 @@ class Entry:
         view may keep it on disk (``stored``) rather than in memory."""
         b = self._body
         if b is None:
-            store, at = self._cache.stored
-            return store.read(at)
+            return self._cache.stored.read(self, self._cache.at)
         return b
 
     def compact(self, pool: Pool) -> None:
@@ -138,7 +143,8 @@ class Entry:
     def keep_body(self, store: Stored, at: int) -> None:
         """(The view) the body is now kept by ``store`` at ``at``: the text
         in memory is let go. ``store`` must return exactly ``self.body``."""
-        self._cache.stored = (store, at)
+        self._cache.stored = store
+        self._cache.at = at
         object.__setattr__(self, "_body", None)
 
     # --- identity and place
@@ -169,18 +175,18 @@ class Entry:
     def aliases(self) -> tuple[str, ...]:
         """Other names of the note (``aliases``): searched as its title is, and ``[[alias]]`` links to it."""
         return O.aliases(self.meta)
-    def _where(self) -> tuple[str, str, str]:
-        w = self._cache.get("where")
-        if w is None:
-            w = self._cache["where"] = split_path(self.path) if self.path else ("", "", "")
-        return w
+    def _where(self) -> Cache:
+        c = self._cache
+        if not hasattr(c, "layer"):
+            c.layer, c.room, c.name = split_path(self.path) if self.path else ("", "", "")
+        return c
 
     @property
-    def layer(self) -> str: return self._where()[0]
+    def layer(self) -> str: return self._where().layer
     @property
-    def room(self) -> str: return self._where()[1]
+    def room(self) -> str: return self._where().room
     @property
-    def name(self) -> str: return self._where()[2]
+    def name(self) -> str: return self._where().name
 
     # --- typed fields
     @property

@@ -88,7 +88,7 @@ PARTS: dict[str, tuple[str, ...]] = {
     "policy": ("policy.yaml",),
     "lock": ("lock",),
     "journal": ("journal.log",),
-    "cache": ("cache", "cache/index.bin"),
+    "cache": ("cache", "cache/index.bin", "cache/bodies.bin"),
     "usage": ("usage", "usage/events.log", "usage/summary.json", "usage/lock", "usage/destructive.log"),
     "reports": ("reports",),
     "working": ("working", "working/state.json", "working/lock"),

@@ -37,6 +37,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import bodies as B
 from . import coldopen as C
 from . import entry as E
 from . import obsidian as O
@@ -85,7 +86,7 @@ class View:
         self.ready = False  # loaded: from now on writers sync before writing
         self.entries: dict[str, Entry] = {}
         self.by_path: dict[str, str] = {}
-        self.by_name: dict[str, list[str]] = {}  # name → ids (more than one only by hand)
+        self.by_name: dict[str, tuple[str, ...]] = {}  # name → ids (more than one only by hand)
         self._names: O.Names | None = None  # what [[links]] may name (see names)
         self.rules = Rules(own=own)  # what the vault's settings leave out; own: MAP.md, sources/
         self.problems: dict[str, Problem] = {}
@@ -99,6 +100,7 @@ class View:
         # what the entries' frontmatter shares (one key map per layout, one
         # object per repeated short value): see Entry.compact
         self._pool = Pool()
+        self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -216,6 +218,7 @@ class View:
             if self.snapshot_path is not None:
                 self.index, docs = Index.restore(self.snapshot_path.read_bytes(), self.tokenizer.fingerprint())
                 snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
+                self._shelf.open()
         except FileNotFoundError:
             pass
         except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
@@ -239,8 +242,11 @@ class View:
                 self.index.remove(key, None)  # its body is gone: compacted below
         if not self.index.exact:
             self.index.compact()
+        self._shelf.done()
         if self.dirty or len(matched) != len(snap):
             self.save_snapshot()
+        elif self.save_snapshots and self._shelf.lacks(self.entries.values()):
+            self._save_bodies()  # (a snapshot without its bodies: an older version wrote it)
 
     def _load_files(self, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, list[Any]]],
                     parsed: Iterator[C.Outcome] | None, tick: Ticker) -> set[int]:
@@ -271,7 +277,9 @@ class View:
                 continue
             if "id" in meta:  # (a person's note may have none: its id is its path's)
                 meta["id"] = self.index.key_of[slot]  # (equal: checked above) one string, not two
-            entry = Entry(meta=meta, body=data[off:].decode("utf-8"), path=rel, version=version, tz=self.tz)
+            at = self._shelf.find(version, len(data) - off)  # (its body in the body store: bodies.py)
+            entry = Entry(meta=meta, body=data[off:].decode("utf-8") if at is None else None, path=rel,
+                          version=version, tz=self.tz, stored=(self._shelf, at))
             C.share_place(entry, pool)
             entry._cache["off"] = off
             entry._cache["plain"] = True
@@ -295,10 +303,19 @@ class View:
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
+                self._save_bodies(locked=True)
             self.dirty = False
         except (OSError, LockTimeout, TypeError, ValueError) as exc:
             # a cache: failing to write it costs the next open time, nothing else
             log.debug("could not write the index snapshot: %s", exc)
+
+    def _save_bodies(self, locked: bool = False) -> None:
+        """Keep the bodies in the body store, out of memory, if any it could hold is not there (bodies.py)."""
+        try:
+            with contextlib.nullcontext() if locked else self._writer_lock.hold(self._lock_timeout):
+                self._shelf.keep(self.entries.values())
+        except (OSError, LockTimeout) as exc:  # a cache: the bodies stay in memory
+            log.debug("could not write the body store: %s", exc)
 
     def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
                   outcome: C.Outcome | None = None) -> None:
@@ -387,10 +404,10 @@ class View:
         if old is not None:
             if self._by_text is not None:
                 self._by_text.get(text_key(old.text), set()).discard(eid)
-            ids = self.by_name.get(old.name, [])
-            if eid in ids:
-                ids.remove(eid)
-            if not ids:
+            ids = tuple(i for i in self.by_name.get(old.name, ()) if i != eid)  # (a tuple: less memory)
+            if ids:
+                self.by_name[old.name] = ids
+            else:
                 self.by_name.pop(old.name, None)
             if self._names is not None:
                 self._names.remove(eid, old.name, old.aliases)
@@ -404,7 +421,7 @@ class View:
             self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
         self.entries[entry.id] = entry
         self.by_path[entry.path] = entry.id
-        self.by_name.setdefault(entry.name, []).append(entry.id)
+        self.by_name[entry.name] = (*self.by_name.get(entry.name, ()), entry.id)
         if self._names is not None:
             self._names.add(entry.id, entry.path, entry.name, entry.aliases)
         if entry.reference:

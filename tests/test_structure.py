@@ -22,10 +22,10 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # Lower layers never import higher ones. A module may import its own layer
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
-    ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "compact", "entry", "rank", "validate",
-     "textnorm", "tokenize", "lifecycle", "postings", "feedback", "index", "search", "catalog", "progress", "intent",
-     "problems", "answers", "embedding", "dense"],
-    ["files", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
+    ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "compact", "entry", "rank",
+     "validate", "textnorm", "tokenize", "lifecycle", "postings", "feedback", "index", "search", "catalog",
+     "progress", "intent", "problems", "answers", "embedding", "dense"],
+    ["files", "bodies", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
      "system", "store", "gitutil", "notemerge", "syncmerge", "vectors"],
     ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",
      "conflicts", "patrol", "palace", "sources", "syncfix", "sync", "semantic"],

@@ -1,0 +1,158 @@
+"""How the view keeps memories: bodies in the body store (``_system/cache/
+bodies.bin``) instead of in memory, frontmatter as a compact read-only
+mapping. Every reader sees the text that was indexed, whatever happened to
+the note or the store in between."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from sediment import Repository
+from sediment import entry as E
+from sediment.compact import Meta, Pool, compact
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "pread"), reason="the body store needs os.pread")
+
+TEXTS = ["部署 staging 之前先跑迁移 migrations", "the login flow uses PKCE on 移动端", "缓存 redis 的过期时间是一小时"]
+
+
+def _root(tmp_path: Path) -> tuple[Path, list[str]]:
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        ids = [repo.add(t, title=f"note {i}", tags=["ops", "运维"]).id for i, t in enumerate(TEXTS)]
+    return root, ids
+
+
+def _found(repo: Repository, query: str) -> list[str]:
+    """The memories a search finds by the query's own words."""
+    return [h.entry.id for h in repo.search(query) if h.terms]
+
+
+def _store(root: Path) -> Path:
+    return root / "_system" / "cache" / "bodies.bin"
+
+
+def test_a_reopened_root_reads_its_bodies_from_the_store(tmp_path):
+    root, ids = _root(tmp_path)
+    assert _store(root).exists()
+    with Repository(root) as repo:
+        e = repo.get(ids[0])
+        assert e._body is None, "the body is kept in the store, not in memory"
+        assert e.body.strip() == TEXTS[0] and e.text == TEXTS[0]
+        hit = repo.search("migrations")[0]
+        assert hit.entry.id == ids[0] and "migrations" in hit.snippet
+        assert [x.body for x in repo.list()] == [x.body for x in repo.list()]
+
+
+def test_a_hand_edit_not_yet_applied_shows_the_indexed_text(tmp_path):
+    """Until a refresh (or the watcher) applies an edit, a reader sees the
+    text the index was built from; after it, the new text, and the old
+    words are gone from the index."""
+    root, ids = _root(tmp_path)
+    with Repository(root) as repo:
+        e = repo.get(ids[1])
+        path = root / e.path
+        path.write_bytes(path.read_bytes().replace(b"PKCE", b"OAUTHDEVICE"))
+        assert "PKCE" in repo.get(ids[1]).body and "OAUTHDEVICE" not in repo.get(ids[1]).body
+        assert _found(repo, "PKCE") == [ids[1]] and _found(repo, "OAUTHDEVICE") == []
+        assert "PKCE" in repo.search("PKCE")[0].snippet
+        repo.refresh()
+        assert "OAUTHDEVICE" in repo.get(ids[1]).body
+        assert _found(repo, "PKCE") == [] and _found(repo, "OAUTHDEVICE") == [ids[1]]
+        words = {t: repo.view.index.df(t) for t in ("pkce", "oauthdevice", "login")}
+    with Repository(root) as again:  # and the next open agrees, document frequencies too
+        assert "OAUTHDEVICE" in again.get(ids[1]).body and _found(again, "PKCE") == []
+        assert {t: again.view.index.df(t) for t in words} == words
+
+
+def test_a_store_replaced_by_another_process_keeps_this_one_reading(tmp_path):
+    root, ids = _root(tmp_path)
+    with Repository(root) as a:
+        before = {i: a.get(i).body for i in ids}
+        with Repository(root) as b:
+            b.add("another memory about 数据库 backups")
+        _store(root).unlink()
+        assert {i: a.get(i).body for i in ids} == before
+
+
+def test_a_damaged_store_falls_back_to_the_note(tmp_path):
+    root, ids = _root(tmp_path)
+    data = bytearray(_store(root).read_bytes())
+    for i in range(len(data) - 40, len(data)):  # the last text's bytes
+        data[i] ^= 0x55
+    store = _store(root)
+    with open(store, "r+b") as fh:  # in place, as a failing disk would
+        fh.write(bytes(data))
+    with Repository(root) as repo:
+        assert sorted(repo.get(i).body.strip() for i in ids) == sorted(TEXTS)
+
+
+def test_without_a_store_the_open_writes_one(tmp_path):
+    """A snapshot from a version without the store (or a deleted store): the
+    bodies are read into memory, the store written, and from then on used."""
+    root, ids = _root(tmp_path)
+    _store(root).unlink()
+    with Repository(root) as repo:
+        assert _store(root).exists()
+        assert repo.get(ids[2]).body.strip() == TEXTS[2]
+    with Repository(root) as repo:
+        assert repo.get(ids[2])._body is None and repo.get(ids[2]).body.strip() == TEXTS[2]
+
+
+def test_a_store_of_other_notes_is_not_used_for_these(tmp_path):
+    """The store holds bodies by the version (hash) of the note's bytes: a
+    store from another root's notes gives nothing to these."""
+    root, ids = _root(tmp_path)
+    other, _ = _root(tmp_path / "other")
+    (root / "_system" / "cache" / "bodies.bin").write_bytes(_store(other).read_bytes())
+    with Repository(root) as repo:
+        assert sorted(repo.get(i).body.strip() for i in ids) == sorted(TEXTS)
+
+
+def test_an_entry_is_immutable_and_travels_whole(tmp_path):
+    root, ids = _root(tmp_path)
+    with Repository(root) as repo:
+        e = repo.get(ids[0])
+        with pytest.raises(AttributeError):
+            e.path = "elsewhere.md"  # type: ignore[misc]
+        copy = pickle.loads(pickle.dumps(e))
+        assert copy == e and copy.body == e.body and copy._body is not None
+        assert e.warn("careful").body == e.body and e.warn("careful").warnings == ("careful",)
+
+
+def test_compact_frontmatter_reads_as_the_dict_it_came_from():
+    meta = {"id": "X1", "title": "t", "created": "2026-01-01T00:00:00+00:00",
+            "updated": "2026-01-01T00:00:00+00:00", "tags": ["a", "b"], "value": 0.5, "links": ["[[x]]"],
+            "nested": {"k": [1, 2]}, "zero": -0.0}
+    pool = Pool()
+    m = compact(dict(meta), pool)
+    assert isinstance(m, Meta) and m == meta and meta == m and dict(m) == meta and {**m} == meta
+    assert m.get("tags") == ["a", "b"] and type(m["tags"]) is list and m.get("nope", 3) == 3
+    m["tags"].append("c")  # a list read from it is the reader's own
+    assert m["tags"] == ["a", "b"]
+    assert str(m["zero"]) == "-0.0" and list(m) == list(meta) and len(m) == len(meta)
+    with pytest.raises(TypeError):
+        m["title"] = "changed"  # type: ignore[index]
+    other = compact({**meta, "title": "u"}, pool)
+    assert other._at is m._at and other != m and other["tags"] is not m["tags"]
+    assert other._values[list(meta).index("tags")] is m._values[list(meta).index("tags")]  # shared
+    assert pickle.loads(pickle.dumps(m)) == meta
+    assert E.render(E.Entry(meta=m, body="x\n")) == E.render(E.Entry(meta=meta, body="x\n"))
+
+
+def test_a_warm_open_leaves_the_store_alone(tmp_path):
+    """Only a body the store could hold and does not brings a rewrite: a
+    person's note it never holds (CRLF line ends) does not, open after open."""
+    root, ids = _root(tmp_path)
+    (root / "windows-note.md").write_bytes(b"---\r\ntitle: crlf\r\n---\r\nwritten on windows\r\n")
+    Repository(root).close()
+    first = _store(root).stat()
+    with Repository(root) as repo:
+        assert "written on windows" in repo.get("windows-note").body
+        assert repo.get(ids[0])._body is None
+    again = _store(root).stat()
+    assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
