@@ -122,6 +122,10 @@ def main(argv=None) -> int:
         print(f"entries: {entries / 2**20:.1f} MB: the Entry objects and the dict "
               f"{(entries - sum(fields.values())) / 2**20:.1f}, "
               + ", ".join(f"{k} {v / 2**20:.1f}" for k, v in sorted(fields.items(), key=lambda x: -x[1])))
+        store = root / "_system" / "cache" / "bodies.bin"
+        held = sum(1 for e in view.entries.values() if getattr(e, "_body", "") is not None)
+        print(f"bodies in memory: {held:,} of {len(view)}; the body store on disk: "
+              f"{store.stat().st_size / 2**20 if store.exists() else 0:.1f} MB")
         for name in ("by_path", "by_name", "file_stats", "problems"):
             print(f"view.{name}: {deep(getattr(view, name), seen) / 2**20:.1f} MB beyond the above")
         if a.trace:

@@ -19,8 +19,13 @@ another process (every write is a new file renamed into place) leaves this
 process reading the one it opened. A cache: a missing, old or damaged file
 only means the bodies are kept in memory until the next snapshot.
 
+Records are in the order of the index's slots, as the snapshot's documents
+are, so that the open finds a note's record by its slot (and checks it by the
+version of the note's bytes) without a table of every version in memory.
+
 Format: ``MAGIC``, a little-endian u32 count, ``count`` records of (16-byte
-version, u64 start, u32 length, u32 CRC-32), then the texts (UTF-8).
+version, u64 start, u32 length, u32 CRC-32), then the texts (UTF-8). A slot
+without a body the store can hold has a record of zero length and no version.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import os
 import struct
 import zlib
 from pathlib import Path
-from typing import Any, Collection, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 from . import entry as E
 from .files import atomic_write
@@ -40,9 +45,15 @@ log = logging.getLogger("sediment")
 MAGIC = b"sediment-bodies 1\n"
 _RECORD = struct.Struct("<16sQII")
 _COUNT = struct.Struct("<I")
+_NONE = bytes(16)  # the version of a slot without a record
 
 # (os.pread: POSIX; elsewhere the bodies stay in memory)
 USABLE = hasattr(os, "pread")
+
+
+def _storable(e: Any) -> bool:
+    """A body a warm open takes from the note's bytes (an ``off`` is known)."""
+    return e._cache.get("off") is not None and len(e.version) == 16
 
 
 class Shelf:
@@ -68,50 +79,52 @@ class Shelf:
             self.loading = store
         return store
 
-    def find(self, version: str, length: int) -> int | None:
-        """Where the store being loaded keeps the body of this version, if it holds one of this many bytes."""
-        return self.loading.find(version, length) if self.loading is not None else None
+    def find(self, slot: int, version: str, length: int) -> int | None:
+        """Where the store being loaded keeps the body of the note in this
+        index slot, if it holds one of this version and this many bytes."""
+        return self.loading.find(slot, version, length) if self.loading is not None else None
 
     def done(self) -> None:
-        """The loading is over: let go of the table ``find`` used."""
+        """The loading is over: let go of the records ``find`` used."""
         if self.loading is not None:
-            self.loading.table = None
+            self.loading.records = None
             self.loading = None
-
-    def lacks(self, entries: Iterable[Any]) -> bool:
-        """Whether a body the store could hold is in memory (written by an
-        older version, or the store was deleted): then ``keep`` is due."""
-        return self.path is not None and any(e._body is not None and e._cache.get("off") is not None
-                                             and len(e.version) == 16 for e in entries)
-
-    def keep(self, entries: Collection[Any]) -> None:
-        """Write the entries' bodies to a new store, then let each entry the
-        store holds read its body from there (the text leaves memory).
-        Raises OSError if the store cannot be written."""
-        if self.path is None or not self.lacks(entries):
-            return
-        placed = write(self.path, entries)
-        if self.open() is None:
-            return
-        for e in entries:
-            if e.version in placed and e._cache.get("off") is not None:
-                length = len(e.body.encode("utf-8")) if e._body is not None else e._cache.at & 0xFFFFFFFF
-                at = self.find(e.version, length)
-                if at is not None:
-                    e.keep_body(self, at)
-        self.done()
 
     def read(self, entry: Any, at: int) -> str:
         return self.stores[at >> 128].read(entry, at)
 
+    def lacks(self, entries: Iterable[Any]) -> bool:
+        """Whether a body the store could hold is in memory (written by an
+        older version, or the store was deleted, or an edit): ``keep`` is due."""
+        return self.path is not None and any(e._body is not None and _storable(e) for e in entries)
+
+    def keep(self, keys: Sequence[str | None], entries: Mapping[str, Any]) -> None:
+        """Write a new store of the entries' bodies in the order of the
+        index's ``keys`` (its slots), then let each entry read its body from
+        there (the text leaves memory). Nothing to do when nothing ``lacks``.
+        Raises OSError if the store cannot be written."""
+        if self.path is None or not self.lacks(entries.values()):
+            return
+        order = [entries.get(k) if k is not None else None for k in keys]
+        write(self.path, order)
+        if self.open() is None:
+            return
+        for slot, e in enumerate(order):
+            if e is not None and _storable(e):
+                at = self.find(slot, e.version, len(e.body.encode("utf-8")) if e._body is not None else
+                               e._cache.at & 0xFFFFFFFF)
+                if at is not None:
+                    e.keep_body(self, at)
+        self.done()
+
 
 class Bodies:
     """One store, open for reading. ``find`` (while the view loads) says
-    where a version's body is; an entry then reads it through the shelf."""
+    where a slot's body is; an entry then reads it through the shelf."""
 
-    def __init__(self, fd: int, table: dict[bytes, int], root: Path, gen: int) -> None:
+    def __init__(self, fd: int, records: bytes, root: Path, gen: int) -> None:
         self._fd = fd
-        self.table: dict[bytes, int] | None = table  # version → at; let go once the view is loaded
+        self.records: bytes | None = records  # let go once the view is loaded
         self.root = root
         self.gen = gen
 
@@ -135,22 +148,23 @@ class Bodies:
             if len(head) < len(MAGIC) + _COUNT.size or not head.startswith(MAGIC):
                 raise ValueError("not a body store of this format")
             (n,) = _COUNT.unpack_from(head, len(MAGIC))
-            raw = os.pread(fd, n * _RECORD.size, len(head))
-            if len(raw) != n * _RECORD.size:
+            records = os.pread(fd, n * _RECORD.size, len(head))
+            if len(records) != n * _RECORD.size:
                 raise ValueError("a truncated body store")
-            table = {v: (gen << 128) | (start << 64) | (crc << 32) | length
-                     for v, start, length, crc in _RECORD.iter_unpack(raw)}
         except (OSError, ValueError, struct.error) as exc:
             log.debug("ignoring the body store: %s", exc)
             os.close(fd)
             return None
-        return cls(fd, table, root, gen)
+        return cls(fd, records, root, gen)
 
-    def find(self, version: str, length: int) -> int | None:
-        """Where the body of the note with this version is, if this store
-        holds it with this many bytes (UTF-8)."""
-        at = self.table.get(version.encode("ascii", "replace")) if self.table is not None else None
-        return at if at is not None and at & 0xFFFFFFFF == length else None
+    def find(self, slot: int, version: str, length: int) -> int | None:
+        records = self.records
+        if records is None or not 0 <= slot < len(records) // _RECORD.size:
+            return None
+        v, start, size, crc = _RECORD.unpack_from(records, slot * _RECORD.size)
+        if size != length or v != version.encode("ascii", "replace"):
+            return None
+        return (self.gen << 128) | (start << 64) | (crc << 32) | size
 
     def read(self, entry: Any, at: int) -> str:
         """The body kept for ``entry`` at ``at``: exactly the text it was indexed with."""
@@ -182,30 +196,15 @@ class Bodies:
             return ""
 
 
-def write(path: Path, entries: Iterable[Any]) -> set[str]:
-    """Write a store of these entries' bodies (those the index snapshot lets
-    a warm open take from the note's bytes: an ``off`` is known). Returns
-    the versions it holds: open it, and ``find`` them."""
-    kept: list[tuple[bytes, bytes]] = []
-    seen: dict[str, int] = {}
-    clash: set[str] = set()
-    for e in entries:
-        if e._cache.get("off") is None or len(e.version) != 16:
-            continue
-        data = e.body.encode("utf-8")
-        if e.version in seen:  # one file's bytes in two places: one record, if one text
-            if kept[seen[e.version]][1] != data:
-                clash.add(e.version)
-            continue
-        seen[e.version] = len(kept)
-        kept.append((e.version.encode("ascii"), data))
-    kept = [k for k in kept if k[0].decode("ascii") not in clash]
-    pos = len(MAGIC) + _COUNT.size + len(kept) * _RECORD.size
+def write(path: Path, order: Sequence[Any]) -> None:
+    """Write a store of these entries' bodies, one record per slot (an
+    entry, or None for a dead slot)."""
+    texts = [e.body.encode("utf-8") if e is not None and _storable(e) else b"" for e in order]
+    pos = len(MAGIC) + _COUNT.size + len(order) * _RECORD.size
     records = []
-    for version, data in kept:
+    for e, data in zip(order, texts):
+        version = e.version.encode("ascii") if e is not None and _storable(e) else _NONE
         records.append(_RECORD.pack(version, pos, len(data), zlib.crc32(data)))
         pos += len(data)
-    head = MAGIC + _COUNT.pack(len(kept))
     # a cache: losing it costs memory only
-    atomic_write(path, [head, b"".join(records), *(data for _, data in kept)], durable=False)
-    return set(seen) - clash
+    atomic_write(path, [MAGIC + _COUNT.pack(len(order)), b"".join(records), *texts], durable=False)

@@ -277,7 +277,7 @@ class View:
                 continue
             if "id" in meta:  # (a person's note may have none: its id is its path's)
                 meta["id"] = self.index.key_of[slot]  # (equal: checked above) one string, not two
-            at = self._shelf.find(version, len(data) - off)  # (its body in the body store: bodies.py)
+            at = self._shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
             entry = Entry(meta=meta, body=data[off:].decode("utf-8") if at is None else None, path=rel,
                           version=version, tz=self.tz, stored=(self._shelf, at))
             C.share_place(entry, pool)
@@ -313,7 +313,7 @@ class View:
         """Keep the bodies in the body store, out of memory, if any it could hold is not there (bodies.py)."""
         try:
             with contextlib.nullcontext() if locked else self._writer_lock.hold(self._lock_timeout):
-                self._shelf.keep(self.entries.values())
+                self._shelf.keep(self.index.key_of, self.entries)
         except (OSError, LockTimeout) as exc:  # a cache: the bodies stay in memory
             log.debug("could not write the body store: %s", exc)
 
