@@ -30,14 +30,15 @@ REBUILD = 2000  # more changed entries than this: rebuild rather than re-file
 
 
 def created_ts(e: Entry) -> float:
-    t = e._cache.get("created_ts")
-    if t is None:
+    try:
+        return e._cache.created_ts
+    except AttributeError:  # (not known yet)
         try:
             t = e.created.timestamp()
         except (ParseError, KeyError, OverflowError, ValueError):
             t = 0.0
-        e._cache["created_ts"] = t
-    return t
+        e._cache.created_ts = t
+        return t
 
 
 def eligible(e: Entry) -> bool:

@@ -14,6 +14,9 @@ import math
 from typing import Any, Iterator, Mapping, Protocol
 
 
+_new = object.__new__
+
+
 class Meta(Mapping[str, Any]):
     """Read-only frontmatter, as the view holds it for every note: the values
     in one tuple, the keys in a key → position map that every note written
@@ -102,11 +105,27 @@ def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
     at = pool.layouts.get(keys)
     if at is None:
         at = pool.layouts[keys] = {k: i for i, k in enumerate(keys)}
-    value = pool.value
-    values = [value(v) for v in meta.values()]
+    # (Pool.value, inlined: this runs for every note of a warm open)
+    text, numbers, lists, value = pool.text, pool.numbers, pool.lists, pool.value
+    values = []
+    for v in meta.values():
+        t = type(v)
+        if t is str:
+            if len(v) <= 40:
+                v = text.setdefault(v, v)
+        elif t is float:
+            if v:
+                v = numbers.setdefault(v, v)
+        elif t is list:
+            v = lists.get(tuple(v)) or value(v)  # (a list seen before: its shared tuple)
+        elif t is not int and t is not bool and v is not None:
+            v = value(v)
+        values.append(v)
     if "updated" in at and "created" in at and values[at["updated"]] == values[at["created"]]:
         values[at["updated"]] = values[at["created"]]  # never updated: one string for both
-    return Meta(at, tuple(values))
+    m = _new(Meta)  # (no __init__ call: this runs for every note of a warm open)
+    m._at, m._values = at, tuple(values)
+    return m
 
 
 class Cache:
@@ -119,9 +138,17 @@ class Cache:
 
     __slots__ = ("id", "ref", "layer", "room", "name", "tags", "tag_set", "links", "clock", "warning", "off",
                  "plain", "created_ts", "stored", "at", "more")
+    # (each set once; until then reading one raises AttributeError, as a missing key would KeyError)
+    id: str
+    ref: bool
     layer: str
     room: str
     name: str
+    tags: tuple[str, ...]
+    tag_set: frozenset[str]
+    off: int | None
+    plain: bool
+    created_ts: float
     stored: Stored  # with ``at``: where the body is kept (Entry.keep_body)
     at: int
     more: dict[str, Any]

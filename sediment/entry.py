@@ -137,8 +137,16 @@ class Entry:
 
     def compact(self, pool: Pool) -> None:
         """(The view) keep the frontmatter as ``compact.Meta``, sharing what
-        ``pool`` holds: the same mapping, in less memory, read-only."""
-        object.__setattr__(self, "meta", compact_meta(self.meta, pool))
+        ``pool`` holds: the same mapping, in less memory, read-only; and
+        derive the id and place now."""
+        meta = compact_meta(self.meta, pool)
+        object.__setattr__(self, "meta", meta)
+        c = self._cache  # (what every reader asks first, known now: no lookup misses later)
+        c.ref = ref = bool(self.path) and not in_layer(self.path)
+        if self.path:  # (layer and room: one string each for the whole root)
+            layer, room, c.name = split_path(self.path)
+            c.layer, c.room = pool.text.setdefault(layer, layer), pool.text.setdefault(room, room)
+        c.id = id_of(meta, self.path) if ref or "id" not in meta else meta["id"]
 
     def keep_body(self, store: Stored, at: int) -> None:
         """(The view) the body is now kept by ``store`` at ``at``: the text
@@ -150,20 +158,20 @@ class Entry:
     # --- identity and place
     @property
     def id(self) -> str:
-        if not self.reference:
-            return self.meta["id"]
-        i = self._cache.get("id")
-        if i is None:
-            i = self._cache["id"] = id_of(self.meta, self.path)
-        return i
+        try:
+            return self._cache.id
+        except AttributeError:  # (the slots of the cache are read directly: this is called often)
+            i = self._cache.id = self.meta["id"] if not self.reference else id_of(self.meta, self.path)
+            return i
     @property
     def reference(self) -> bool:
         """A person's note (outside the layer folders): searchable and
         linkable, never moved, decayed or written by sediment."""
-        r = self._cache.get("ref")
-        if r is None:
-            r = self._cache["ref"] = bool(self.path) and not in_layer(self.path)
-        return r
+        try:
+            return self._cache.ref
+        except AttributeError:
+            r = self._cache.ref = bool(self.path) and not in_layer(self.path)
+            return r
     @property
     def title(self) -> str:
         """The ``title`` property, else the file name (Obsidian's title)."""
@@ -225,18 +233,20 @@ class Entry:
     @property
     def tags(self) -> tuple[str, ...]:
         """The ``tags`` property, then inline ``#tags`` of the body, as written (no ``#``)."""
-        t = self._cache.get("tags")
-        if t is None:
-            t = self._cache["tags"] = tuple(dict.fromkeys(
+        try:
+            return self._cache.tags
+        except AttributeError:
+            t = self._cache.tags = tuple(dict.fromkeys(
                 [*O.property_tags(self.meta.get("tags")), *O.inline_tags(self.body)]))
         return t
     @property
     def tag_set(self) -> frozenset[str]:
         """The tags and every tag they are nested under (``a/b`` is also ``a``)."""
-        t = self._cache.get("tag_set")
-        if t is None:
-            t = self._cache["tag_set"] = O.tag_closure(self.tags)
-        return t
+        try:
+            return self._cache.tag_set
+        except AttributeError:
+            t = self._cache.tag_set = O.tag_closure(self.tags)
+            return t
     @property
     def value(self) -> float:
         v = self.meta.get("value")

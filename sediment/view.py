@@ -253,7 +253,6 @@ class View:
         """load_all's walk over the files: the snapshot's slots it could keep."""
         matched: set[int] = set()
         root = str(self.root)
-        pool: dict[Any, Any] = {}  # one object for each repeated value of the notes' frontmatter
         for rel, st in files:
             tick()
             if self.index.delta_terms > FOLD_TERMS:
@@ -280,9 +279,7 @@ class View:
             at = self._shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
             entry = Entry(meta=meta, body=data[off:].decode("utf-8") if at is None else None, path=rel,
                           version=version, tz=self.tz, stored=(self._shelf, at))
-            C.share_place(entry, pool)
-            entry._cache["off"] = off
-            entry._cache["plain"] = True
+            entry._cache.off, entry._cache.plain = off, True
             self.file_stats[rel] = C.stamp(st)
             self._register(entry)
             matched.add(slot)
