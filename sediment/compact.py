@@ -85,7 +85,7 @@ class Pool:
             return self.text.setdefault(v, v) if len(v) <= 40 else v
         if t is float:
             # (0.0 stays itself: -0.0 equals it but is written differently)
-            return self.numbers.setdefault(v, v) if v else v
+            return self.numbers.setdefault(v, v) if v and v == v else v
         if t is list:
             # a list of short text (tags, the kind of list that repeats) is kept
             # as one shared tuple, and read back as a new list (YAML and JSON
@@ -114,10 +114,13 @@ def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
             if len(v) <= 40:
                 v = text.setdefault(v, v)
         elif t is float:
-            if v:
+            if v and v == v:  # (see Pool.value; NaN equals nothing: never shared)
                 v = numbers.setdefault(v, v)
         elif t is list:
-            v = lists.get(tuple(v)) or value(v)  # (a list seen before: its shared tuple)
+            try:
+                v = lists.get(tuple(v)) or value(v)  # (a list seen before: its shared tuple)
+            except TypeError:  # (it holds a list or a mapping: kept as it is)
+                pass
         elif t is not int and t is not bool and v is not None:
             v = value(v)
         values.append(v)
@@ -126,6 +129,47 @@ def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
     m = _new(Meta)  # (no __init__ call: this runs for every note of a warm open)
     m._at, m._values = at, tuple(values)
     return m
+
+
+class Named(Mapping[str, tuple[str, ...]]):
+    """Name → the ids of the notes of that name (the view's ``by_name``).
+    Reads as a dict of tuples; holds one note's id itself, not a tuple of
+    one (more than one only where a person named notes alike by hand)."""
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: dict[str, str | tuple[str, ...]] = {}
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        v = self._ids[name]
+        return (v,) if type(v) is str else v  # type: ignore[return-value]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        v = self._ids.get(name)
+        return default if v is None else (v,) if type(v) is str else v
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(self, name: str, eid: str) -> None:
+        had = self._ids.get(name)
+        self._ids[name] = eid if had is None else (*((had,) if type(had) is str else had), eid)
+
+    def discard(self, name: str, eid: str) -> None:
+        left = tuple(i for i in self.get(name, ()) if i != eid)
+        if len(left) > 1:
+            self._ids[name] = left
+        elif left:
+            self._ids[name] = left[0]
+        else:
+            self._ids.pop(name, None)
 
 
 class Cache:

@@ -43,7 +43,7 @@ from . import entry as E
 from . import obsidian as O
 from . import search as S
 from . import tokenize as T
-from .compact import Pool
+from .compact import Named, Pool
 from .entry import Entry
 from .errors import Ambiguous, LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
@@ -86,7 +86,7 @@ class View:
         self.ready = False  # loaded: from now on writers sync before writing
         self.entries: dict[str, Entry] = {}
         self.by_path: dict[str, str] = {}
-        self.by_name: dict[str, tuple[str, ...]] = {}  # name → ids (more than one only by hand)
+        self.by_name = Named()  # name → ids (more than one only by hand)
         self._names: O.Names | None = None  # what [[links]] may name (see names)
         self.rules = Rules(own=own)  # what the vault's settings leave out; own: MAP.md, sources/
         self.problems: dict[str, Problem] = {}
@@ -401,11 +401,7 @@ class View:
         if old is not None:
             if self._by_text is not None:
                 self._by_text.get(text_key(old.text), set()).discard(eid)
-            ids = tuple(i for i in self.by_name.get(old.name, ()) if i != eid)  # (a tuple: less memory)
-            if ids:
-                self.by_name[old.name] = ids
-            else:
-                self.by_name.pop(old.name, None)
+            self.by_name.discard(old.name, eid)
             if self._names is not None:
                 self._names.remove(eid, old.name, old.aliases)
         # the terms it was indexed with, so document frequencies stay exact
@@ -418,7 +414,7 @@ class View:
             self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
         self.entries[entry.id] = entry
         self.by_path[entry.path] = entry.id
-        self.by_name[entry.name] = (*self.by_name.get(entry.name, ()), entry.id)
+        self.by_name.add(entry.name, entry.id)
         if self._names is not None:
             self._names.add(entry.id, entry.path, entry.name, entry.aliases)
         if entry.reference:

@@ -159,3 +159,17 @@ def test_a_warm_open_leaves_the_store_alone(tmp_path):
         assert repo.get(ids[0])._body is None
     again = _store(root).stat()
     assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
+
+
+def test_compact_frontmatter_keeps_what_a_person_may_type():
+    """Lists of lists, mappings, NaN, empty lists, dates: kept as they were."""
+    import datetime as dt
+    import math
+    pool = Pool()
+    meta = {"aliases": [["x"]], "nested": [{"a": 1}], "empty": [], "n": float("nan"), "when": dt.date(2026, 3, 1),
+            "flag": True, "one": 1, "none": None}
+    for _ in range(2):
+        m = compact(dict(meta), pool)
+        assert {k: v for k, v in m.items() if k != "n"} == {k: v for k, v in meta.items() if k != "n"}
+        assert math.isnan(m["n"]) and m["empty"] == [] and m["flag"] is True and m["one"] == 1
+    assert len(pool.numbers) == 0
