@@ -428,6 +428,8 @@ class View:
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
                        S.flags(entry))
         self.dirty = True
+        if self.ready and self.save_snapshots and "erased" in entry.meta:
+            self._save_bodies()  # (the erased text leaves the body store now, not at the next snapshot)
 
     # ------------------------------------------------------------------ keeping current
 

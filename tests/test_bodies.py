@@ -173,3 +173,12 @@ def test_compact_frontmatter_keeps_what_a_person_may_type():
         assert {k: v for k, v in m.items() if k != "n"} == {k: v for k, v in meta.items() if k != "n"}
         assert math.isnan(m["n"]) and m["empty"] == [] and m["flag"] is True and m["one"] == 1
     assert len(pool.numbers) == 0
+
+
+def test_an_erased_text_leaves_the_body_store_at_once(tmp_path):
+    root, ids = _root(tmp_path)
+    with Repository(root) as repo:
+        assert "PKCE".encode() in _store(root).read_bytes()
+        repo.purge(ids[1], confirm=True, erase=True)
+        assert "PKCE".encode() not in _store(root).read_bytes()
+        assert repo.get(ids[0]).body.strip() == TEXTS[0]
