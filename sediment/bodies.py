@@ -30,6 +30,7 @@ without a body the store can hold has a record of zero length and no version.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -38,7 +39,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import entry as E
-from .files import atomic_write
+from .errors import LockTimeout
+from .files import WriterLock, atomic_write
 
 log = logging.getLogger("sediment")
 
@@ -99,6 +101,20 @@ class Shelf:
         """Whether a body the store could hold is in memory (written by an
         older version, or the store was deleted, or an edit): ``keep`` is due."""
         return self.path is not None and any(e._body is not None and _storable(e) for e in entries)
+
+    def save(self, keys: Sequence[str | None], entries: Mapping[str, Any], lock: WriterLock | None = None,
+             timeout: float = 0.0) -> None:
+        """``keep``, if a body it could hold is not there, holding the writer
+        ``lock`` (so that recovery may sweep any temp file it finds) unless
+        the caller holds it already (None). A cache: a store that cannot be
+        written leaves the bodies in memory."""
+        if not self.lacks(entries.values()):
+            return
+        try:
+            with lock.hold(timeout) if lock is not None else contextlib.nullcontext():
+                self.keep(keys, entries)
+        except (OSError, LockTimeout) as exc:
+            log.debug("could not write the body store: %s", exc)
 
     def keep(self, keys: Sequence[str | None], entries: Mapping[str, Any]) -> None:
         """Write a new store of the entries' bodies in the order of the

@@ -348,12 +348,15 @@ def one_line(s: Any, limit: int = 300) -> str:
 # ---------------------------------------------------------------------------
 # parse and render
 
-def snapshot_meta(e: Entry, plain: bool) -> dict[str, Any] | None:
+def snapshot_meta(e: Entry) -> dict[str, Any] | None:
     """What the index snapshot keeps of a note's frontmatter: None (parse it
     again on open) when JSON cannot keep it, or when reading it found a
     problem ``check`` must see again."""
     if e._cache.get("warning"):
         return None
+    plain = e._cache.get("plain")
+    if plain is None:  # (known from the parse; else found once)
+        plain = e._cache["plain"] = is_plain(e.meta)
     return dict(e.meta) if plain else freeze(e.meta)
 
 

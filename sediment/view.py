@@ -35,7 +35,7 @@ import struct
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from . import bodies as B
 from . import coldopen as C
@@ -51,6 +51,7 @@ from .index import DocTerms, Index
 from .journal import Feed
 from .progress import Progress, Ticker
 from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
+from .renames import Renames
 from .vault import FileTimes, Rules, load_rules, walk as walk_notes
 
 log = logging.getLogger("sediment")
@@ -94,13 +95,12 @@ class View:
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
         self.index = Index()
         self.dirty = False  # changed since the snapshot was written
-        # normalised main text → ids, built on first use (duplicate detection),
-        # then kept current with the view
-        self._by_text: dict[str, set[str]] | None = None
-        # what the entries' frontmatter shares (one key map per layout, one
-        # object per repeated short value): see Entry.compact
-        self._pool = Pool()
+        self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use
+        self._pool = Pool()  # what the entries' frontmatter shares (see Entry.compact)
         self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
+        # a person's notes renamed by hand: ``on_renamed`` hears (old id, new id)
+        self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None
+        self._renames = Renames()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -237,16 +237,21 @@ class View:
         finally:
             if parsed is not None:
                 parsed.close()  # stops the pool
+        for rel, (slot, doc) in snap.items() if len(matched) != len(snap) else ():
+            key = self.index.key_of[slot]
+            if slot not in matched and key is not None and key not in self.entries:
+                self._renames.left(key, rel, doc[1])  # (gone from the snapshot's path)
         for slot, key in enumerate(list(self.index.key_of)):
             if key is not None and slot not in matched and self.entries.get(key) is None:
                 self.index.remove(key, None)  # its body is gone: compacted below
+        self._follow_renames()
         if not self.index.exact:
             self.index.compact()
         self._shelf.done()
         if self.dirty or len(matched) != len(snap):
             self.save_snapshot()
-        elif self.save_snapshots and self._shelf.lacks(self.entries.values()):
-            self._save_bodies()  # (a snapshot without its bodies: an older version wrote it)
+        elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
+            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, self._lock_timeout)
 
     def _load_files(self, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, list[Any]]],
                     parsed: Iterator[C.Outcome] | None, tick: Ticker) -> set[int]:
@@ -288,31 +293,18 @@ class View:
     def save_snapshot(self) -> None:
         if not self.save_snapshots or self.snapshot_path is None:
             return
-        docs = {}
-        for eid, e in self.entries.items():
-            plain = e._cache.get("plain")
-            if plain is None:
-                plain = e._cache["plain"] = E.is_plain(e.meta)
-            docs[eid] = [e.path, e.version, E.snapshot_meta(e, plain), e._cache.get("off")]
+        docs = {eid: [e.path, e.version, E.snapshot_meta(e), e._cache.get("off")] for eid, e in self.entries.items()}
         try:
             data = self.index.snapshot(docs, self.tokenizer.fingerprint())
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
-                self._save_bodies(locked=True)
+                self._shelf.save(self.index.key_of, self.entries)  # (the bodies, out of memory: bodies.py)
             self.dirty = False
         except (OSError, LockTimeout, TypeError, ValueError) as exc:
             # a cache: failing to write it costs the next open time, nothing else
             log.debug("could not write the index snapshot: %s", exc)
-
-    def _save_bodies(self, locked: bool = False) -> None:
-        """Keep the bodies in the body store, out of memory, if any it could hold is not there (bodies.py)."""
-        try:
-            with contextlib.nullcontext() if locked else self._writer_lock.hold(self._lock_timeout):
-                self._shelf.keep(self.index.key_of, self.entries)
-        except (OSError, LockTimeout) as exc:  # a cache: the bodies stay in memory
-            log.debug("could not write the body store: %s", exc)
 
     def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
                   outcome: C.Outcome | None = None) -> None:
@@ -361,6 +353,7 @@ class View:
         if off is not None:
             entry._cache["off"] = off
         self._add(entry, terms)
+        self._renames.came(entry.id, rel, entry.version)
 
     def load_known(self, entry: Entry) -> None:
         """Put an entry we just wrote into the view without reading it back."""
@@ -399,6 +392,7 @@ class View:
             return
         old = self.entries.pop(eid, None)
         if old is not None:
+            self._renames.left(eid, rel, old.version)
             if self._by_text is not None:
                 self._by_text.get(text_key(old.text), set()).discard(eid)
             self.by_name.discard(old.name, eid)
@@ -428,8 +422,8 @@ class View:
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
                        S.flags(entry))
         self.dirty = True
-        if self.ready and self.save_snapshots and "erased" in entry.meta:
-            self._save_bodies()  # (the erased text leaves the body store now, not at the next snapshot)
+        if self.ready and self.save_snapshots and "erased" in entry.meta:  # (its text leaves the body store now)
+            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, self._lock_timeout)
 
     # ------------------------------------------------------------------ keeping current
 
@@ -468,6 +462,7 @@ class View:
                     continue  # our own write, or a touch that changed nothing
                 self.load_file(rel, st)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
+            self._follow_renames()
         return out
 
     def refresh(self) -> dict[str, int]:
@@ -492,4 +487,10 @@ class View:
             for rel, prob in list(self.problems.items()):
                 if prob.code == "duplicate_id":
                     self.load_file(rel)
+            self._follow_renames()
             return {"added": added, "changed": changed, "removed": len(gone)}
+
+    def _follow_renames(self) -> None:
+        pairs = self._renames.pairs()
+        if pairs and self.on_renamed is not None:
+            self.on_renamed(pairs)
