@@ -126,8 +126,8 @@ def main(argv=None) -> int:
         held = sum(1 for e in view.entries.values() if getattr(e, "_body", "") is not None)
         print(f"bodies in memory: {held:,} of {len(view)}; the body store on disk: "
               f"{store.stat().st_size / 2**20 if store.exists() else 0:.1f} MB")
-        for name in ("by_path", "by_name", "file_stats", "problems"):
-            print(f"view.{name}: {deep(getattr(view, name), seen) / 2**20:.1f} MB beyond the above")
+        for name in ("by_path", "by_name", "file_stats", "problems", "_pool"):
+            print(f"view.{name}: {deep(getattr(view, name, None), seen) / 2**20:.1f} MB beyond the above")
         if a.trace:
             by: dict[str, int] = {}
             for st in tracemalloc.take_snapshot().statistics("filename"):

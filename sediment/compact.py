@@ -73,7 +73,8 @@ class Pool:
     __slots__ = ("layouts", "text", "numbers", "lists")
 
     def __init__(self) -> None:
-        self.layouts: dict[tuple[str, ...], dict[str, int]] = {}
+        # keys → (key → position, the positions worth sharing, updated's, created's)
+        self.layouts: dict[tuple[str, ...], tuple[dict[str, int], tuple[int, ...], int, int]] = {}
         self.text: dict[str, str] = {}
         self.numbers: dict[float, float] = {}
         self.lists: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -97,35 +98,42 @@ class Pool:
         return v
 
 
+# fields whose value is one of a kind for each note: never worth a place in the
+# pool (it would hold one entry a note); ``updated`` is the same string as
+# ``created`` until a note is changed
+_OWN = frozenset(("id", "title", "created", "updated", "reason"))
+
+
 def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
     """``meta`` as the view keeps it (see ``Meta``), sharing what ``pool`` holds."""
     if isinstance(meta, Meta):
         return meta
     keys = tuple(meta)
-    at = pool.layouts.get(keys)
-    if at is None:
-        at = pool.layouts[keys] = {k: i for i, k in enumerate(keys)}
+    layout = pool.layouts.get(keys)
+    if layout is None:
+        at = {k: i for i, k in enumerate(keys)}
+        layout = pool.layouts[keys] = (at, tuple(i for i, k in enumerate(keys) if k not in _OWN),
+                                       at.get("updated", -1), at.get("created", -1))
+    at, shared, iu, ic = layout
     # (Pool.value, inlined: this runs for every note of a warm open)
     text, numbers, lists, value = pool.text, pool.numbers, pool.lists, pool.value
-    values = []
-    for v in meta.values():
+    values = list(meta.values())
+    for i in shared:
+        v = values[i]
         t = type(v)
         if t is str:
             if len(v) <= 40:
-                v = text.setdefault(v, v)
+                values[i] = text.setdefault(v, v)
         elif t is float:
             if v and v == v:  # (see Pool.value; NaN equals nothing: never shared)
-                v = numbers.setdefault(v, v)
+                values[i] = numbers.setdefault(v, v)
         elif t is list:
             try:
-                v = lists.get(tuple(v)) or value(v)  # (a list seen before: its shared tuple)
+                values[i] = lists.get(tuple(v)) or value(v)  # (a list seen before: its shared tuple)
             except TypeError:  # (it holds a list or a mapping: kept as it is)
                 pass
-        elif t is not int and t is not bool and v is not None:
-            v = value(v)
-        values.append(v)
-    if "updated" in at and "created" in at and values[at["updated"]] == values[at["created"]]:
-        values[at["updated"]] = values[at["created"]]  # never updated: one string for both
+    if iu >= 0 and ic >= 0 and values[iu] == values[ic]:
+        values[iu] = values[ic]  # never updated: one string for both
     m = _new(Meta)  # (no __init__ call: this runs for every note of a warm open)
     m._at, m._values = at, tuple(values)
     return m
