@@ -21,8 +21,9 @@ import struct
 import sys
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
+from . import bulk
 from . import feedback as F
 from .postings import NO_SLOT, Postings, Vocab
 from .rank import Lane, Ranking, best, rrf
@@ -64,6 +65,29 @@ class DocTerms:
         return DocTerms(words, bigrams)
 
 
+class Batch:
+    """Documents' postings made ready for the index elsewhere (a worker
+    process of a cold open), all lanes: each is indexed by ``Index.put`` of
+    ``Pending(batch, i)`` and merged into the base in bulk (``settle``)."""
+
+    __slots__ = ("words", "bigrams")
+
+    def __init__(self, docs: Sequence[DocTerms | None], first: int = 0) -> None:
+        """``first``: the slot the first document is expected to get (a guess
+        that saves the merge renumbering when it holds)."""
+        self.words = bulk.Part.build([d.words if d else None for d in docs], vectors=True, first=first)
+        self.bigrams = bulk.Part.build([d.bigrams if d else None for d in docs], first=first)
+
+    def __len__(self) -> int:
+        return len(self.words.lengths)
+
+
+class Pending(NamedTuple):
+    """The ``i``-th document of a batch, as ``Index.put`` takes it."""
+    batch: Batch
+    i: int
+
+
 @dataclass
 class Hit:
     key: str
@@ -97,6 +121,9 @@ class Index:
         self.flags = bytearray()
         self._dead = 0
         self.exact = True  # document frequencies count live documents only
+        # batches put but not merged yet, each with its documents' slots
+        # (NO_SLOT: not put); from the first one on, every put joins them
+        self._batches: list[tuple[Batch, array]] = []
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -108,25 +135,51 @@ class Index:
     def dead(self) -> int:
         return self._dead
 
-    def put(self, key: str, terms: DocTerms, flags: int = 0) -> int:
+    def put(self, key: str, terms: DocTerms | Pending, flags: int = 0) -> int:
         """Index a document (the key must not be indexed already). ``flags``
         (bits 0–6) let a search skip groups of documents cheaply (see
-        ``search(exclude=...)``)."""
+        ``search(exclude=...)``). A ``Pending`` document's postings are merged
+        in bulk, with the rest of its batch, on the index's next read."""
         if key in self.slot_of:
             self.remove(key, None)
         slot = len(self.key_of)
         self.key_of.append(key)
         self.flags.append(ALIVE | (flags & 0x7F))
         self.slot_of[key] = slot
-        self.words.add(slot, terms.words)
-        self.bigrams.add(slot, terms.bigrams)
+        if not isinstance(terms, Pending) and not self._batches:
+            self.words.add(slot, terms.words)
+            self.bigrams.add(slot, terms.bigrams)
+            return slot
+        # (once batches are waiting, a document of its own joins them as a
+        # batch of one: a merge needs the slots of what it merges ascending)
+        batch, i = terms if isinstance(terms, Pending) else (Batch([terms], slot), 0)
+        if not self._batches or self._batches[-1][0] is not batch:
+            self._batches.append((batch, array("I", [NO_SLOT]) * len(batch)))
+        self._batches[-1][1][i] = slot
+        self.words.count(slot, batch.words.lengths[i])
+        self.bigrams.count(slot, batch.bigrams.lengths[i])
         return slot
+
+    def settle(self) -> None:
+        """Merge the batches put so far into the base (every read of the
+        index does this first)."""
+        if not self._batches:
+            return
+        batches, self._batches = self._batches, []
+        words = [(b.words, m) for b, m in batches]
+        bigrams = [(b.bigrams, m) for b, m in batches]
+        del batches
+        bulk.merge(self.words, words)
+        del words
+        bulk.merge(self.bigrams, bigrams)
 
     def remove(self, key: str, terms: DocTerms | None) -> None:
         """Drop a document. ``terms`` should be what it was indexed with (the
         owner re-derives them: the index keeps the words' term vectors but not
         the bigrams'); without them bigram document frequencies are off until
         ``compact``."""
+        if terms is None and self._batches:
+            self.settle()  # (the words' term vectors tell what it had)
         slot = self.slot_of.pop(key, None)
         if slot is None:
             return
@@ -148,6 +201,7 @@ class Index:
 
     def compact(self) -> None:
         """Drop dead slots and fold the deltas into the base."""
+        self.settle()
         remap = array("I", [NO_SLOT]) * len(self.key_of)
         keys: list[str | None] = []
         for s, k in enumerate(self.key_of):
@@ -168,8 +222,10 @@ class Index:
         """Fold what was indexed since the last snapshot into the compact base.
         A bulk load calls this now and then: a delta of a million small arrays
         costs several times the memory of the same postings in the base."""
-        self.words.rebuild(None)
-        self.bigrams.rebuild(None)
+        self.settle()
+        for lane in (self.words, self.bigrams):
+            if lane.delta or lane.vec_delta:  # (nothing to fold: a copy of the base for nothing)
+                lane.rebuild(None)
 
     @property
     def delta_terms(self) -> int:
@@ -270,6 +326,7 @@ class Index:
         all of the first ``limit`` (``_keep_direct``).
         ``prune=False`` scores every posting (the same results, slower: for
         tests and benchmarks)."""
+        self.settle()
         table = _MASKS.get(exclude)
         if table is None:
             table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
@@ -320,6 +377,7 @@ class Index:
     # -------------------------------------------------------------- reading
 
     def _lane(self, lane: str) -> Postings:
+        self.settle()
         if lane not in ("words", "bigrams"):
             raise ValueError(f"no lane {lane!r} (words or bigrams)")
         return self.words if lane == "words" else self.bigrams

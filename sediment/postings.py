@@ -123,14 +123,18 @@ class Postings:
                 p = delta[t] = (array("I"), array("H"))
             p[0].append(slot)
             p[1].append(tf if tf < 65535 else 65535)
-        length = sum(terms.values())
+        self.count(slot, sum(terms.values()))
+        if self.vectors:  # the terms only (frequencies are in the postings): a tuple is a
+            self.vec_delta[slot] = tuple(terms)  # fifth of a dict, and a cold open holds 100k
+
+    def count(self, slot: int, length: int) -> None:
+        """A document's length, in the BM25 statistics (its postings are
+        added apart: ``add``, or in bulk)."""
         if len(self.lengths) <= slot:
             self.lengths.extend([0] * (slot + 1 - len(self.lengths)))
         self.lengths[slot] = length
         self.total_len += length
         self.live += 1
-        if self.vectors:  # the terms only (frequencies are in the postings): a tuple is a
-            self.vec_delta[slot] = tuple(terms)  # fifth of a dict, and a cold open holds 100k
 
     def remove(self, slot: int, terms: Iterable[str] | None) -> None:
         """Mark a slot's postings dead. Without ``terms``, a lane with term

@@ -45,7 +45,7 @@ from . import tokenize as T
 from .entry import Entry
 from .errors import Ambiguous, LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
-from .index import DocTerms, Index
+from .index import DocTerms, Index, Pending
 from .journal import Feed
 from .progress import Progress, Ticker
 from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
@@ -224,12 +224,13 @@ class View:
         fresh = [rel for rel, _ in files if rel not in snap or snap[rel][1][2] is None]
         workers = C.pool_size(len(fresh), self.open_processes)
         parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
-                          tok=self.tokenizer, workers=workers) if workers else None
+                          tok=self.tokenizer, workers=workers, first=len(self.index.key_of)) if workers else None
         try:
             matched = self._load_files(files, snap, parsed, tick)
         finally:
             if parsed is not None:
                 parsed.close()  # stops the pool
+        self.index.settle()  # the workers' postings merged, in one pass
         for slot, key in enumerate(list(self.index.key_of)):
             if key is not None and slot not in matched and self.entries.get(key) is None:
                 self.index.remove(key, None)  # its body is gone: compacted below
@@ -408,7 +409,7 @@ class View:
                 self.problems[entry.path] = Problem(entry.path, entry._cache["warning"], severity="warning",
                                                     code="properties")
 
-    def _add(self, entry: Entry, terms: DocTerms | None = None) -> None:
+    def _add(self, entry: Entry, terms: DocTerms | Pending | None = None) -> None:
         self._register(entry)
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
                        S.flags(entry))
