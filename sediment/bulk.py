@@ -112,6 +112,15 @@ class Part:
         return array("I", map(slots.__getitem__, map(operator.sub, self.docs, repeat(self.first, len(self.docs)))))
 
 
+def own(a: array | memoryview, code: str) -> array:
+    """An array of its own for one that may be a view of a snapshot's bytes."""
+    if isinstance(a, array):
+        return a
+    out = array(code)
+    out.frombytes(a.cast("B"))
+    return out
+
+
 def vocab(terms: list[str]) -> Vocab:
     """``Vocab.from_sorted`` without a Python step per term."""
     starts = array("I", [0])
@@ -136,7 +145,7 @@ def merge(lane: Postings, parts: Sequence[tuple[Part, array]]) -> None:
     rank = dict(zip(terms, range(len(terms))))
     # (ids of each source's terms in the merged vocabulary, its offsets, slots, tfs)
     sources: list[tuple[list[int], array, array, array]] = [
-        (list(map(rank.__getitem__, lists[0])), lane.base_offsets, lane.base_slots, lane.base_tfs)]
+        (list(map(rank.__getitem__, lists[0])), lane.base_offsets, own(lane.base_slots, "I"), own(lane.base_tfs, "H"))]
     for (p, m), names in zip(parts, lists[1:]):
         sources.append((list(map(rank.__getitem__, names)), p.offsets, p.slots(m), p.tfs))
     del lists, rank

@@ -16,12 +16,13 @@ slots (amortised O(1) per change) and whenever the base is rebuilt.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import struct
 import sys
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from . import bulk
 from . import feedback as F
@@ -260,41 +261,73 @@ class Index:
         return [_MAGIC, digest.digest(), *chunks]
 
     @classmethod
-    def restore(cls, data: bytes, fingerprint: str = "") -> tuple["Index", list[Any]]:
-        """The index and the per-key docs from ``snapshot`` bytes. Raises
-        ``ValueError`` for anything damaged or from another format."""
-        if not data.startswith(_MAGIC):
+    def restore(cls, data: bytes | BinaryIO, fingerprint: str = "") -> tuple["Index", list[Any]]:
+        """The index and the per-key docs from ``snapshot`` bytes, or a file
+        open on them. Raises ``ValueError`` for anything damaged or from
+        another format.
+
+        The lanes' arrays are not copied out of what is read: each lane's
+        bytes are read into one buffer and its arrays are views of it (a
+        warm open of 100k memories saves a copy of a few hundred MB, and the
+        time to make it); a lane rebuilt later lets its buffer go."""
+        fh: Any = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data  # (readinto: not in BinaryIO)
+        if fh.read(len(_MAGIC)) != _MAGIC:
             raise ValueError("not a sediment index snapshot")
-        view = memoryview(data)  # slices of a view copy nothing: the snapshot may be 100s of MB
-        digest, body = view[len(_MAGIC):len(_MAGIC) + 32], view[len(_MAGIC) + 32:]
-        if hashlib.sha256(body).digest() != digest:
-            raise ValueError("snapshot checksum mismatch")
+        digest = fh.read(32)
         n = 2 + sum(len(a) for a in _LANE_ARRAYS.values())
-        sizes = struct.unpack_from(f"<{n}Q", body)
-        pos = 8 * n
-        head = json.loads(bytes(body[pos:pos + sizes[0]]))
-        pos += sizes[0]
+        raw = fh.read(8 * n)
+        if len(raw) != 8 * n:
+            raise ValueError("snapshot is truncated")
+        sizes = struct.unpack(f"<{n}Q", raw)
+        here = fh.tell()
+        if fh.seek(0, io.SEEK_END) - here != sum(sizes):
+            raise ValueError("snapshot is truncated")
+        fh.seek(here)
+        check = hashlib.sha256(raw)
+        head_bytes = fh.read(sizes[0])
+        flags = bytearray(fh.read(sizes[1]))
+        check.update(head_bytes)
+        check.update(flags)
+        bufs = []
+        k = 2
+        for arrays in _LANE_ARRAYS.values():  # one buffer per lane
+            buf = bytearray(sum(sizes[k:k + len(arrays)]))
+            if fh.readinto(buf) != len(buf):
+                raise ValueError("snapshot is truncated")
+            check.update(buf)
+            bufs.append(buf)
+            k += len(arrays)
+        if check.digest() != digest:
+            raise ValueError("snapshot checksum mismatch")
+        head = json.loads(head_bytes)
+        del head_bytes
         if head.get("format") != SNAPSHOT_FORMAT or head.get("byteorder") != sys.byteorder:
             raise ValueError("snapshot of another format")
         if head.get("fingerprint") != fingerprint:
             raise ValueError("snapshot made by another version of the tokenizer or parser")
         idx = cls()
         keys = head["keys"]
-        idx.flags = bytearray(body[pos:pos + sizes[1]])
-        pos += sizes[1]
+        idx.flags = flags
         if len(idx.flags) != len(keys):
             raise ValueError("snapshot flags are inconsistent")
         k = 2
-        for name, lane in (("words", idx.words), ("bigrams", idx.bigrams)):
+        for (name, lane), buf in zip((("words", idx.words), ("bigrams", idx.bigrams)), bufs):
             meta = head[name]
-            starts = array("I")
+            view, pos = memoryview(buf), 0
+            got: dict[str, Any] = {}
             for attr in _LANE_ARRAYS[name]:
-                a = starts if attr == "starts" else array(_TYPECODE.get(attr, "I"))
-                a.frombytes(body[pos:pos + sizes[k]])
+                code = _TYPECODE.get(attr, "I")
+                if sizes[k] % array(code).itemsize:
+                    raise ValueError("snapshot lane is inconsistent")
+                got[attr] = view[pos:pos + sizes[k]].cast(code)  # type: ignore[call-overload]
                 pos += sizes[k]
                 k += 1
-                if attr != "starts":
-                    setattr(lane, attr, a)
+            lengths = got.pop("lengths")
+            lane.lengths = array("I")
+            lane.lengths.frombytes(lengths.cast("B"))  # (changes with every put: an array of its own)
+            starts = got.pop("starts")
+            for attr, a in got.items():
+                setattr(lane, attr, a)
             lane.base_index = Vocab(meta["terms"], starts)
             if (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
                     or starts[-1] != len(meta["terms"]) + 1 and len(starts) > 1):
@@ -304,8 +337,8 @@ class Index:
                                  or lane.vec_terms and max(lane.vec_terms) >= len(lane.base_index)):
                 raise ValueError("snapshot term vectors are inconsistent")
             lane.total_len, lane.live = meta["total_len"], meta["live"]
-        idx.key_of = list(keys)
-        idx.slot_of = {k: i for i, k in enumerate(keys)}
+        idx.key_of = keys
+        idx.slot_of = dict(zip(keys, range(len(keys))))
         return idx, head["docs"]
 
     # -------------------------------------------------------------- search

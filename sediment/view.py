@@ -210,7 +210,8 @@ class View:
         snap: dict[str, tuple[int, list[Any]]] = {}
         try:
             if self.snapshot_path is not None:
-                self.index, docs = Index.restore(self.snapshot_path.read_bytes(), self.tokenizer.fingerprint())
+                with open(self.snapshot_path, "rb") as fh:
+                    self.index, docs = Index.restore(fh, self.tokenizer.fingerprint())
                 snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
         except FileNotFoundError:
             pass
