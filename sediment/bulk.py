@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, repeat
 from typing import Mapping, Sequence
 
 from .postings import NO_SLOT, Postings, Vocab
@@ -128,29 +128,40 @@ def vocab(terms: list[str]) -> Vocab:
     return Vocab("\n".join(terms), starts)
 
 
-def merge(lane: Postings, parts: Sequence[tuple[Part, array]]) -> None:
-    """Fold ``parts`` into the lane's base. Each comes with its documents'
-    slots (NO_SLOT: not indexed after all); every slot of a part must be above
-    the slots the lane already holds and those of the parts before it. The
-    documents' lengths are the caller's to have set (``Postings.lengths``)."""
+def merge(lane: Postings, parts: list[tuple[Part, array]]) -> None:
+    """Fold ``parts`` into the lane's base, consuming the list (each part is
+    let go as soon as it is copied: at 100k memories they are 100s of MB).
+    Each comes with its documents' slots (NO_SLOT: not indexed after all);
+    every slot of a part must be above the slots the lane already holds and
+    those of the parts before it. The documents' lengths are the caller's to
+    have set (``Postings.lengths``)."""
     if lane.delta or lane.vec_delta:
         lane.rebuild(None)
-    parts = [(p.keep(m) if NO_SLOT in m else p, m) for p, m in parts]
+    parts[:] = [(p.keep(m) if NO_SLOT in m else p, m) for p, m in parts]
     old = lane.base_index
-    lists = [old.blob.split("\n") if len(old) else []] + [p.term_list() for p, _ in parts]
-    # each list is sorted: their concatenation sorts fast (timsort merges runs)
-    terms = list(chain.from_iterable(lists))
-    terms.sort()
-    terms = list(dict.fromkeys(terms))
+    old_terms = old.blob.split("\n") if len(old) else []
+    every = set(old_terms)
+    for p, _ in parts:  # (one part's list of terms at a time: a list of all is 10× their size)
+        every.update(p.term_list())
+    terms = sorted(every)
+    del every
     rank = dict(zip(terms, range(len(terms))))
-    # (ids of each source's terms in the merged vocabulary, its offsets, slots, tfs)
-    sources: list[tuple[list[int], array, array, array]] = [
-        (list(map(rank.__getitem__, lists[0])), lane.base_offsets, own(lane.base_slots, "I"), own(lane.base_tfs, "H"))]
-    for (p, m), names in zip(parts, lists[1:]):
-        sources.append((list(map(rank.__getitem__, names)), p.offsets, p.slots(m), p.tfs))
-    del lists, rank
-    count = [0] * len(terms)
-    for ids, offs, _, _ in sources:
+    # per source (the base, then each part): its terms' ids in the merged
+    # vocabulary, its offsets, slots and tfs
+    sources: list[tuple[array, array, array, array] | None] = [
+        (array("I", map(rank.__getitem__, old_terms)), own(lane.base_offsets, "I"), own(lane.base_slots, "I"),
+         own(lane.base_tfs, "H"))]
+    del old_terms
+    for p, m in parts:
+        sources.append((array("I", map(rank.__getitem__, p.term_list())), p.offsets, p.slots(m), p.tfs))
+    del rank
+    if lane.vectors:
+        _merge_vectors(lane, [s[0] for s in sources if s is not None], parts)
+    parts.clear()
+    count = array("I", bytes(4 * len(terms)))
+    for src in sources:
+        assert src is not None
+        ids, offs = src[0], src[1]
         for g, a, b in zip(ids, offs, offs[1:]):
             count[g] += b - a
     offsets = array("I", [0])
@@ -158,8 +169,12 @@ def merge(lane: Postings, parts: Sequence[tuple[Part, array]]) -> None:
     del count
     total = offsets[-1]
     slots, tfs = array("I", bytes(4 * total)), array("H", bytes(2 * total))
-    pos = offsets.tolist()
-    for ids, offs, ss, ts in sources:
+    pos = array("I", offsets)
+    for i, src in enumerate(sources):
+        assert src is not None
+        sources[i] = None  # (let it go once copied)
+        ids, offs, ss, ts = src
+        del src
         for g, a, b in zip(ids, offs, offs[1:]):
             p0 = pos[g]
             if b - a == 1:  # (most terms are rare: no slices for those)
@@ -170,23 +185,22 @@ def merge(lane: Postings, parts: Sequence[tuple[Part, array]]) -> None:
                 p1 = pos[g] = p0 + b - a
                 slots[p0:p1] = ss[a:b]
                 tfs[p0:p1] = ts[a:b]
-    if lane.vectors:
-        _merge_vectors(lane, sources, parts)
+        del ids, offs, ss, ts
     lane.base_index = vocab(terms)
     lane.base_offsets, lane.base_slots, lane.base_tfs = offsets, slots, tfs
 
 
-def _merge_vectors(lane: Postings, sources: list[tuple[list[int], array, array, array]],
-                   parts: list[tuple[Part, array]]) -> None:
-    """The base's term vectors in the merged vocabulary's ids, then the parts'
-    documents' in slot order (an empty vector for a slot no part fills)."""
-    old_ids = sources[0][0]
-    vec_offsets = array("I", lane.vec_offsets)
-    vec_terms = array("I", map(old_ids.__getitem__, lane.vec_terms)) if len(old_ids) else array("I", lane.vec_terms)
+def _merge_vectors(lane: Postings, ids: list[array], parts: list[tuple[Part, array]]) -> None:
+    """The base's term vectors in the merged vocabulary's ids (``ids[0]``),
+    then the parts' documents' (``ids[1:]``) in slot order (an empty vector
+    for a slot no part fills)."""
+    old_ids = ids[0]
+    vec_offsets = own(lane.vec_offsets, "I")
+    vec_terms = array("I", map(old_ids.__getitem__, lane.vec_terms)) if len(old_ids) else own(lane.vec_terms, "I")
     last = len(vec_offsets) - 2  # the last slot with a vector
-    for (ids, _, _, _), (p, m) in zip(sources[1:], parts):
+    for part_ids, (p, m) in zip(ids[1:], parts):
         assert p.vec_offsets is not None and p.vec_terms is not None
-        mapped = array("I", map(ids.__getitem__, p.vec_terms))
+        mapped = array("I", map(part_ids.__getitem__, p.vec_terms))
         vo = p.vec_offsets
         for i, s in enumerate(m):
             if s == NO_SLOT:
