@@ -171,7 +171,10 @@ class Postings:
         vocab, offs, slots, tfs = self.base_index, self.base_offsets, self.base_slots, self.base_tfs
         delta, dead = self.delta, self.dead_df
         out = []
+        n_terms = len(offs) - 1
         for i in self.vec_terms[a:b]:
+            if i >= n_terms:
+                continue  # (not in a consistent index: checked here, not by a pass over every id at open)
             lo, hi = offs[i], offs[i + 1]
             k = bisect.bisect_left(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:

@@ -81,3 +81,24 @@ def test_a_bulk_build_on_a_base_with_puts_removals_and_skipped_documents():
     one.remove(tail[-1][0], None)  # the words' vectors say what it had
     bulk.remove(tail[-1][0], None)
     _same(one, bulk)
+
+
+def test_a_restored_index_reads_its_arrays_in_place_and_survives_a_bad_term_id():
+    """A restore keeps the lanes' arrays as views of what it read; a term
+    vector with an id past the vocabulary (a writer's bug: the checksum
+    passes) is skipped where vectors are read, never an exception."""
+    from sediment.feedback import Feedback
+    docs = _docs(200, seed=3)
+    idx = Index()
+    for k, t in docs:
+        idx.put(k, t)
+    idx.fold()
+    idx.words.vec_terms[0] = 10 ** 6
+    data = b"".join(idx.snapshot({k: [k] for k, _ in docs}, "f"))
+    back, _ = Index.restore(data, "f")
+    assert isinstance(back.words.base_slots, memoryview)
+    hits = back.search({"deploy": 1.0, "w1": 1.0}, {}, limit=10, feedback=Feedback())
+    assert hits and back.words.vector_df(back.slot_of[docs[0][0]]) is not None
+    back.put("new", DocTerms({"deploy": 2}, {}))  # and a restored base takes puts and folds
+    back.fold()
+    assert back.df("deploy") == idx.df("deploy") + 1
