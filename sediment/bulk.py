@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
 from .postings import NO_SLOT, Postings, Vocab
@@ -46,34 +46,36 @@ class Part:
     def build(cls, docs: Sequence[Mapping[str, int] | None], vectors: bool = False, first: int = 0) -> "Part":
         """The part of these documents' weighted term counts (None: a document
         with no postings here), numbered from ``first``."""
-        post: dict[str, tuple[list[int], list[int]]] = {}
-        lengths = array("I")
-        for i, d in enumerate(docs, first):
-            if not d:
-                lengths.append(0)
-                continue
-            for t, tf in d.items():
-                p = post.get(t)
-                if p is None:
-                    p = post[t] = ([], [])
-                p[0].append(i)
-                p[1].append(tf if tf < 65535 else 65535)
-            lengths.append(sum(d.values()))
-        terms = sorted(post)
-        offsets, slots, tfs = array("I", [0]), array("I"), array("H")
-        for t in terms:
-            ps, pt = post[t]
-            slots.extend(ps)
-            tfs.extend(pt)
-            offsets.append(len(slots))
+        # every step a loop in C (a sort, maps over arrays): a dict of lists
+        # appended per posting cost as much as tokenizing
+        maps = [d or {} for d in docs]
+        lengths = array("I", map(sum, map(dict.values, maps)))  # type: ignore[arg-type]
+        names = list(chain.from_iterable(maps))  # every posting's term, document by document
+        order = sorted(range(len(names)), key=names.__getitem__)  # by term, then document (a stable sort)
+        counts = list(map(len, maps))
+        owner = array("I", chain.from_iterable(map(repeat, range(first, first + len(maps)), counts)))
+        slots = array("I", map(owner.__getitem__, order))
+        del owner
+        freqs = array("I", chain.from_iterable(map(dict.values, maps)))  # type: ignore[arg-type]
+        tfs = array("H", map(min, map(freqs.__getitem__, order), repeat(65535)))
+        del freqs
+        sorted_names = list(map(names.__getitem__, order))
+        del names
+        ends = dict(zip(sorted_names, range(1, len(sorted_names) + 1)))  # term → where its postings end
+        terms = list(ends)
+        offsets = array("I", [0])
+        offsets.extend(ends.values())
+        del ends, sorted_names
         vec_offsets = vec_terms = None
         if vectors:
-            lid = dict(zip(terms, range(len(terms))))
-            vec_offsets, vec_terms = array("I", [0]), array("I")
-            for d in docs:
-                if d:
-                    vec_terms.extend(sorted(map(lid.__getitem__, d)))
-                vec_offsets.append(len(vec_terms))
+            # each posting's term id, in the order above; sorted by document
+            # (stably), each document's ids come out ascending
+            ids = array("I", chain.from_iterable(map(repeat, range(len(terms)), map(operator.sub, offsets[1:],
+                                                                                     offsets[:-1]))))
+            by_doc = sorted(range(len(slots)), key=slots.__getitem__)
+            vec_terms = array("I", map(ids.__getitem__, by_doc))
+            vec_offsets = array("I", [0])
+            vec_offsets.extend(accumulate(counts))
         return cls("\n".join(terms), offsets, slots, tfs, lengths, vec_offsets, vec_terms, first)
 
     def keep(self, slots: array) -> "Part":

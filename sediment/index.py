@@ -21,6 +21,7 @@ import json
 import struct
 import sys
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
@@ -56,14 +57,18 @@ class DocTerms:
 
     @staticmethod
     def build(fields: Iterable[tuple[Sequence[str], Sequence[str], int]]) -> "DocTerms":
-        words: dict[str, int] = {}
-        bigrams: dict[str, int] = {}
+        words: Counter[str] = Counter()
+        bigrams: Counter[str] = Counter()
         for ws, bs, weight in fields:
+            if weight == 1:  # (the body: counted in C)
+                words.update(ws)
+                bigrams.update(bs)
+                continue
             for w in ws:
-                words[w] = words.get(w, 0) + weight
+                words[w] += weight
             for b in bs:
-                bigrams[b] = bigrams.get(b, 0) + weight
-        return DocTerms(words, bigrams)
+                bigrams[b] += weight
+        return DocTerms(dict(words), dict(bigrams))
 
 
 class Batch:
