@@ -3,8 +3,9 @@
 Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
 
 * a read-only *base* (one array of slot numbers and one of term frequencies
-  for all terms, grouped by term, with an offset per term) that is restored
-  from a snapshot in a few array copies, plus a *delta* (a pair of growing
+  for all terms, grouped by term, with an offset per term) that a snapshot's
+  restore leaves in the bytes it read (views, not copies), or that a cold
+  open merges from parts in bulk (``bulk.py``), plus a *delta* (a pair of growing
   arrays per term) for what was indexed since; within a term, slots ascend
   (base first, then delta), so a slot is found by bisection;
 * optionally the same data the other way round: per slot, its terms (as ids
