@@ -248,10 +248,10 @@ class View:
         pool: dict[Any, Any] = {}  # one object for each repeated value of the notes' frontmatter
         for rel, st in files:
             tick()
-            if self.index.delta_terms > FOLD_TERMS:
-                self.index.fold()
             hit = snap.get(rel)
             if hit is None or hit[1][2] is None:  # (no meta: JSON cannot keep it exactly, dates: parse it)
+                if self.index.delta_terms > FOLD_TERMS:  # (checked where the delta can grow only)
+                    self.index.fold()
                 self.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
                 continue
             slot, (_, version, meta, off) = hit
@@ -264,6 +264,8 @@ class View:
             eid = E.id_of(meta, rel)
             if (off is None or E.content_version(data) != version or eid in self.entries
                     or self.index.key_of[slot] != eid):
+                if self.index.delta_terms > FOLD_TERMS:
+                    self.index.fold()
                 self.load_file(rel, st, data)
                 continue
             if "id" in meta:  # (a person's note may have none: its id is its path's)
