@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
-from .postings import NO_SLOT, Postings, Vocab
+from .postings import NO_SLOT, Postings, Vocab, narrow
 
 
 class Part:
@@ -115,12 +115,15 @@ class Part:
 
 
 def own(a: array | memoryview, code: str) -> array:
-    """An array of its own for one that may be a view of a snapshot's bytes."""
-    if isinstance(a, array):
+    """An array of its own, of type ``code``, for one that may be a view of a
+    snapshot's bytes or of another type (frequencies kept as bytes)."""
+    if isinstance(a, array) and a.typecode == code:
         return a
-    out = array(code)
-    out.frombytes(a.cast("B"))
-    return out
+    if isinstance(a, memoryview) and a.format == code:
+        out = array(code)
+        out.frombytes(a.cast("B"))
+        return out
+    return array(code, a)
 
 
 def vocab(terms: list[str]) -> Vocab:
@@ -190,7 +193,7 @@ def merge(lane: Postings, parts: list[tuple[Part, array]]) -> None:
                 tfs[p0:p1] = ts[a:b]
         del ids, offs, ss, ts
     lane.base_index = vocab(terms)
-    lane.base_offsets, lane.base_slots, lane.base_tfs = offsets, slots, tfs
+    lane.base_offsets, lane.base_slots, lane.base_tfs = offsets, slots, narrow(tfs)
 
 
 def _merge_vectors(lane: Postings, ids: list[array], parts: list[tuple[Part, array]]) -> None:

@@ -37,14 +37,16 @@ TAG_WEIGHT = 3
 # candidates ranked per lane before fusion: below rank 100 a lane adds less
 # than 1/160 to a fused score, never enough to matter for the first results
 LANE_DEPTH = 100
-SNAPSHOT_FORMAT = 8  # 8: term vectors of the word lane (ids only; 7 held frequencies too); 6: superseded flag bit
+# 9: frequencies as bytes where they fit (the lane's "tfs" type); 8: term vectors
+# of the word lane (ids only; 7 held frequencies too); 6: superseded flag bit
+SNAPSHOT_FORMAT = 9
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)
 _LANE_ARRAYS = {
     "words": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths", "vec_offsets", "vec_terms"),
     "bigrams": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths"),
 }
-_TYPECODE = {"base_tfs": "H"}  # the others "I"
+# the others "I"; a lane's frequencies are "B" or "H" (its "tfs" in the header)
 ALIVE = 0x80
 _MASKS: dict[int, bytes] = {}
 
@@ -253,7 +255,9 @@ class Index:
         }
         blobs: list[bytes] = [bytes(self.flags)]
         for name, lane in (("words", self.words), ("bigrams", self.bigrams)):
-            header[name] = {"terms": lane.base_index.blob, "total_len": lane.total_len, "live": lane.live}
+            tfs = lane.base_tfs
+            header[name] = {"terms": lane.base_index.blob, "total_len": lane.total_len, "live": lane.live,
+                            "tfs": tfs.typecode if isinstance(tfs, array) else tfs.format}
             blobs += [(lane.base_index.starts if a == "starts" else getattr(lane, a)).tobytes()
                       for a in _LANE_ARRAYS[name]]
         head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -321,7 +325,9 @@ class Index:
             view, pos = memoryview(buf), 0
             got: dict[str, Any] = {}
             for attr in _LANE_ARRAYS[name]:
-                code = _TYPECODE.get(attr, "I")
+                code: str = meta.get("tfs") if attr == "base_tfs" else "I"
+                if code not in ("B", "H", "I"):
+                    raise ValueError("snapshot lane is inconsistent")
                 if sizes[k] % array(code).itemsize:
                     raise ValueError("snapshot lane is inconsistent")
                 got[attr] = view[pos:pos + sizes[k]].cast(code)  # type: ignore[call-overload]

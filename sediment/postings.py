@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from array import array
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -46,6 +47,25 @@ _SAFE = 1 + 1e-9
 # a probe (bisection) costs about this many steps of walking a posting list
 _PROBE_COST = 6
 
+
+
+def narrow(tfs: array) -> array:
+    """Term frequencies as bytes when every one fits (a weighted frequency
+    over 255 is rare): half the memory of the base's frequencies. Done with
+    byte slices, not a loop over millions of values."""
+    raw = memoryview(tfs).cast("B")
+    low, high = (raw[0::2], raw[1::2]) if sys.byteorder == "little" else (raw[1::2], raw[0::2])
+    if tfs.typecode != "H" or high.tobytes().strip(b"\0"):
+        return tfs
+    out = array("B")
+    out.frombytes(low.tobytes())
+    return out
+
+
+def widen(tfs: array | memoryview) -> array | memoryview:
+    """Frequencies that an array of 2-byte ones can be extended with."""
+    code = tfs.typecode if isinstance(tfs, array) else tfs.format
+    return tfs if code == "H" else array("H", tfs)
 
 
 def bm25_idf(n: int, df: int) -> float:
@@ -96,7 +116,7 @@ class Postings:
         self.base_index = Vocab()
         self.base_offsets = array("I", [0])
         self.base_slots = array("I")
-        self.base_tfs = array("H")
+        self.base_tfs = array("H")  # ("B" once folded, when every frequency fits: ``narrow``)
         self.delta: dict[str, tuple[array, array]] = {}
         self.lengths = array("I")
         self.total_len = 0
@@ -337,6 +357,7 @@ class Postings:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
         or NO_SLOT for dead) the dead slots are dropped as well."""
         old_vocab = self.base_index
+        self.base_tfs = widen(self.base_tfs)  # type: ignore[assignment]  # (the new base's are extended from it)
         terms = sorted(set(old_vocab) | set(self.delta)) if self.delta else list(old_vocab)
         offsets = array("I", [0])
         slots = array("I")
@@ -374,7 +395,7 @@ class Postings:
                     lengths[new] = self.lengths[old]
             self.lengths = lengths
         self.base_index = Vocab.from_sorted(terms)
-        self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, tfs
+        self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, narrow(tfs)
         self.delta = {}
         if remap is not None:
             self.dead_df = {}

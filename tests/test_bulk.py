@@ -102,3 +102,21 @@ def test_a_restored_index_reads_its_arrays_in_place_and_survives_a_bad_term_id()
     back.put("new", DocTerms({"deploy": 2}, {}))  # and a restored base takes puts and folds
     back.fold()
     assert back.df("deploy") == idx.df("deploy") + 1
+
+
+def test_frequencies_are_kept_as_bytes_where_they_fit_and_exactly_where_not():
+    """A lane whose frequencies all fit in a byte keeps them as bytes; one
+    frequency over 255 keeps the lane's two-byte ones, through a snapshot."""
+    docs = _docs(50, seed=5)
+    idx = Index()
+    for k, t in docs:
+        idx.put(k, t)
+    idx.put("long", DocTerms({"deploy": 300, "w1": 1}, {"缓存": 2}))
+    data = b"".join(idx.snapshot({k: [k] for k in idx.key_of if k}, "f"))
+    back, _ = Index.restore(data, "f")
+    assert back.words.base_tfs.format == "H" and back.bigrams.base_tfs.format == "B"
+    assert ("long", 300) in back.postings("deploy") and ("long", 2) in back.postings("缓存", "bigrams")
+    assert back.postings("deploy") == idx.postings("deploy")
+    back.put("more", DocTerms({"deploy": 1}, {"缓存": 1}))  # a restored byte lane folds with a two-byte delta
+    back.fold()
+    assert ("more", 1) in back.postings("deploy") and back.df("缓存", "bigrams") == idx.df("缓存", "bigrams") + 1
