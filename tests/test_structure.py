@@ -23,8 +23,8 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
-     "textnorm", "tokenize", "lifecycle", "postings", "bulk", "feedback", "index", "search", "catalog", "progress", "intent",
-     "problems", "answers", "embedding", "dense"],
+     "textnorm", "tokenize", "lifecycle", "postings", "bulk", "feedback", "index", "search", "catalog", "progress",
+     "intent", "problems", "answers", "embedding", "dense"],
     ["files", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
      "system", "store", "gitutil", "notemerge", "syncmerge", "vectors"],
     ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",
