@@ -24,7 +24,7 @@ DAY = 86400.0
 
 @dataclass
 class Usage:
-    recalls: int = 0
+    recalls: int = 0  # one per memory per day (DESIGN.md, "What counts as a recall")
     confirms: int = 0
     refutes: int = 0
     days: set[str] = field(default_factory=set)  # distinct days with a recall
@@ -34,8 +34,11 @@ class Usage:
 
     def add(self, ev: str, t: float, day: str) -> None:
         if ev == "recall":
-            self.recalls += 1
-            self.days.add(day)
+            # Any call more than once a day counts once: an agent that searches
+            # in a loop must not promote what it keeps asking for.
+            if day not in self.days:
+                self.recalls += 1
+                self.days.add(day)
         elif ev == "confirm":
             self.confirms += 1
             self.last_confirm = max(self.last_confirm, t)
@@ -164,7 +167,8 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Policy,
     4. promotion, as far as the signals reach in one step (so a second run with
        the same ``now`` has nothing left to do):
        shallow → sediment after ``promote_min_age_days`` when value ≥
-       ``promote_value``, recalled ≥ ``promote_recalls`` times, or confirmed;
+       ``promote_value``, recalled ≥ ``promote_recalls`` times (one a day: see
+       ``Usage.add``), or confirmed;
        sediment → bedrock after ``crystallize_min_age_days`` only when confirmed
        ≥ ``crystallize_confirms`` times or recalled on ≥ ``crystallize_recall_days``
        distinct days; kind core goes to bedrock. Inbox fragments are never

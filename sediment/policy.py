@@ -45,7 +45,7 @@ class Rules:
     """Thresholds of the metabolism rules (README, "Lifecycle")."""
     promote_min_age_days: float = setting(1, "shallow -> sediment not before this age", minimum=0)
     promote_value: float = setting(0.7, "... when value is at least this,", minimum=0)
-    promote_recalls: float = setting(2, "... or recalled this often, or confirmed once", minimum=0)
+    promote_recalls: float = setting(2, "... or recalled this often (once a day counts), or confirmed once", minimum=0)
     archive_strength: float = setting(0.05, "shallow/sediment -> archive below this strength", minimum=0)
     crystallize_confirms: float = setting(2, "sediment -> bedrock when confirmed this often,", minimum=0)
     crystallize_recall_days: float = setting(3, "... or recalled on this many distinct days,", minimum=0)

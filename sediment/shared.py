@@ -48,15 +48,15 @@ def machine_id(usage_folder: Path, *, create: bool) -> str | None:
 
 
 def combine(into: dict[str, Usage], other: Mapping[str, Usage]) -> None:
-    """Add another machine's totals: counts add up, recall days unite, the
-    last times are the later."""
+    """Add another machine's totals: counts add up, recall days unite (a day
+    both machines recalled a memory on counts once), the last times are the later."""
     for k, u in other.items():
         mine = into.get(k)
         if mine is None:
             into[k] = Usage(u.recalls, u.confirms, u.refutes, set(u.days), u.last_use, u.last_confirm,
                             u.last_refute)
             continue
-        mine.recalls += u.recalls
+        mine.recalls += u.recalls - len(mine.days & u.days)
         mine.confirms += u.confirms
         mine.refutes += u.refutes
         mine.days |= u.days

@@ -72,6 +72,7 @@ class Store:
         # every op that carries src/dst (archive, purge, metabolize, …) is a move
         self.recovery: dict[str, Callable[[dict[str, Any]], tuple[str, list[str]]]] = {
             "move": self._finish_move, "supersede": self._finish_supersede}
+        view.on_renamed = usage.follow  # a person's note renamed by hand keeps its usage
 
     # ------------------------------------------------------------------ the lock
 

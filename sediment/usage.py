@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 import os
 import secrets
 import threading
@@ -31,10 +32,12 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from .errors import StorageError
+from .errors import LockTimeout, StorageError
 from .files import NOFOLLOW, WriterLock, atomic_write, header_value
 from .lifecycle import Usage
 from .shared import combine
+
+log = logging.getLogger("sediment")
 
 COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
@@ -97,7 +100,11 @@ class UsageLog:
         if not ids:
             return
         t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
-        data = "".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids)
+        self._append("".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids))
+
+    def _append(self, data: str) -> None:
+        if not data:
+            return
         if self.refused:
             raise StorageError(self.refused, path=str(self.folder))
         try:
@@ -114,6 +121,22 @@ class UsageLog:
             raise
         except OSError as exc:  # a symlink in place of the log, a full disk
             raise StorageError(f"cannot record usage in {self.folder}: {exc}", path=str(self.folder)) from exc
+
+    def follow(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Notes whose id changed (a person's note renamed by hand): their usage
+        goes with them. Written as events, so compaction and every process that
+        folds the log agree on where it went. Like a recall, a move that cannot
+        be recorded is logged, never raised into the read that found it."""
+        if not self.writable:
+            return
+        known = self.load()
+        t = round(_dt.datetime.now().timestamp(), 3)
+        try:
+            self._append("".join(json.dumps({"t": t, "id": old, "ev": "moved", "to": new},
+                                            separators=(",", ":")) + "\n"
+                                 for old, new in pairs if old in known))
+        except (LockTimeout, StorageError) as exc:
+            log.warning("sediment: the usage of a renamed note was not moved: %s", exc)
 
     def load(self) -> dict[str, Usage]:
         """Totals per id, including other processes' records. One stat when
@@ -169,6 +192,11 @@ class UsageLog:
             try:
                 rec = json.loads(line)
                 t = float(rec["t"])
+                if rec["ev"] == "moved" and isinstance(rec["id"], str) and isinstance(rec["to"], str):
+                    moved = self.usage.pop(rec["id"], None)
+                    if moved is not None:
+                        combine(self.usage, {rec["to"]: moved})
+                    continue
                 if not isinstance(rec["id"], str) or rec["ev"] not in EVENTS:
                     continue
                 self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t, self.tz))

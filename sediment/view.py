@@ -35,7 +35,7 @@ import struct
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from . import coldopen as C
 from . import entry as E
@@ -49,6 +49,7 @@ from .index import DocTerms, Index, Pending
 from .journal import Feed
 from .progress import Progress, Ticker
 from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
+from .renames import Renames
 from .vault import FileTimes, Rules, load_rules, walk as walk_notes
 
 log = logging.getLogger("sediment")
@@ -95,6 +96,9 @@ class View:
         # normalised main text → ids, built on first use (duplicate detection),
         # then kept current with the view
         self._by_text: dict[str, set[str]] | None = None
+        # a person's notes renamed by hand: ``on_renamed`` hears (old id, new id)
+        self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None
+        self._renames = Renames()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -232,9 +236,14 @@ class View:
             if parsed is not None:
                 parsed.close()  # stops the pool
         self.index.settle()  # the workers' postings merged, in one pass
+        for rel, (slot, doc) in snap.items() if len(matched) != len(snap) else ():
+            key = self.index.key_of[slot]
+            if slot not in matched and key is not None and key not in self.entries:
+                self._renames.left(key, rel, doc[1])  # (gone from the snapshot's path)
         for slot, key in enumerate(list(self.index.key_of)):
             if key is not None and slot not in matched and self.entries.get(key) is None:
                 self.index.remove(key, None)  # its body is gone: compacted below
+        self._follow_renames()
         if not self.index.exact:
             self.index.compact()
         if self.dirty or len(matched) != len(snap):
@@ -347,6 +356,7 @@ class View:
         if off is not None:
             entry._cache["off"] = off
         self._add(entry, terms)
+        self._renames.came(entry.id, rel, entry.version)
 
     def load_known(self, entry: Entry) -> None:
         """Put an entry we just wrote into the view without reading it back."""
@@ -385,6 +395,7 @@ class View:
             return
         old = self.entries.pop(eid, None)
         if old is not None:
+            self._renames.left(eid, rel, old.version)
             if self._by_text is not None:
                 self._by_text.get(text_key(old.text), set()).discard(eid)
             ids = self.by_name.get(old.name, [])
@@ -455,6 +466,7 @@ class View:
                     continue  # our own write, or a touch that changed nothing
                 self.load_file(rel, st)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
+            self._follow_renames()
         return out
 
     def refresh(self) -> dict[str, int]:
@@ -479,4 +491,10 @@ class View:
             for rel, prob in list(self.problems.items()):
                 if prob.code == "duplicate_id":
                     self.load_file(rel)
+            self._follow_renames()
             return {"added": added, "changed": changed, "removed": len(gone)}
+
+    def _follow_renames(self) -> None:
+        pairs = self._renames.pairs()
+        if pairs and self.on_renamed is not None:
+            self.on_renamed(pairs)

@@ -76,11 +76,13 @@ def test_cli_search_records_no_recall_unless_asked(capsys, root):
 
     assert [h["id"] for h in cli_json(capsys, "--root", r, "search", "kumquat", "--record")] == [e["id"]]
     assert recalls(root) == {e["id"]: 1}
-    # the library's default is unchanged: an agent's search is a recall
+    # the library's default is unchanged: an agent's search is a recall (once a
+    # day: the memory recalled above counts nothing more today, the new one counts)
+    jam = cli_json(capsys, "--root", r, "add", "kumquat jam recipe", "--title", "jam")
     repo = Repository(root)
     repo.search("kumquat")
     repo.close()
-    assert recalls(root) == {e["id"]: 2}
+    assert recalls(root) == {e["id"]: 1, jam["id"]: 1}
 
 
 def test_search_help_mentions_record(capsys):

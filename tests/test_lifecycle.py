@@ -44,8 +44,10 @@ def at(days: float) -> dt.datetime:
 
 
 def recall(repo: Repository, eid: str, days: float, n: int = 1) -> None:
-    """n recalls of one memory at T0 + days (search records at the real clock)."""
-    repo.usage.record([eid] * n, "recall", now=at(days).timestamp())
+    """n recalls of one memory, the last at T0 + days and one a day before it
+    (a memory counts one recall a day; search records at the real clock)."""
+    for k in range(n):
+        repo.usage.record([eid], "recall", now=at(days - k).timestamp())
 
 
 def snapshot(root: Path, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
@@ -276,7 +278,7 @@ def test_reading_and_touching_leave_every_note_byte_identical(repo):
     repo.touch(b.id, "refute", now=at(2))
     repo.metabolize(now=at(30))
     assert note_bytes(repo.root) == before
-    assert repo.strength(a.id).recalls >= 2  # ... and yet the reads were counted
+    assert repo.strength(a.id).recalls == 1  # ... and yet the reads were counted, once a day
     assert list((repo.root / "_system" / "usage").iterdir())
 
 
@@ -284,7 +286,7 @@ def test_usage_survives_reopening_and_compaction(tmp_path):
     root = tmp_path / "root"
     with Repository(root) as r:
         e = add(r, "kubernetes", text="Kubernetes upgrades happen in the maintenance window.")
-        for _ in range(3):
+        for _ in range(3):  # today: one recall
             assert [h.entry.id for h in r.search("kubernetes")] == [e.id]
         r.touch(e.id, "confirm", now=at(1))
         r.touch(e.id, "refute", now=at(0.5))
@@ -292,15 +294,16 @@ def test_usage_survives_reopening_and_compaction(tmp_path):
         plan1 = plan_dict(r.metabolize(now=at(40)))
     with Repository(root) as r:
         s = r.strength(e.id, now=at(40))
-        assert (s.recalls, s.confirms) == (4, 1)
+        assert (s.recalls, s.confirms) == (2, 1)
         assert r.usage.load()[e.id].refutes == 1
         assert plan_dict(r.metabolize(now=at(40))) == plan1
         r.usage.compact()
-        r.search("kubernetes")
+        r.search("kubernetes")  # today again: compaction kept the day, so it counts nothing
+        recall(r, e.id, 3)
     with Repository(root) as r:
         s = r.strength(e.id, now=at(40))
-        assert (s.recalls, s.confirms) == (5, 1)
-        assert at(2).date().isoformat() in r.usage.load()[e.id].days  # the recall at T0+2
+        assert (s.recalls, s.confirms) == (3, 1)
+        assert {at(2).date().isoformat(), at(3).date().isoformat()} <= r.usage.load()[e.id].days
 
 
 def test_recalls_are_counted_only_for_what_search_returned(repo):
@@ -318,18 +321,22 @@ def test_recalls_are_counted_only_for_what_search_returned(repo):
     assert repo.strength(c.id).recalls == 0
     assert repo.search("zeppelin") == []
     assert {h.entry.id for h in repo.search("apple")} == {a.id, b.id}
-    assert repo.strength(got).recalls == 2 and repo.strength(other).recalls == 1
+    # the second search today counts only what the first did not return
+    assert repo.strength(got).recalls == 1 and repo.strength(other).recalls == 1
     assert repo.strength(c.id).recalls == 0
 
 
-def _recall_worker(root: str, query: str, n: int, compact_bytes: int | None) -> int:
+def _recall_worker(root: str, query: str, n: int, compact_bytes: int | None, first_day: int) -> int:
     if compact_bytes:
         sediment.usage.COMPACT_BYTES = compact_bytes  # compaction races with the appends
     got = 0
     for start in range(0, n, 20):  # reopen now and then, as separate CLI calls would
         r = Repository(root, create=False)
-        for _ in range(start, min(n, start + 20)):
-            got += len(r.search(query))
+        for k in range(start, min(n, start + 20)):
+            # each record on a day of its own, since a memory counts one recall a day
+            ids = [h.entry.id for h in r.search(query, record=False)]
+            r.usage.record(ids, "recall", now=at(first_day + k).timestamp())
+            got += len(ids)
         r.close()
     return got
 
@@ -343,10 +350,12 @@ def test_concurrent_processes_recording_usage_lose_no_record(tmp_path, compact_b
     before = note_bytes(root)
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(4) as pool:
-        counts = pool.starmap(_recall_worker, [(str(root), "zebra", 200, compact_bytes)] * 4)
+        counts = pool.starmap(_recall_worker, [(str(root), "zebra", 200, compact_bytes, 200 * w)
+                                               for w in range(4)])
     assert counts == [200] * 4
     with Repository(root) as r:
-        assert r.strength(e.id).recalls == 800
+        u = r.usage.load()[e.id]
+        assert (u.recalls, len(u.days)) == (800, 800)
     assert note_bytes(root) == before
 
 
@@ -455,6 +464,33 @@ def test_promotion_to_sediment_on_a_signal_after_the_minimum_age(repo, signal, w
     assert moved.status == "active"
 
 
+def test_a_memory_asked_for_in_a_loop_counts_one_recall_a_day(repo):
+    """DESIGN.md: any call more than once a day is one recall per memory per
+    day, so an agent that searches in a loop cannot promote what it asks for."""
+    looped = add(repo, "asked for in a loop", value=0.3)
+    for _ in range(50):
+        repo.usage.record([looped.id], "recall", now=at(0.2).timestamp())
+    assert repo.strength(looped.id, now=at(1)).recalls == 1
+    assert move_of(repo.metabolize(now=at(1)), looped.id) is None
+    repo.usage.record([looped.id], "recall", now=at(1.2).timestamp())  # the next day
+    assert repo.strength(looped.id, now=at(2)).recalls == 2
+    repo.usage.compact()  # the day is kept through compaction: still one a day
+    repo.usage.record([looped.id], "recall", now=at(1.3).timestamp())
+    assert repo.strength(looped.id, now=at(2)).recalls == 2
+    assert move_of(repo.metabolize(now=at(2)), looped.id).target == "sediment"
+
+
+def test_two_machines_recalling_on_one_day_count_one_recall():
+    from sediment.lifecycle import Usage
+    from sediment.shared import combine
+
+    mine = {"m": Usage(2, 0, 0, {"2026-03-01", "2026-03-02"}, 10.0)}
+    combine(mine, {"m": Usage(2, 1, 0, {"2026-03-02", "2026-03-03"}, 20.0)})
+    u = mine["m"]
+    assert (u.recalls, sorted(u.days), u.confirms, u.last_use) == (
+        3, ["2026-03-01", "2026-03-02", "2026-03-03"], 1, 20.0)
+
+
 def test_one_recall_or_low_value_is_not_enough_to_promote(repo):
     once = add(repo, "recalled once", value=0.3)
     low = add(repo, "low value", value=0.69)
@@ -511,8 +547,8 @@ def test_sediment_to_bedrock_on_recalls_on_three_distinct_days(repo):
     two = add(repo, "recalled a lot on two days", value=0.3)
     for d in (1, 2, 3):
         recall(repo, three.id, d)
-    recall(repo, two.id, 1, n=10)
-    recall(repo, two.id, 2, n=10)
+    for d in (1, 2):  # ten calls a day count one recall a day
+        repo.usage.record([two.id] * 10, "recall", now=at(d).timestamp())
     one_confirm = add(repo, "confirmed once", value=0.9)
     repo.touch(one_confirm.id, "confirm", now=at(1))
     p = repo.metabolize(now=at(30))

@@ -24,7 +24,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "entry", "rank", "validate",
      "textnorm", "tokenize", "lifecycle", "postings", "bulk", "feedback", "index", "search", "catalog", "progress",
-     "intent", "problems", "answers", "embedding", "dense"],
+     "intent", "problems", "answers", "embedding", "dense", "renames"],
     ["files", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
      "system", "store", "gitutil", "notemerge", "syncmerge", "vectors"],
     ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",

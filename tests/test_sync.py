@@ -96,6 +96,7 @@ def test_usage_travels_so_both_machines_plan_the_same(machines):
     with open_root(a) as repo:  # only A uses the memory
         for _ in range(3):
             assert repo.search("staging database", record=True)
+        repo.touch(x.id, "confirm", now=T0 + dt.timedelta(days=1))
     assert git(a, "status", "--porcelain").stdout == "", "reads change no versioned file"
     with open_root(a) as repo:
         plan_a = repo.metabolize(now=later).to_dict()["moves"]

@@ -362,3 +362,70 @@ def test_fuzz_a_persons_note_is_a_note_or_a_problem_never_an_exception(tmp_path,
         assert served == ("Notes/fuzz.md" in {e.path for e in warm.list()})
     assert note.read_bytes() == data
     shutil.rmtree(root)
+
+
+# ------------------------------------------------------------------ usage follows a rename by hand
+
+def _person_note(root: Path, rel: str, text: str) -> str:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text, encoding="utf-8")
+    return O.path_id(rel)
+
+
+def _used(root: Path, text: str) -> str:
+    """A person's note in a fresh root, recalled and confirmed once."""
+    with Repository(root) as repo:
+        eid = _person_note(root, "garden/watering.md", text)
+        repo.refresh()
+        assert [h.entry.id for h in repo.search("watering")] == [eid]
+        repo.touch(eid, "confirm", now="2026-03-02T10:00:00+00:00")
+    return eid
+
+
+@pytest.mark.parametrize("live", ["open", "refresh", "watcher"])
+def test_usage_follows_a_persons_note_renamed_by_hand(tmp_path, live):
+    """DESIGN.md "Names and ids": renaming a note without an id gives it a new
+    id, and its usage follows when the content hash matches — seen at the next
+    open (the snapshot remembers the old path), by a rescan, or by the watcher."""
+    import time
+
+    root = tmp_path / "root"
+    old = _used(root, "Watering the ferns twice a week in summer.\n")
+    new = O.path_id("plants/ferns watering.md")
+    repo = Repository(root, watch=live == "watcher")
+    try:
+        if live != "open":
+            (root / "plants").mkdir()
+            os.rename(root / "garden/watering.md", root / "plants/ferns watering.md")
+            if live == "refresh":
+                repo.refresh()
+            t0 = time.monotonic()
+            while not repo.view.knows(new) or old in repo.usage.load():
+                assert time.monotonic() - t0 < 10, "the watcher never applied the rename"
+                time.sleep(0.01)
+        else:
+            repo.close()
+            (root / "plants").mkdir()
+            os.rename(root / "garden/watering.md", root / "plants/ferns watering.md")
+            repo = Repository(root)  # the snapshot remembers the old path
+        assert repo.get(new).path == "plants/ferns watering.md"
+        u = repo.usage.load()
+        assert old not in u and (u[new].recalls, u[new].confirms) == (1, 1)
+        assert repo.strength(new).recalls == 1
+    finally:
+        repo.close()
+    with Repository(root) as again:  # recorded, not only folded in memory: compaction keeps it
+        again.usage.compact()
+        assert (again.usage.load()[new].recalls, again.usage.load()[new].confirms) == (1, 1)
+
+
+def test_usage_stays_behind_when_the_renamed_note_was_also_edited(tmp_path):
+    root = tmp_path / "root"
+    old = _used(root, "Watering the ferns twice a week in summer.\n")
+    with Repository(root) as repo:
+        (root / "plants").mkdir()
+        os.rename(root / "garden/watering.md", root / "plants/ferns.md")
+        (root / "plants/ferns.md").write_text("Watering the ferns three times a week now.\n", encoding="utf-8")
+        repo.refresh()
+        new = O.path_id("plants/ferns.md")
+        assert repo.get(new) and new not in repo.usage.load() and old in repo.usage.load()
