@@ -38,14 +38,16 @@ from . import search as S
 from . import tokenize as T
 from .errors import ParseError
 from .files import read_nofollow
-from .index import DocTerms
+from .index import Batch, DocTerms, Pending
 
 log = logging.getLogger("sediment")
 
 # below this many notes to parse, a pool costs more (forking, moving the
 # results back) than it saves
 POOL_MIN_FILES = 1500
-CHUNK = 200  # notes per task: large enough that the per-task cost is small
+# notes per task at most: large enough that the per-task cost is small, and
+# that the opening process merges few postings lists per term (one per chunk)
+CHUNK = 1000
 AHEAD = 3  # chunks in flight per worker
 MAX_WORKERS = 8
 
@@ -53,7 +55,8 @@ MAX_WORKERS = 8
 #   ("gone",)                                  removed before it was read
 #   ("unreadable", reason)                     an OSError while reading
 #   ("bad", reason, line)                      read, but not a valid memory
-#   ("ok", entry, off | None, terms | None)    terms when asked for
+#   ("ok", entry, off | None, terms | None)    terms when asked for (from a worker:
+#                                              Pending, its postings made there)
 Outcome = tuple[Any, ...]
 
 
@@ -155,14 +158,19 @@ def _orphan_watch(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _work(rels: Sequence[str]) -> list[Outcome]:
+def _work(rels: Sequence[str], first: int) -> list[Outcome]:
+    """A worker's chunk: read, parsed, tokenized, and its postings made (one
+    batch: the opening process merges the chunks' postings per term, which
+    costs it far less than a put per note and a fold after)."""
     assert _JOB is not None
     root, tz, max_meta_size, tok = _JOB
-    return [read_parse(root, rel, tz, max_meta_size, tok=tok) for rel in rels]
+    out = [read_parse(root, rel, tz, max_meta_size, tok=tok) for rel in rels]
+    batch = Batch([o[3] if o[0] == "ok" else None for o in out], first)
+    return [(*o[:3], Pending(batch, i)) if o[0] == "ok" and o[3] is not None else o for i, o in enumerate(out)]
 
 
 def pooled(root: Path, rels: Sequence[str], *, tz: Any, max_meta_size: int, tok: T.Tokenizer,
-           workers: int) -> Generator[Outcome, None, None] | None:
+           workers: int, first: int = 0) -> Generator[Outcome, None, None] | None:
     """The outcomes of ``read_parse`` for ``rels``, in order, computed by
     ``workers`` forked processes while the caller consumes them; None when
     no pool could be started (the caller reads serially). A worker that dies
@@ -175,12 +183,12 @@ def pooled(root: Path, rels: Sequence[str], *, tz: Any, max_meta_size: int, tok:
     # dictionary's pages instead of each loading their own
     tok.terms("索引")
     size = max(1, min(CHUNK, len(rels) // (4 * workers)))  # several chunks a worker, even when few
-    chunks = [rels[i:i + size] for i in range(0, len(rels), size)]
+    chunks = [(first + i, rels[i:i + size]) for i in range(0, len(rels), size)]
     _JOB = (root, tz, max_meta_size, tok)
     try:
         pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("fork"), initializer=_orphan_watch,
                                    initargs=(os.getpid(),))
-        ahead = deque(pool.submit(_work, c) for c in chunks[:AHEAD * workers])
+        ahead = deque(pool.submit(_work, c, at) for at, c in chunks[:AHEAD * workers])
     except (OSError, ValueError, RuntimeError) as exc:  # no fork here after all: serial
         log.debug("sediment: no process pool for the open: %s", exc)
         _JOB = None
@@ -188,18 +196,18 @@ def pooled(root: Path, rels: Sequence[str], *, tz: Any, max_meta_size: int, tok:
     return _drain(pool, ahead, chunks, (root, tz, max_meta_size, tok))
 
 
-def _drain(pool: Any, ahead: deque[Any], chunks: list[Sequence[str]], job: tuple[Any, ...]
+def _drain(pool: Any, ahead: deque[Any], chunks: list[tuple[int, Sequence[str]]], job: tuple[Any, ...]
            ) -> Generator[Outcome, None, None]:
     global _JOB
     root, tz, max_meta_size, tok = job
     queued = len(ahead)
     try:
-        for chunk in chunks:
+        for _, chunk in chunks:
             fut = ahead.popleft()
             if queued < len(chunks):
                 # a bounded number of chunks in flight: parsed notes waiting to
                 # be indexed would otherwise pile up in this process's memory
-                ahead.append(pool.submit(_work, chunks[queued]))
+                ahead.append(pool.submit(_work, chunks[queued][1], chunks[queued][0]))
                 queued += 1
             try:
                 part = fut.result()

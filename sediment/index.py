@@ -16,13 +16,16 @@ slots (amortised O(1) per change) and whenever the base is rebuilt.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import struct
 import sys
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
+from . import bulk
 from . import feedback as F
 from .postings import NO_SLOT, Postings, Vocab
 from .rank import Lane, Ranking, best, rrf
@@ -34,14 +37,16 @@ TAG_WEIGHT = 3
 # candidates ranked per lane before fusion: below rank 100 a lane adds less
 # than 1/160 to a fused score, never enough to matter for the first results
 LANE_DEPTH = 100
-SNAPSHOT_FORMAT = 8  # 8: term vectors of the word lane (ids only; 7 held frequencies too); 6: superseded flag bit
+# 9: frequencies as bytes where they fit (the lane's "tfs" type); 8: term vectors
+# of the word lane (ids only; 7 held frequencies too); 6: superseded flag bit
+SNAPSHOT_FORMAT = 9
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)
 _LANE_ARRAYS = {
     "words": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths", "vec_offsets", "vec_terms"),
     "bigrams": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths"),
 }
-_TYPECODE = {"base_tfs": "H"}  # the others "I"
+# the others "I"; a lane's frequencies are "B" or "H" (its "tfs" in the header)
 ALIVE = 0x80
 _MASKS: dict[int, bytes] = {}
 
@@ -54,14 +59,41 @@ class DocTerms:
 
     @staticmethod
     def build(fields: Iterable[tuple[Sequence[str], Sequence[str], int]]) -> "DocTerms":
-        words: dict[str, int] = {}
-        bigrams: dict[str, int] = {}
+        words: Counter[str] = Counter()
+        bigrams: Counter[str] = Counter()
         for ws, bs, weight in fields:
+            if weight == 1:  # (the body: counted in C)
+                words.update(ws)
+                bigrams.update(bs)
+                continue
             for w in ws:
-                words[w] = words.get(w, 0) + weight
+                words[w] += weight
             for b in bs:
-                bigrams[b] = bigrams.get(b, 0) + weight
-        return DocTerms(words, bigrams)
+                bigrams[b] += weight
+        return DocTerms(dict(words), dict(bigrams))
+
+
+class Batch:
+    """Documents' postings made ready for the index elsewhere (a worker
+    process of a cold open), all lanes: each is indexed by ``Index.put`` of
+    ``Pending(batch, i)`` and merged into the base in bulk (``settle``)."""
+
+    __slots__ = ("words", "bigrams")
+
+    def __init__(self, docs: Sequence[DocTerms | None], first: int = 0) -> None:
+        """``first``: the slot the first document is expected to get (a guess
+        that saves the merge renumbering when it holds)."""
+        self.words = bulk.Part.build([d.words if d else None for d in docs], vectors=True, first=first)
+        self.bigrams = bulk.Part.build([d.bigrams if d else None for d in docs], first=first)
+
+    def __len__(self) -> int:
+        return len(self.words.lengths)
+
+
+class Pending(NamedTuple):
+    """The ``i``-th document of a batch, as ``Index.put`` takes it."""
+    batch: Batch
+    i: int
 
 
 @dataclass
@@ -97,6 +129,9 @@ class Index:
         self.flags = bytearray()
         self._dead = 0
         self.exact = True  # document frequencies count live documents only
+        # batches put but not merged yet, each with its documents' slots
+        # (NO_SLOT: not put); from the first one on, every put joins them
+        self._batches: list[tuple[Batch, array]] = []
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -108,25 +143,51 @@ class Index:
     def dead(self) -> int:
         return self._dead
 
-    def put(self, key: str, terms: DocTerms, flags: int = 0) -> int:
+    def put(self, key: str, terms: DocTerms | Pending, flags: int = 0) -> int:
         """Index a document (the key must not be indexed already). ``flags``
         (bits 0–6) let a search skip groups of documents cheaply (see
-        ``search(exclude=...)``)."""
+        ``search(exclude=...)``). A ``Pending`` document's postings are merged
+        in bulk, with the rest of its batch, on the index's next read."""
         if key in self.slot_of:
             self.remove(key, None)
         slot = len(self.key_of)
         self.key_of.append(key)
         self.flags.append(ALIVE | (flags & 0x7F))
         self.slot_of[key] = slot
-        self.words.add(slot, terms.words)
-        self.bigrams.add(slot, terms.bigrams)
+        if not isinstance(terms, Pending) and not self._batches:
+            self.words.add(slot, terms.words)
+            self.bigrams.add(slot, terms.bigrams)
+            return slot
+        # (once batches are waiting, a document of its own joins them as a
+        # batch of one: a merge needs the slots of what it merges ascending)
+        batch, i = terms if isinstance(terms, Pending) else (Batch([terms], slot), 0)
+        if not self._batches or self._batches[-1][0] is not batch:
+            self._batches.append((batch, array("I", [NO_SLOT]) * len(batch)))
+        self._batches[-1][1][i] = slot
+        self.words.count(slot, batch.words.lengths[i])
+        self.bigrams.count(slot, batch.bigrams.lengths[i])
         return slot
+
+    def settle(self) -> None:
+        """Merge the batches put so far into the base (every read of the
+        index does this first)."""
+        if not self._batches:
+            return
+        batches, self._batches = self._batches, []
+        words = [(b.words, m) for b, m in batches]
+        bigrams = [(b.bigrams, m) for b, m in batches]
+        del batches
+        bulk.merge(self.words, words)
+        del words
+        bulk.merge(self.bigrams, bigrams)
 
     def remove(self, key: str, terms: DocTerms | None) -> None:
         """Drop a document. ``terms`` should be what it was indexed with (the
         owner re-derives them: the index keeps the words' term vectors but not
         the bigrams'); without them bigram document frequencies are off until
         ``compact``."""
+        if terms is None and self._batches:
+            self.settle()  # (the words' term vectors tell what it had)
         slot = self.slot_of.pop(key, None)
         if slot is None:
             return
@@ -148,6 +209,7 @@ class Index:
 
     def compact(self) -> None:
         """Drop dead slots and fold the deltas into the base."""
+        self.settle()
         remap = array("I", [NO_SLOT]) * len(self.key_of)
         keys: list[str | None] = []
         for s, k in enumerate(self.key_of):
@@ -168,8 +230,10 @@ class Index:
         """Fold what was indexed since the last snapshot into the compact base.
         A bulk load calls this now and then: a delta of a million small arrays
         costs several times the memory of the same postings in the base."""
-        self.words.rebuild(None)
-        self.bigrams.rebuild(None)
+        self.settle()
+        for lane in (self.words, self.bigrams):
+            if lane.delta or lane.vec_delta:  # (nothing to fold: a copy of the base for nothing)
+                lane.rebuild(None)
 
     @property
     def delta_terms(self) -> int:
@@ -191,7 +255,9 @@ class Index:
         }
         blobs: list[bytes] = [bytes(self.flags)]
         for name, lane in (("words", self.words), ("bigrams", self.bigrams)):
-            header[name] = {"terms": lane.base_index.blob, "total_len": lane.total_len, "live": lane.live}
+            tfs = lane.base_tfs
+            header[name] = {"terms": lane.base_index.blob, "total_len": lane.total_len, "live": lane.live,
+                            "tfs": tfs.typecode if isinstance(tfs, array) else tfs.format}
             blobs += [(lane.base_index.starts if a == "starts" else getattr(lane, a)).tobytes()
                       for a in _LANE_ARRAYS[name]]
         head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -204,52 +270,87 @@ class Index:
         return [_MAGIC, digest.digest(), *chunks]
 
     @classmethod
-    def restore(cls, data: bytes, fingerprint: str = "") -> tuple["Index", list[Any]]:
-        """The index and the per-key docs from ``snapshot`` bytes. Raises
-        ``ValueError`` for anything damaged or from another format."""
-        if not data.startswith(_MAGIC):
+    def restore(cls, data: bytes | BinaryIO, fingerprint: str = "") -> tuple["Index", list[Any]]:
+        """The index and the per-key docs from ``snapshot`` bytes, or a file
+        open on them. Raises ``ValueError`` for anything damaged or from
+        another format.
+
+        The lanes' arrays are not copied out of what is read: each lane's
+        bytes are read into one buffer and its arrays are views of it (a
+        warm open of 100k memories saves a copy of a few hundred MB, and the
+        time to make it); a lane rebuilt later lets its buffer go."""
+        fh: Any = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data  # (readinto: not in BinaryIO)
+        if fh.read(len(_MAGIC)) != _MAGIC:
             raise ValueError("not a sediment index snapshot")
-        view = memoryview(data)  # slices of a view copy nothing: the snapshot may be 100s of MB
-        digest, body = view[len(_MAGIC):len(_MAGIC) + 32], view[len(_MAGIC) + 32:]
-        if hashlib.sha256(body).digest() != digest:
-            raise ValueError("snapshot checksum mismatch")
+        digest = fh.read(32)
         n = 2 + sum(len(a) for a in _LANE_ARRAYS.values())
-        sizes = struct.unpack_from(f"<{n}Q", body)
-        pos = 8 * n
-        head = json.loads(bytes(body[pos:pos + sizes[0]]))
-        pos += sizes[0]
+        raw = fh.read(8 * n)
+        if len(raw) != 8 * n:
+            raise ValueError("snapshot is truncated")
+        sizes = struct.unpack(f"<{n}Q", raw)
+        here = fh.tell()
+        if fh.seek(0, io.SEEK_END) - here != sum(sizes):
+            raise ValueError("snapshot is truncated")
+        fh.seek(here)
+        check = hashlib.sha256(raw)
+        head_bytes = fh.read(sizes[0])
+        flags = bytearray(fh.read(sizes[1]))
+        check.update(head_bytes)
+        check.update(flags)
+        bufs = []
+        k = 2
+        for arrays in _LANE_ARRAYS.values():  # one buffer per lane
+            buf = bytearray(sum(sizes[k:k + len(arrays)]))
+            if fh.readinto(buf) != len(buf):
+                raise ValueError("snapshot is truncated")
+            check.update(buf)
+            bufs.append(buf)
+            k += len(arrays)
+        if check.digest() != digest:
+            raise ValueError("snapshot checksum mismatch")
+        head = json.loads(head_bytes)
+        del head_bytes
         if head.get("format") != SNAPSHOT_FORMAT or head.get("byteorder") != sys.byteorder:
             raise ValueError("snapshot of another format")
         if head.get("fingerprint") != fingerprint:
             raise ValueError("snapshot made by another version of the tokenizer or parser")
         idx = cls()
         keys = head["keys"]
-        idx.flags = bytearray(body[pos:pos + sizes[1]])
-        pos += sizes[1]
+        idx.flags = flags
         if len(idx.flags) != len(keys):
             raise ValueError("snapshot flags are inconsistent")
         k = 2
-        for name, lane in (("words", idx.words), ("bigrams", idx.bigrams)):
+        for (name, lane), buf in zip((("words", idx.words), ("bigrams", idx.bigrams)), bufs):
             meta = head[name]
-            starts = array("I")
+            view, pos = memoryview(buf), 0
+            got: dict[str, Any] = {}
             for attr in _LANE_ARRAYS[name]:
-                a = starts if attr == "starts" else array(_TYPECODE.get(attr, "I"))
-                a.frombytes(body[pos:pos + sizes[k]])
+                code: str = meta.get("tfs") if attr == "base_tfs" else "I"
+                if code not in ("B", "H", "I"):
+                    raise ValueError("snapshot lane is inconsistent")
+                if sizes[k] % array(code).itemsize:
+                    raise ValueError("snapshot lane is inconsistent")
+                got[attr] = view[pos:pos + sizes[k]].cast(code)  # type: ignore[call-overload]
                 pos += sizes[k]
                 k += 1
-                if attr != "starts":
-                    setattr(lane, attr, a)
+            lengths = got.pop("lengths")
+            lane.lengths = array("I")
+            lane.lengths.frombytes(lengths.cast("B"))  # (changes with every put: an array of its own)
+            starts = got.pop("starts")
+            for attr, a in got.items():
+                setattr(lane, attr, a)
             lane.base_index = Vocab(meta["terms"], starts)
             if (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
                     or starts[-1] != len(meta["terms"]) + 1 and len(starts) > 1):
                 raise ValueError("snapshot lane is inconsistent")
+            # (a term id past the vocabulary is skipped where vectors are read:
+            # a pass over every id here cost ~1 s of a 100k warm open)
             if lane.vectors and (len(lane.vec_offsets) != len(keys) + 1
-                                 or lane.vec_offsets[-1] != len(lane.vec_terms)
-                                 or lane.vec_terms and max(lane.vec_terms) >= len(lane.base_index)):
+                                 or lane.vec_offsets[-1] != len(lane.vec_terms)):
                 raise ValueError("snapshot term vectors are inconsistent")
             lane.total_len, lane.live = meta["total_len"], meta["live"]
-        idx.key_of = list(keys)
-        idx.slot_of = {k: i for i, k in enumerate(keys)}
+        idx.key_of = keys
+        idx.slot_of = dict(zip(keys, range(len(keys))))
         return idx, head["docs"]
 
     # -------------------------------------------------------------- search
@@ -270,6 +371,7 @@ class Index:
         all of the first ``limit`` (``_keep_direct``).
         ``prune=False`` scores every posting (the same results, slower: for
         tests and benchmarks)."""
+        self.settle()
         table = _MASKS.get(exclude)
         if table is None:
             table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
@@ -320,6 +422,7 @@ class Index:
     # -------------------------------------------------------------- reading
 
     def _lane(self, lane: str) -> Postings:
+        self.settle()
         if lane not in ("words", "bigrams"):
             raise ValueError(f"no lane {lane!r} (words or bigrams)")
         return self.words if lane == "words" else self.bigrams

@@ -3,8 +3,9 @@
 Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
 
 * a read-only *base* (one array of slot numbers and one of term frequencies
-  for all terms, grouped by term, with an offset per term) that is restored
-  from a snapshot in a few array copies, plus a *delta* (a pair of growing
+  for all terms, grouped by term, with an offset per term) that a snapshot's
+  restore leaves in the bytes it read (views, not copies), or that a cold
+  open merges from parts in bulk (``bulk.py``), plus a *delta* (a pair of growing
   arrays per term) for what was indexed since; within a term, slots ascend
   (base first, then delta), so a slot is found by bisection;
 * optionally the same data the other way round: per slot, its terms (as ids
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from array import array
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -45,6 +47,25 @@ _SAFE = 1 + 1e-9
 # a probe (bisection) costs about this many steps of walking a posting list
 _PROBE_COST = 6
 
+
+
+def narrow(tfs: array) -> array:
+    """Term frequencies as bytes when every one fits (a weighted frequency
+    over 255 is rare): half the memory of the base's frequencies. Done with
+    byte slices, not a loop over millions of values."""
+    raw = memoryview(tfs).cast("B")
+    low, high = (raw[0::2], raw[1::2]) if sys.byteorder == "little" else (raw[1::2], raw[0::2])
+    if tfs.typecode != "H" or high.tobytes().strip(b"\0"):
+        return tfs
+    out = array("B")
+    out.frombytes(low.tobytes())
+    return out
+
+
+def widen(tfs: array | memoryview) -> array | memoryview:
+    """Frequencies that an array of 2-byte ones can be extended with."""
+    code = tfs.typecode if isinstance(tfs, array) else tfs.format
+    return tfs if code == "H" else array("H", tfs)
 
 
 def bm25_idf(n: int, df: int) -> float:
@@ -95,7 +116,7 @@ class Postings:
         self.base_index = Vocab()
         self.base_offsets = array("I", [0])
         self.base_slots = array("I")
-        self.base_tfs = array("H")
+        self.base_tfs = array("H")  # ("B" once folded, when every frequency fits: ``narrow``)
         self.delta: dict[str, tuple[array, array]] = {}
         self.lengths = array("I")
         self.total_len = 0
@@ -123,14 +144,18 @@ class Postings:
                 p = delta[t] = (array("I"), array("H"))
             p[0].append(slot)
             p[1].append(tf if tf < 65535 else 65535)
-        length = sum(terms.values())
+        self.count(slot, sum(terms.values()))
+        if self.vectors:  # the terms only (frequencies are in the postings): a tuple is a
+            self.vec_delta[slot] = tuple(terms)  # fifth of a dict, and a cold open holds 100k
+
+    def count(self, slot: int, length: int) -> None:
+        """A document's length, in the BM25 statistics (its postings are
+        added apart: ``add``, or in bulk)."""
         if len(self.lengths) <= slot:
             self.lengths.extend([0] * (slot + 1 - len(self.lengths)))
         self.lengths[slot] = length
         self.total_len += length
         self.live += 1
-        if self.vectors:  # the terms only (frequencies are in the postings): a tuple is a
-            self.vec_delta[slot] = tuple(terms)  # fifth of a dict, and a cold open holds 100k
 
     def remove(self, slot: int, terms: Iterable[str] | None) -> None:
         """Mark a slot's postings dead. Without ``terms``, a lane with term
@@ -167,7 +192,10 @@ class Postings:
         vocab, offs, slots, tfs = self.base_index, self.base_offsets, self.base_slots, self.base_tfs
         delta, dead = self.delta, self.dead_df
         out = []
+        n_terms = len(offs) - 1
         for i in self.vec_terms[a:b]:
+            if i >= n_terms:
+                continue  # (not in a consistent index: checked here, not by a pass over every id at open)
             lo, hi = offs[i], offs[i + 1]
             k = bisect.bisect_left(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:
@@ -329,6 +357,7 @@ class Postings:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
         or NO_SLOT for dead) the dead slots are dropped as well."""
         old_vocab = self.base_index
+        self.base_tfs = widen(self.base_tfs)  # type: ignore[assignment]  # (the new base's are extended from it)
         terms = sorted(set(old_vocab) | set(self.delta)) if self.delta else list(old_vocab)
         offsets = array("I", [0])
         slots = array("I")
@@ -366,7 +395,7 @@ class Postings:
                     lengths[new] = self.lengths[old]
             self.lengths = lengths
         self.base_index = Vocab.from_sorted(terms)
-        self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, tfs
+        self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, narrow(tfs)
         self.delta = {}
         if remap is not None:
             self.dead_df = {}

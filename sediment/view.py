@@ -47,7 +47,7 @@ from .compact import Named, Pool
 from .entry import Entry
 from .errors import Ambiguous, LockTimeout, NotFound, ParseError
 from .files import WriterLock, atomic_write, read_nofollow
-from .index import DocTerms, Index
+from .index import DocTerms, Index, Pending
 from .journal import Feed
 from .progress import Progress, Ticker
 from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
@@ -216,7 +216,8 @@ class View:
         snap: dict[str, tuple[int, list[Any]]] = {}
         try:
             if self.snapshot_path is not None:
-                self.index, docs = Index.restore(self.snapshot_path.read_bytes(), self.tokenizer.fingerprint())
+                with open(self.snapshot_path, "rb") as fh:
+                    self.index, docs = Index.restore(fh, self.tokenizer.fingerprint())
                 snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
                 self._shelf.open()
         except FileNotFoundError:
@@ -231,12 +232,13 @@ class View:
         fresh = [rel for rel, _ in files if rel not in snap or snap[rel][1][2] is None]
         workers = C.pool_size(len(fresh), self.open_processes)
         parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
-                          tok=self.tokenizer, workers=workers) if workers else None
+                          tok=self.tokenizer, workers=workers, first=len(self.index.key_of)) if workers else None
         try:
             matched = self._load_files(files, snap, parsed, tick)
         finally:
             if parsed is not None:
                 parsed.close()  # stops the pool
+        self.index.settle()  # the workers' postings merged, in one pass
         for rel, (slot, doc) in snap.items() if len(matched) != len(snap) else ():
             key = self.index.key_of[slot]
             if slot not in matched and key is not None and key not in self.entries:
@@ -260,10 +262,10 @@ class View:
         root = str(self.root)
         for rel, st in files:
             tick()
-            if self.index.delta_terms > FOLD_TERMS:
-                self.index.fold()
             hit = snap.get(rel)
             if hit is None or hit[1][2] is None:  # (no meta: JSON cannot keep it exactly, dates: parse it)
+                if self.index.delta_terms > FOLD_TERMS:  # (checked where the delta can grow only)
+                    self.index.fold()
                 self.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
                 continue
             slot, (_, version, meta, off) = hit
@@ -277,6 +279,8 @@ class View:
             eid = E.id_of(meta, rel)
             if (off is None or E.content_version(data) != version or eid in self.entries
                     or self.index.key_of[slot] != eid):
+                if self.index.delta_terms > FOLD_TERMS:
+                    self.index.fold()
                 self.load_file(rel, st, data)
                 continue
             if "id" in meta:  # (a person's note may have none: its id is its path's)
@@ -417,7 +421,7 @@ class View:
                 self.problems[entry.path] = Problem(entry.path, entry._cache["warning"], severity="warning",
                                                     code="properties")
 
-    def _add(self, entry: Entry, terms: DocTerms | None = None) -> None:
+    def _add(self, entry: Entry, terms: DocTerms | Pending | None = None) -> None:
         self._register(entry)
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
                        S.flags(entry))
