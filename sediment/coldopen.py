@@ -13,8 +13,6 @@ a fork), and no other thread runs in this process (a watcher of another root,
 the host application's threads: a fork copies the locks they may hold, not
 the threads that would release them). Anywhere else — Windows, macOS, a
 threaded host, a daemonic process, a failed fork — the open is serial.
-A warm open shares the repeated values of the notes' frontmatter
-(``share_values``) instead of keeping one copy per note.
 
 ``spawn`` is never used: a fresh interpreter per worker costs more than the
 parsing it would take over at the sizes that matter, and it cannot inherit
@@ -33,7 +31,6 @@ from pathlib import Path
 from typing import Any, Generator, Sequence
 
 from . import entry as E
-from . import names as N
 from . import search as S
 from . import tokenize as T
 from .errors import ParseError
@@ -111,31 +108,6 @@ def pool_size(files: int, setting: int) -> int:
         cores = os.cpu_count() or 1
     n = setting if setting > 1 else min(cores, MAX_WORKERS)
     return n if n > 1 else 0
-
-
-# frontmatter values that repeat across notes (JSON decoding makes a new
-# string for each): shared, they cost one object instead of one per note
-SHARED_KEYS = ("kind", "status", "source", "unclassified", "room")
-
-
-def share_values(meta: dict[str, Any], pool: dict[Any, Any]) -> None:
-    """Replace ``meta``'s repeated values by the one object ``pool`` holds for
-    each (a warm open: the frontmatter kept in the index snapshot)."""
-    for k in SHARED_KEYS:
-        v = meta.get(k)
-        if type(v) is str:
-            meta[k] = pool.setdefault(v, v)
-    if "updated" in meta and meta["updated"] == meta.get("created"):  # never updated: one string for both
-        meta["updated"] = meta.get("created")
-    tags = meta.get("tags")
-    if type(tags) is list:
-        meta["tags"] = [pool.setdefault(t, t) if type(t) is str else t for t in tags]
-
-
-def share_place(entry: E.Entry, pool: dict[Any, Any]) -> None:
-    """The entry's layer and room strings shared with its neighbours'."""
-    layer, room, name = N.split_path(entry.path)
-    entry._cache["where"] = (pool.setdefault(layer, layer), pool.setdefault(room, room), name)
 
 
 def stamp(st: os.stat_result) -> int:
