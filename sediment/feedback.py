@@ -27,24 +27,35 @@ from .rank import Mask
 class Feedback:
     """How the feedback lane is built (the policy's ``feedback_*`` settings)."""
     docs: int = 3  # the first this many fused results feed the expansion
-    terms: int = 10  # expansion terms kept
+    terms: int = 10  # expansion terms kept (for a query with CJK text)
     weight: float = 0.5  # the best expansion term's weight beside a query word's 1
+    # for a query without CJK text (English): more terms, weighing more, found
+    # more on LoCoMo and cost CMRC R@1 (benchmarks/README.md, "Ranking choices")
+    terms_latin: int = 30
+    weight_latin: float = 0.7
     min_df: int = 2
     with_query: bool = True  # the expanded query keeps the query's own words
     fuse_weight: float = 1.0  # the lane's share in the fusion, beside the others' 1
     idf_power: float = 1.0  # a term's gain grows with idf to this power
     norm: str = "length"  # a document's term gains: tf/length ("length"), tf/sqrt(length), or / its best ("doc")
-    max_share: float = 1.0  # expansion terms in at most this share of the documents
+    # expansion terms in at most this share of the documents (or in up to
+    # ``max_df_floor`` of them, in a small root): a word in one memory of twenty
+    # tells little, and its long postings were most of the lane's cost
+    max_share: float = 0.05
+    max_df_floor: int = 2
     covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
     covered_weight: float = 1.0  # ... the lane is fused at this weight
 
 
 def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[str, float],
-              fb: Feedback) -> dict[str, float]:
+              fb: Feedback, cjk: bool = True) -> dict[str, float]:
     """Expansion terms and their query weights from the (slot, fused score) of
-    the feedback documents, best first; the best one weighs ``fb.weight``."""
+    the feedback documents, best first; the best one weighs ``fb.weight``.
+    ``cjk``: the query has CJK text (``fb.terms`` and ``fb.weight``, else the
+    ``_latin`` ones)."""
     total = sum(w for _, w in docs) or 1.0
     n = max(lane.live, 1)
+    max_df = max(fb.max_share * n, fb.max_df_floor)
     idfs: dict[str, float] = {}
     gain: dict[str, float] = {}
     for slot, fused in docs:
@@ -57,7 +68,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
             idf = idfs.get(t)
             if idf is None:
                 idf = idfs[t] = (bm25_idf(n, df) ** fb.idf_power
-                                 if fb.min_df <= df <= fb.max_share * n else 0.0)
+                                 if fb.min_df <= df <= max_df else 0.0)
             if idf > 0:
                 mine[t] = tf * idf
         if not mine:
@@ -66,11 +77,12 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
                else max(mine.values()))
         for t, g in mine.items():
             gain[t] = gain.get(t, 0.0) + share * g / div
-    top = heapq.nlargest(fb.terms, gain.items(), key=lambda kv: (kv[1], kv[0]))
+    top = heapq.nlargest(fb.terms if cjk else fb.terms_latin, [(g, t) for t, g in gain.items()])
     if not top:
         return {}
-    peak = top[0][1]
-    return {t: fb.weight * g / peak for t, g in top}
+    peak = top[0][0]
+    weight = fb.weight if cjk else fb.weight_latin
+    return {t: weight * g / peak for g, t in top}
 
 
 def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask,
@@ -104,7 +116,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     rest = [0.0] * (len(terms) + 1)
     for i in range(len(terms) - 1, -1, -1):
         rest[i] = rest[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
-    exact, dropped, outside = words.exact, words.dropped, words.outside
+    exact, dropped, outside, wtop = words.exact, words.dropped, words.outside, words.top
     complete = not dropped and outside == 0.0  # every document's word score is in ``exact``
     left = [0] * (len(terms) + 1)  # postings left to walk
     for i in range(len(terms) - 1, -1, -1):
@@ -120,10 +132,6 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     def nth(scores: list[tuple[float, int]]) -> float:
         """The depth-th best of (a lower bound of a score, slot) among the
         allowed documents (-1 while there are fewer)."""
-        if allowed is None:
-            if len(scores) < depth:
-                return -1.0
-            return sorted(scores, reverse=True)[depth - 1][0]
         found = 0
         for lo, s in sorted(scores, reverse=True):
             found += is_ok(s)
@@ -131,12 +139,11 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
                 return lo
         return -1.0
 
-    def lows(e: dict[int, float], with_exact: bool) -> list[tuple[float, int]]:
+    def lows(e: dict[int, float]) -> list[tuple[float, int]]:
+        """Lower bounds of the scores of the documents in ``e`` and of the word
+        lane's top: enough for a floor (the top's are allowed documents)."""
         get = exact.get
-        out = [(get(s, 0.0) + sc, s) for s, sc in e.items()]
-        if with_exact:
-            out += [(sc, s) for s, sc in exact.items() if s not in e]
-        return out
+        return [(get(s, 0.0) + sc, s) for s, sc in e.items()] + [x for x in wtop if x[1] not in e]
 
     def word_bound(s: int) -> float:
         w = exact.get(s)
@@ -144,15 +151,13 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
 
     exp: dict[int, float] = {}
     j = 0
-    # a lower bound of the final depth-th best score: the word lane's own
-    # (every score here is at least the word score), then raised by what the
-    # expansion terms walked so far add, when the postings left are worth a pass
-    ff = nth([(sc, s) for s, sc in exact.items()]) if prune and len(exact) >= depth else -1.0
-    looks = 0
+    # a lower bound of the final depth-th best score: the word lane's own (a
+    # score here is at least the word score), raised by what the expansion
+    # terms walked so far add when the postings left are worth a pass
+    ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
     while j < len(terms):
-        if prune and j and outside + rest[j] >= ff and looks < 2 and left[j] > 2 * (len(exp) + len(exact)):
-            looks += 1
-            ff = max(ff, nth(lows(exp, True)))
+        if prune and j and outside + rest[j] >= ff and left[j] > 2 * len(exp) + depth:
+            ff = max(ff, nth(lows(exp)))
         if prune and j and outside + rest[j] < ff:
             break  # no document outside the running can reach the top
         w, _, runs = terms[j]
@@ -171,7 +176,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
         run.update((s, 0.0) for s, sc in dropped.items() if sc + r >= ff and s not in exp)
         for k in range(j, len(terms)):
             if k > j:
-                ff = max(ff, nth(lows(run, False)))
+                ff = max(ff, nth(lows(run)))
                 r = rest[k]
                 keep = [s for s, sc in run.items() if word_bound(s) + sc + r >= ff]
                 if len(keep) < len(run):
@@ -188,11 +193,13 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
                         if s in run:
                             run[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
         exp = run
-        out = [(exact[s] + sc, s) for s, sc in exp.items() if s in exact]
-    else:
-        out = lows(exp, True)
-        out = [x for x in out if x[1] in exact]
-    # the documents with expansion terms and no exact word score
+    # The top: documents with an expansion score, and the word lane's top for
+    # the rest. A document with neither scores its word score, which is no
+    # more than the word lane's depth-th best: the top has depth documents at
+    # least as good (ties go by slot in both lists alike).
+    get = exact.get
+    out = [(w + sc, s) for s, sc in exp.items() if (w := get(s)) is not None]
+    out += [x for x in wtop if x[1] not in exp]
     rest_docs = [(sc, s) for s, sc in exp.items() if s not in exact]
     if rest_docs:
         if complete:

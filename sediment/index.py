@@ -298,7 +298,8 @@ class Index:
         expanded: dict[str, float] = {}
         if feedback is not None and feedback.docs > 0 and fused:
             seeds = best(fused, self.key_of, tiebreak, feedback.docs)
-            expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback)
+            # (a query has bigrams exactly when it has CJK text)
+            expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback, bool(bigrams))
             if expanded:
                 if feedback.with_query:
                     top = F.score(self.words, scored, expanded, mask, allow_slot, depth, prune=prune)

@@ -94,11 +94,12 @@ class Scored:
     bound ``outside`` (0: they have none of the terms). Every bound is below
     the lane's ``depth``-th best score. ``terms``: (query weight × idf, runs)
     in the order scores were summed, so that a score found again by probing
-    is the same float."""
+    is the same float; ``top``, the lane's top list."""
 
-    __slots__ = ("exact", "dropped", "outside", "terms", "norms")
+    __slots__ = ("exact", "dropped", "outside", "terms", "norms", "top")
 
     def __init__(self) -> None:
+        self.top: list[tuple[float, int]] = []  # the lane's own top list
         self.exact: dict[int, float] = {}
         self.dropped: dict[int, float] = {}
         self.outside = 0.0
@@ -185,17 +186,19 @@ class Postings:
         if slot + 1 >= len(self.vec_offsets):
             return []
         a, b = self.vec_offsets[slot], self.vec_offsets[slot + 1]
-        vocab, offs, slots, tfs = self.base_index, self.base_offsets, self.base_slots, self.base_tfs
+        offs, slots, tfs = self.base_offsets, self.base_slots, self.base_tfs
+        blob, starts = self.base_index.blob, self.base_index.starts
         delta, dead = self.delta, self.dead_df
+        find = bisect.bisect_left
         out = []
         for i in self.vec_terms[a:b]:
             lo, hi = offs[i], offs[i + 1]
             if hi - lo < min_df and not delta:  # (the delta may hold more of the term)
                 continue
-            k = bisect.bisect_left(slots, slot, lo, hi)
+            k = find(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:
                 continue  # (not in a consistent index)
-            t = vocab[i]
+            t = blob[starts[i]:starts[i + 1] - 1]  # (Vocab.__getitem__, inlined: this loop is hot)
             df = hi - lo
             if delta or dead:
                 extra = delta.get(t)
@@ -306,16 +309,18 @@ class Postings:
                         break  # no document outside ``acc`` can reach either top list
             w, idf, _, runs = terms[i]
             acc_get = acc.get
-            for slots, tfs, lo, hi in runs:
-                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                    if mask[s]:
-                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-            if rare:
+            if rare:  # both rankings in one pass over the postings
                 cover_get = cover.get
-                for slots, _, lo, hi in runs:
-                    for s in slots[lo:hi]:
+                for slots, tfs, lo, hi in runs:
+                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
                         if mask[s]:
+                            acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
                             cover[s] = cover_get(s, 0.0) + idf
+            else:
+                for slots, tfs, lo, hi in runs:
+                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                        if mask[s]:
+                            acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
             i += 1
         for j in range(i, len(terms)):
             # the documents still in the running; those that cannot reach
@@ -358,6 +363,8 @@ class Postings:
             keep = list(acc)
         top = sorted([(acc[s], s) for s in keep], reverse=True)[:depth]
         top_rare = sorted([(cover[s], s) for s in keep], reverse=True)[:depth] if rare else []
+        if state is not None:
+            state.top = top
         return top, top_rare
 
     def rebuild(self, remap: array | None) -> None:
