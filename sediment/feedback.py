@@ -198,7 +198,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # more than the word lane's depth-th best: the top has depth documents at
     # least as good (ties go by slot in both lists alike).
     get = exact.get
-    out = [(w + sc, s) for s, sc in exp.items() if (w := get(s)) is not None]
+    out = [(ws + sc, s) for s, sc in exp.items() if (ws := get(s)) is not None]
     out += [x for x in wtop if x[1] not in exp]
     rest_docs = [(sc, s) for s, sc in exp.items() if s not in exact]
     if rest_docs:
