@@ -66,6 +66,7 @@ def main() -> None:
                             weight_latin=d.weight_latin if weight is None else weight,
                             with_query=not a.no_query_words, fuse_weight=a.fuse_weight, idf_power=a.idf_power,
                             norm=a.norm, max_share=d.max_share if a.max_share is None else a.max_share,
+                            max_share_latin=d.max_share_latin if a.max_share is None else a.max_share,
                             covered=a.covered, covered_weight=a.covered_weight)
         S.feedback = feedback
     script = HERE / a.script

@@ -39,9 +39,11 @@ class Feedback:
     idf_power: float = 1.0  # a term's gain grows with idf to this power
     norm: str = "length"  # a document's term gains: tf/length ("length"), tf/sqrt(length), or / its best ("doc")
     # expansion terms in at most this share of the documents (or in up to
-    # ``max_df_floor`` of them, in a small root): a word in one memory of twenty
-    # tells little, and its long postings were most of the lane's cost
-    max_share: float = 0.05
+    # ``max_df_floor`` of them, in a small root): a word in one memory of ten
+    # (twenty, for a query without CJK text) tells little, and its long
+    # postings were most of the lane's cost
+    max_share: float = 0.1
+    max_share_latin: float = 0.05
     max_df_floor: int = 2
     covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
     covered_weight: float = 1.0  # ... the lane is fused at this weight
@@ -55,7 +57,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     ``_latin`` ones)."""
     total = sum(w for _, w in docs) or 1.0
     n = max(lane.live, 1)
-    max_df = max(fb.max_share * n, fb.max_df_floor)
+    max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
     idfs: dict[str, float] = {}
     gain: dict[str, float] = {}
     for slot, fused in docs:
