@@ -45,6 +45,10 @@ class Feedback:
     max_share: float = 0.1
     max_share_latin: float = 0.05
     max_df_floor: int = 2
+    # the expansion terms' postings, in all: terms are taken best first, and one
+    # that would pass this is left out (a latency budget for large roots; no
+    # root of the retrieval benchmarks comes near it)
+    budget: int = 5_000
     covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
     covered_weight: float = 1.0  # ... the lane is fused at this weight
 
@@ -59,6 +63,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     n = max(lane.live, 1)
     max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
     idfs: dict[str, float] = {}
+    dfs: dict[str, int] = {}
     gain: dict[str, float] = {}
     for slot, fused in docs:
         length = lane.lengths[slot] or 1
@@ -73,13 +78,24 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
                                  if fb.min_df <= df <= max_df else 0.0)
             if idf > 0:
                 mine[t] = tf * idf
+                dfs[t] = df
         if not mine:
             continue
         div = (length if fb.norm == "length" else length ** 0.5 if fb.norm == "sqrt"
                else max(mine.values()))
         for t, g in mine.items():
             gain[t] = gain.get(t, 0.0) + share * g / div
-    top = heapq.nlargest(fb.terms if cjk else fb.terms_latin, [(g, t) for t, g in gain.items()])
+    want = fb.terms if cjk else fb.terms_latin
+    ranked = [(g, t) for t, g in gain.items()]
+    top = heapq.nlargest(want, ranked)
+    if sum(dfs[t] for _, t in top) > fb.budget:
+        top, spent = [], 0
+        for g, t in sorted(ranked, reverse=True):
+            if spent + dfs[t] <= fb.budget:
+                top.append((g, t))
+                spent += dfs[t]
+                if len(top) == want:
+                    break
     if not top:
         return {}
     peak = top[0][0]
