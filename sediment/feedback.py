@@ -4,9 +4,11 @@ as a further query of their own.
 The first few fused results are taken as relevant; each term of theirs that
 is not in the query earns (its document's share of their fused score) ×
 (tf / length) × idf, counting only terms found in at least two documents (a
-term of one memory alone cannot find another). The best terms, with the query's
-own words, make the expanded query, which the word lane scores like any query:
-so a memory comes up that shares no word with the question but shares words
+term of one memory alone cannot find another) and in at most a small share of
+them (a common word identifies nothing, and its long postings cost most), within
+a postings budget. The best terms, with the query's own words, make the expanded
+query, scored by BM25 over the word lane (``score``: the word lane's own scores
+plus the expansion terms', so only those are walked): so a memory comes up that shares no word with the question but shares words
 with the memories that answered it (a phone model named in one, talked about in
 another) — always through a lexical match, as the candidate rule requires.
 Fused as a lane of its own rather than replacing the query: replacing it (RM3
