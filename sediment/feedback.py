@@ -224,11 +224,31 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     if rest_docs:
         if complete:
             out += rest_docs
+        elif not prune:
+            out += [(_word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc, s) for sc, s in rest_docs]
         else:
-            ff = max(ff, nth(out)) if prune else -1.0
+            # best expansion score first; each word score found raises the floor
+            # (a heap of the depth best allowed scores), which ends the probing
+            heap = heapq.nlargest(depth, [f for f, s in out if is_ok(s)])
+            heapq.heapify(heap)
+            if len(heap) == depth:
+                ff = max(ff, heap[0])
+            top_bound = max(outside, max(dropped.values(), default=0.0))
+            rest_docs.sort(reverse=True)
             for sc, s in rest_docs:
-                if word_bound(s) + sc >= ff:
-                    out.append((_word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc, s))
+                if sc + top_bound < ff:
+                    break  # nor can any after it
+                if word_bound(s) + sc < ff:
+                    continue
+                f = _word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc
+                out.append((f, s))
+                if is_ok(s) and (len(heap) < depth or f > heap[0]):
+                    if len(heap) < depth:
+                        heapq.heappush(heap, f)
+                    else:
+                        heapq.heapreplace(heap, f)
+                    if len(heap) == depth:
+                        ff = max(ff, heap[0])
     if allowed is not None:
         out = [x for x in out if is_ok(x[1])]
     out.sort(reverse=True)
