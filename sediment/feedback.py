@@ -8,8 +8,9 @@ term of one memory alone cannot find another) and in at most a small share of
 them (a common word identifies nothing, and its long postings cost most), within
 a postings budget. The best terms, with the query's own words, make the expanded
 query, scored by BM25 over the word lane (``score``: the word lane's own scores
-plus the expansion terms', so only those are walked): so a memory comes up that shares no word with the question but shares words
-with the memories that answered it (a phone model named in one, talked about in
+plus the expansion terms', so only those are walked): so a memory comes up
+that shares no word with the question but shares words with the memories that
+answered it (a phone model named in one, talked about in
 another) — always through a lexical match, as the candidate rule requires.
 Fused as a lane of its own rather than replacing the query: replacing it (RM3
 proper) cost CMRC R@1 and LoCoMo MRR. Pure; reads term vectors, tokenizes nothing.
