@@ -63,7 +63,6 @@ def main() -> None:
             d = base(policy) or Feedback()
             return Feedback(docs or d.docs, terms or d.terms, d.weight if weight is None else weight,
                             terms_latin=a.terms_latin or terms or d.terms_latin,
-                            weight_latin=d.weight_latin if weight is None else weight,
                             with_query=not a.no_query_words, fuse_weight=a.fuse_weight, idf_power=a.idf_power,
                             norm=a.norm, max_share=d.max_share if a.max_share is None else a.max_share,
                             max_share_latin=d.max_share_latin if a.max_share is None else a.max_share,

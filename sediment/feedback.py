@@ -32,10 +32,9 @@ class Feedback:
     docs: int = 3  # the first this many fused results feed the expansion
     terms: int = 10  # expansion terms kept (for a query with CJK text)
     weight: float = 0.5  # the best expansion term's weight beside a query word's 1
-    # for a query without CJK text (English): more terms, weighing more, found
-    # more on LoCoMo and cost CMRC R@1 (benchmarks/README.md, "Ranking choices")
-    terms_latin: int = 30
-    weight_latin: float = 0.7
+    # for a query without CJK text (English): more terms found more on LoCoMo
+    # and cost CMRC R@1 (benchmarks/README.md, "Ranking choices")
+    terms_latin: int = 20
     min_df: int = 2
     with_query: bool = True  # the expanded query keeps the query's own words
     fuse_weight: float = 1.0  # the lane's share in the fusion, beside the others' 1
@@ -60,8 +59,8 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
               fb: Feedback, cjk: bool = True) -> dict[str, float]:
     """Expansion terms and their query weights from the (slot, fused score) of
     the feedback documents, best first; the best one weighs ``fb.weight``.
-    ``cjk``: the query has CJK text (``fb.terms`` and ``fb.weight``, else the
-    ``_latin`` ones)."""
+    ``cjk``: the query has CJK text (``fb.terms`` terms and ``fb.max_share``,
+    else the ``_latin`` ones)."""
     total = sum(w for _, w in docs) or 1.0
     n = max(lane.live, 1)
     max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
@@ -102,8 +101,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     if not top:
         return {}
     peak = top[0][0]
-    weight = fb.weight if cjk else fb.weight_latin
-    return {t: weight * g / peak for g, t in top}
+    return {t: fb.weight * g / peak for g, t in top}
 
 
 def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask,

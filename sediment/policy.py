@@ -80,12 +80,10 @@ class Policy:
         10, "... and searches again with the query plus this many of them (found in 2+ memories),",
         minimum=1, maximum=100)
     feedback_terms_latin: int = setting(
-        30, "... or this many for a query with no Chinese or Japanese text in it,",
+        20, "... or this many for a query with no Chinese or Japanese text in it,",
         minimum=1, maximum=100)
     feedback_weight: float = setting(
-        0.5, "... the best of them weighing this much beside a word of the query,", minimum=0, maximum=10)
-    feedback_weight_latin: float = setting(
-        0.7, "... or this much in a query with no Chinese or Japanese text.", minimum=0, maximum=10)
+        0.5, "... the best of them weighing this much beside a word of the query.", minimum=0, maximum=10)
     context_core_share: float = setting(
         0.4, "context(): the share of the budget 'who I am' (core and bedrock) may take; the rest is\n"
         "for unfinished business, what the query reminds of, and the strongest of the rest.",
