@@ -10,7 +10,9 @@ after the library's constants are set: BM25+'s ``--delta``; the feedback lane
 ``--feedback DOCS,TERMS,WEIGHT`` (what the policy's ``feedback_*`` settings
 give) or ``off``, and the variants measured and not taken: ``--no-query-words``
 (the expanded query without the question's own words), ``--fuse-weight W``
-(the lane's share in the fusion), ``--idf-power P`` (a term's gain ∝ idf^P).
+(the lane's share in the fusion), ``--idf-power P`` (a term's gain ∝ idf^P),
+``--norm``, ``--covered S --covered-weight W``; and ``--terms-latin N``,
+``--max-share X`` (the chosen settings' neighbours).
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ def main() -> None:
     p.add_argument("--no-query-words", action="store_true")
     p.add_argument("--fuse-weight", type=float, default=1.0)
     p.add_argument("--idf-power", type=float, default=1.0)
+    p.add_argument("--terms-latin", type=int, default=None,
+                   help="expansion terms for a query without CJK text (default: TERMS if given, else the policy's)")
+    p.add_argument("--max-share", type=float, default=None, help="expansion terms in at most this share of documents")
+    p.add_argument("--norm", default="length", choices=["length", "sqrt", "doc"],
+                   help="a feedback document's term gains: tf/length, tf/sqrt(length), or over its best")
+    p.add_argument("--covered", type=float, default=2.0,
+                   help="when the best direct hit covers this share of the query's idf ...")
+    p.add_argument("--covered-weight", type=float, default=1.0, help="... the feedback lane is fused at this weight")
     p.add_argument("script", help="a benchmark in this folder, e.g. bench_locomo.py")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args()
@@ -52,10 +62,18 @@ def main() -> None:
         def feedback(policy):  # type: ignore[no-untyped-def]
             d = base(policy) or Feedback()
             return Feedback(docs or d.docs, terms or d.terms, d.weight if weight is None else weight,
-                            with_query=not a.no_query_words, fuse_weight=a.fuse_weight, idf_power=a.idf_power)
+                            terms_latin=a.terms_latin or terms or d.terms_latin,
+                            with_query=not a.no_query_words, fuse_weight=a.fuse_weight, idf_power=a.idf_power,
+                            norm=a.norm, max_share=d.max_share if a.max_share is None else a.max_share,
+                            max_share_latin=d.max_share_latin if a.max_share is None else a.max_share,
+                            covered=a.covered, covered_weight=a.covered_weight)
         S.feedback = feedback
     script = HERE / a.script
     print(f"ranking: delta {P.DELTA}; feedback {a.feedback or 'policy'}"
+          + (f", latin terms {a.terms_latin}" if a.terms_latin else "")
+          + (f", max share {a.max_share}" if a.max_share is not None else "")
+          + (f", norm {a.norm}" if a.norm != "length" else "")
+          + (f", covered {a.covered} -> {a.covered_weight}" if a.covered <= 1 else "")
           + (", no query words" if a.no_query_words else "")
           + (f", fuse weight {a.fuse_weight}" if a.fuse_weight != 1 else "")
           + (f", idf power {a.idf_power}" if a.idf_power != 1 else ""), flush=True)

@@ -4,10 +4,13 @@ as a further query of their own.
 The first few fused results are taken as relevant; each term of theirs that
 is not in the query earns (its document's share of their fused score) ×
 (tf / length) × idf, counting only terms found in at least two documents (a
-term of one memory alone cannot find another). The best terms, with the query's
-own words, make the expanded query, which the word lane scores like any query:
-so a memory comes up that shares no word with the question but shares words
-with the memories that answered it (a phone model named in one, talked about in
+term of one memory alone cannot find another) and in at most a small share of
+them (a common word identifies nothing, and its long postings cost most), within
+a postings budget. The best terms, with the query's own words, make the expanded
+query, scored by BM25 over the word lane (``score``: the word lane's own scores
+plus the expansion terms', so only those are walked): so a memory comes up
+that shares no word with the question but shares words with the memories that
+answered it (a phone model named in one, talked about in
 another) — always through a lexical match, as the candidate rule requires.
 Fused as a lane of its own rather than replacing the query: replacing it (RM3
 proper) cost CMRC R@1 and LoCoMo MRR. Pure; reads term vectors, tokenizes nothing.
@@ -17,44 +20,248 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from .postings import Postings, bm25_idf
+from .postings import _SAFE, B, DELTA, K1, Postings, Run, Scored, bm25_idf, _PROBE_COST
+from .rank import Mask
 
 
 @dataclass(frozen=True, slots=True)
 class Feedback:
     """How the feedback lane is built (the policy's ``feedback_*`` settings)."""
     docs: int = 3  # the first this many fused results feed the expansion
-    terms: int = 10  # expansion terms kept
+    terms: int = 10  # expansion terms kept (for a query with CJK text)
     weight: float = 0.5  # the best expansion term's weight beside a query word's 1
+    # for a query without CJK text (English): more terms found more on LoCoMo
+    # and cost CMRC R@1 (benchmarks/README.md, "Ranking choices")
+    terms_latin: int = 20
     min_df: int = 2
     with_query: bool = True  # the expanded query keeps the query's own words
     fuse_weight: float = 1.0  # the lane's share in the fusion, beside the others' 1
     idf_power: float = 1.0  # a term's gain grows with idf to this power
+    norm: str = "length"  # a document's term gains: tf/length ("length"), tf/sqrt(length), or / its best ("doc")
+    # expansion terms in at most this share of the documents (or in up to
+    # ``max_df_floor`` of them, in a small root): a word in one memory of ten
+    # (twenty, for a query without CJK text) tells little, and its long
+    # postings were most of the lane's cost
+    max_share: float = 0.1
+    max_share_latin: float = 0.05
+    max_df_floor: int = 2
+    # the expansion terms' postings, in all: terms are taken best first, and one
+    # that would pass this is left out (a latency budget for large roots; no
+    # root of the retrieval benchmarks comes near it)
+    budget: int = 5_000
+    covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
+    covered_weight: float = 1.0  # ... the lane is fused at this weight
 
 
 def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[str, float],
-              fb: Feedback) -> dict[str, float]:
+              fb: Feedback, cjk: bool = True) -> dict[str, float]:
     """Expansion terms and their query weights from the (slot, fused score) of
-    the feedback documents, best first; the best one weighs ``fb.weight``."""
+    the feedback documents, best first; the best one weighs ``fb.weight``.
+    ``cjk``: the query has CJK text (``fb.terms`` terms and ``fb.max_share``,
+    else the ``_latin`` ones)."""
     total = sum(w for _, w in docs) or 1.0
     n = max(lane.live, 1)
+    max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
     idfs: dict[str, float] = {}
+    dfs: dict[str, int] = {}
     gain: dict[str, float] = {}
     for slot, fused in docs:
         length = lane.lengths[slot] or 1
-        share = fused / total / length
-        for t, tf, df in lane.vector_df(slot):
+        share = fused / total
+        mine: dict[str, float] = {}
+        for t, tf, df in lane.vector_df(slot, fb.min_df):
             if t in query:
                 continue
             idf = idfs.get(t)
             if idf is None:
-                idf = idfs[t] = bm25_idf(n, df) ** fb.idf_power if df >= fb.min_df else 0.0
+                idf = idfs[t] = (bm25_idf(n, df) ** fb.idf_power
+                                 if fb.min_df <= df <= max_df else 0.0)
             if idf > 0:
-                gain[t] = gain.get(t, 0.0) + share * tf * idf
-    top = heapq.nlargest(fb.terms, gain.items(), key=lambda kv: (kv[1], kv[0]))
+                mine[t] = tf * idf
+                dfs[t] = df
+        if not mine:
+            continue
+        div = (length if fb.norm == "length" else length ** 0.5 if fb.norm == "sqrt"
+               else max(mine.values()))
+        for t, g in mine.items():
+            gain[t] = gain.get(t, 0.0) + share * g / div
+    want = fb.terms if cjk else fb.terms_latin
+    ranked = [(g, t) for t, g in gain.items()]
+    top = heapq.nlargest(want, ranked)
+    if sum(dfs[t] for _, t in top) > fb.budget:
+        top, spent = [], 0
+        for g, t in sorted(ranked, reverse=True):
+            if spent + dfs[t] <= fb.budget:
+                top.append((g, t))
+                spent += dfs[t]
+                if len(top) == want:
+                    break
     if not top:
         return {}
-    peak = top[0][1]
-    return {t: fb.weight * g / peak for t, g in top}
+    peak = top[0][0]
+    return {t: fb.weight * g / peak for g, t in top}
+
+
+def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask,
+          allowed: Callable[[int], bool] | None, depth: int, prune: bool = True) -> list[tuple[float, int]]:
+    """The feedback lane's top ``depth``: BM25 of the expanded query (the
+    query's words and ``expanded``), reusing the word lane's scores
+    (``words``, filled by its ``Postings.score``) so that only the expansion
+    terms are scored. A document's score is its word-lane score plus its
+    expansion score (summed in a fixed order: the same float with and without
+    pruning).
+
+    Pruning (MaxScore again): a document outside ``words.exact`` scores below
+    the word lane's ``depth``-th best on the words, and the expanded query's
+    ``depth``-th best is at least that, so only an expansion term can lift it:
+    once the expansion terms left cannot, their postings are only probed for
+    the documents in the running, and a document's word score is found by
+    probing only if its bound still reaches the top."""
+    n = max(lane.live, 1)
+    norm_a, norm_b, k1p, delta = words.norms
+    if not words.terms:  # the query had no word in the lane: its norms were never set
+        avg = lane.total_len / n if lane.total_len else 1.0
+        norm_a, norm_b, k1p, delta = K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA
+    lengths = lane.lengths
+    terms: list[tuple[float, str, list[Run]]] = []
+    for t, qw in expanded.items():
+        runs = lane.runs(t)
+        if runs:
+            df = sum(hi - lo for _, _, lo, hi in runs) - lane.dead_df.get(t, 0)
+            terms.append((bm25_idf(n, df) * qw, t, runs))
+    terms.sort(key=lambda x: (-x[0], x[1]))
+    rest = [0.0] * (len(terms) + 1)
+    for i in range(len(terms) - 1, -1, -1):
+        rest[i] = rest[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
+    exact, dropped, outside, wtop = words.exact, words.dropped, words.outside, words.top
+    complete = not dropped and outside == 0.0  # every document's word score is in ``exact``
+    left = [0] * (len(terms) + 1)  # postings left to walk
+    for i in range(len(terms) - 1, -1, -1):
+        left[i] = left[i + 1] + sum(hi - lo for _, _, lo, hi in terms[i][2])
+    ok: dict[int, bool] = {}
+
+    def is_ok(s: int) -> bool:
+        a = ok.get(s)
+        if a is None:
+            a = ok[s] = allowed(s) if allowed is not None else True
+        return a
+
+    def nth(scores: list[tuple[float, int]]) -> float:
+        """The depth-th best of (a lower bound of a score, slot) among the
+        allowed documents (-1 while there are fewer)."""
+        found = 0
+        for lo, s in sorted(scores, reverse=True):
+            found += is_ok(s)
+            if found == depth:
+                return lo
+        return -1.0
+
+    def lows(e: dict[int, float]) -> list[tuple[float, int]]:
+        """Lower bounds of the scores of the documents in ``e`` and of the word
+        lane's top: enough for a floor (the top's are allowed documents)."""
+        get = exact.get
+        return [(get(s, 0.0) + sc, s) for s, sc in e.items()] + [x for x in wtop if x[1] not in e]
+
+    def word_bound(s: int) -> float:
+        w = exact.get(s)
+        return w if w is not None else dropped.get(s, outside)
+
+    exp: dict[int, float] = {}
+    j = 0
+    # a lower bound of the final depth-th best score: the word lane's own (a
+    # score here is at least the word score), raised by what the expansion
+    # terms walked so far add when the postings left are worth a pass
+    ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
+    while j < len(terms):
+        if prune and j and outside + rest[j] >= ff and left[j] > 2 * len(exp) + depth:
+            ff = max(ff, nth(lows(exp)))
+        if prune and j and outside + rest[j] < ff:
+            break  # no document outside the running can reach the top
+        w, _, runs = terms[j]
+        get = exp.get
+        for slots, tfs, lo, hi in runs:
+            for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                if mask[s]:
+                    exp[s] = get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+        j += 1
+    if j < len(terms):
+        # the documents in the running (a word score or an expansion term so
+        # far, and a bound that reaches the top); the terms left only probed for them
+        r = rest[j]
+        run = {s: sc for s, sc in exp.items() if word_bound(s) + sc + r >= ff}
+        run.update((s, 0.0) for s, sc in exact.items() if sc + r >= ff and s not in exp)
+        run.update((s, 0.0) for s, sc in dropped.items() if sc + r >= ff and s not in exp)
+        for k in range(j, len(terms)):
+            if k > j:
+                ff = max(ff, nth(lows(run)))
+                r = rest[k]
+                keep = [s for s, sc in run.items() if word_bound(s) + sc + r >= ff]
+                if len(keep) < len(run):
+                    run = {s: run[s] for s in keep}
+            w, _, runs = terms[k]
+            if len(run) * _PROBE_COST < left[k] - left[k + 1]:
+                for s in run:
+                    tf = lane.tf(s, runs)
+                    if tf:
+                        run[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+            else:
+                for slots, tfs, lo, hi in runs:
+                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                        if s in run:
+                            run[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+        exp = run
+    # The top: documents with an expansion score, and the word lane's top for
+    # the rest. A document with neither scores its word score, which is no
+    # more than the word lane's depth-th best: the top has depth documents at
+    # least as good (ties go by slot in both lists alike).
+    get = exact.get
+    out = [(ws + sc, s) for s, sc in exp.items() if (ws := get(s)) is not None]
+    out += [x for x in wtop if x[1] not in exp]
+    rest_docs = [(sc, s) for s, sc in exp.items() if s not in exact]
+    if rest_docs:
+        if complete:
+            out += rest_docs
+        elif not prune:
+            out += [(_word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc, s) for sc, s in rest_docs]
+        else:
+            # best expansion score first; each word score found raises the floor
+            # (a heap of the depth best allowed scores), which ends the probing
+            heap = heapq.nlargest(depth, [f for f, s in out if is_ok(s)])
+            heapq.heapify(heap)
+            if len(heap) == depth:
+                ff = max(ff, heap[0])
+            top_bound = max(outside, max(dropped.values(), default=0.0))
+            rest_docs.sort(reverse=True)
+            for sc, s in rest_docs:
+                if sc + top_bound < ff:
+                    break  # nor can any after it
+                if word_bound(s) + sc < ff:
+                    continue
+                f = _word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc
+                out.append((f, s))
+                if is_ok(s) and (len(heap) < depth or f > heap[0]):
+                    if len(heap) < depth:
+                        heapq.heappush(heap, f)
+                    else:
+                        heapq.heapreplace(heap, f)
+                    if len(heap) == depth:
+                        ff = max(ff, heap[0])
+    if allowed is not None:
+        out = [x for x in out if is_ok(x[1])]
+    out.sort(reverse=True)
+    return out[:depth]
+
+
+def _word_score(lane: Postings, words: Scored, s: int, norm_a: float, norm_b: float, k1p: float,
+                delta: float) -> float:
+    """A document's word-lane score, found by probing each word's postings in
+    the lane's order (the same float as the lane's own sum)."""
+    acc = 0.0
+    length = lane.lengths[s]
+    for w, runs in words.terms:
+        tf = lane.tf(s, runs)
+        if tf:
+            acc += w * (k1p * tf / (tf + norm_a + norm_b * length) + delta)
+    return acc

@@ -27,8 +27,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTu
 
 from . import bulk
 from . import feedback as F
-from .postings import NO_SLOT, Postings, Vocab
-from .rank import Lane, Ranking, best, rrf
+from .postings import NO_SLOT, Postings, Scored, Vocab
+from .rank import Lane, Ranking, best, rrf, rrf_add
 
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
 # word in the title or a tag says more about what a memory is than one in the body.
@@ -382,8 +382,10 @@ class Index:
             allow_slot = lambda s: allowed(key_of[s])  # type: ignore[arg-type]  # noqa: E731
         depth = max(LANE_DEPTH, limit)
         rankings: list[tuple[str, Ranking]] = []
+        scored = Scored()  # the word lane's scores, which the feedback lane adds to
         if words:
-            top, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True, prune=prune)
+            top, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True, prune=prune,
+                                             state=scored)
             rankings += [("words", top), ("rare", top_rare)]
         if bigrams:
             top, _ = self.bigrams.score(bigrams, mask, allow_slot, depth, prune=prune)
@@ -398,13 +400,20 @@ class Index:
         expanded: dict[str, float] = {}
         if feedback is not None and feedback.docs > 0 and fused:
             seeds = best(fused, self.key_of, tiebreak, feedback.docs)
-            expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback)
+            # (a query has bigrams exactly when it has CJK text)
+            expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback, bool(bigrams))
             if expanded:
-                q = {**words, **expanded} if feedback.with_query else expanded
-                top, _ = self.words.score(q, mask, allow_slot, depth, prune=prune)
+                if feedback.with_query:
+                    top = F.score(self.words, scored, expanded, mask, allow_slot, depth, prune=prune)
+                else:
+                    top, _ = self.words.score(expanded, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
                 fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0)  # (the dense lane may reweigh it)
-                fused, ranks = rrf(rankings, {**weights, "feedback": fb_weight})
+                if feedback.covered <= 1 and words and rankings[1][1]:
+                    total = sum(w for w, _ in scored.terms) or 1.0  # (query weights: 1 or more)
+                    if rankings[1][1][0][0] >= feedback.covered * total:
+                        fb_weight *= feedback.covered_weight
+                rrf_add(fused, ranks, rankings[-1:], {"feedback": fb_weight})
         top_slots = best(fused, self.key_of, tiebreak, limit)
         if expanded or lanes:
             top_slots = _keep_direct(top_slots, fused, direct, self.key_of, tiebreak)

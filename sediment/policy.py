@@ -79,6 +79,9 @@ class Policy:
     feedback_terms: int = setting(
         10, "... and searches again with the query plus this many of them (found in 2+ memories),",
         minimum=1, maximum=100)
+    feedback_terms_latin: int = setting(
+        20, "... or this many for a query with no Chinese or Japanese text in it,",
+        minimum=1, maximum=100)
     feedback_weight: float = setting(
         0.5, "... the best of them weighing this much beside a word of the query.", minimum=0, maximum=10)
     context_core_share: float = setting(

@@ -107,6 +107,27 @@ class Vocab:
         return i if i < len(self) and self[i] == t else None
 
 
+class Scored:
+    """What ``Postings.score`` knew at the end, for a further query that adds
+    terms to the same ones (the feedback lane): the exact score of every
+    document still in the running (``exact``); for those dropped on the way,
+    a bound their score is below (``dropped``); for every other document, the
+    bound ``outside`` (0: they have none of the terms). Every bound is below
+    the lane's ``depth``-th best score. ``terms``: (query weight × idf, runs)
+    in the order scores were summed, so that a score found again by probing
+    is the same float; ``top``, the lane's top list."""
+
+    __slots__ = ("exact", "dropped", "outside", "terms", "norms", "top")
+
+    def __init__(self) -> None:
+        self.top: list[tuple[float, int]] = []  # the lane's own top list
+        self.exact: dict[int, float] = {}
+        self.dropped: dict[int, float] = {}
+        self.outside = 0.0
+        self.terms: list[tuple[float, list[Run]]] = []
+        self.norms = (0.0, 0.0, 0.0, 0.0)
+
+
 class Postings:
     __slots__ = ("base_index", "base_offsets", "base_slots", "base_tfs", "delta", "lengths",
                  "total_len", "live", "dead_df", "vectors", "vec_offsets", "vec_terms",
@@ -172,40 +193,46 @@ class Postings:
         """(term, weighted frequency) of one document (a lane with vectors)."""
         return [(t, tf) for t, tf, _ in self.vector_df(slot)]
 
-    def vector_df(self, slot: int) -> list[tuple[str, int, int]]:
+    def vector_df(self, slot: int, min_df: int = 0) -> list[tuple[str, int, int]]:
         """(term, weighted frequency, live document frequency) of one document
         (a lane with vectors): the feedback lane's reading. A vector in the base
         holds term ids only; the frequency is found in the term's postings (by
-        bisection: the vectors cost 4 bytes a term, not 6)."""
+        bisection: the vectors cost 4 bytes a term, not 6). Terms in fewer
+        than ``min_df`` documents are left out (before that search)."""
         d = self.vec_delta.get(slot)
         if d is not None:
             out = []
             for t in d:
                 ps, pt = self.delta[t]
                 k = bisect.bisect_left(ps, slot)
-                if k < len(ps) and ps[k] == slot:
-                    out.append((t, pt[k], self.df(t)))
+                if k < len(ps) and ps[k] == slot and (df := self.df(t)) >= min_df:
+                    out.append((t, pt[k], df))
             return out
         if slot + 1 >= len(self.vec_offsets):
             return []
         a, b = self.vec_offsets[slot], self.vec_offsets[slot + 1]
-        vocab, offs, slots, tfs = self.base_index, self.base_offsets, self.base_slots, self.base_tfs
+        offs, slots, tfs = self.base_offsets, self.base_slots, self.base_tfs
+        blob, starts = self.base_index.blob, self.base_index.starts
         delta, dead = self.delta, self.dead_df
+        find = bisect.bisect_left
         out = []
         n_terms = len(offs) - 1
         for i in self.vec_terms[a:b]:
             if i >= n_terms:
                 continue  # (not in a consistent index: checked here, not by a pass over every id at open)
             lo, hi = offs[i], offs[i + 1]
-            k = bisect.bisect_left(slots, slot, lo, hi)
+            if hi - lo < min_df and not delta:  # (the delta may hold more of the term)
+                continue
+            k = find(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:
                 continue  # (not in a consistent index)
-            t = vocab[i]
+            t = blob[starts[i]:starts[i + 1] - 1]  # (Vocab.__getitem__, inlined: this loop is hot)
             df = hi - lo
             if delta or dead:
                 extra = delta.get(t)
                 df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
-            out.append((t, tfs[k], df))
+            if df >= min_df:
+                out.append((t, tfs[k], df))
         return out
 
     def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
@@ -244,14 +271,15 @@ class Postings:
         return 0
 
     def score(self, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
-              depth: int, rare: bool = False, prune: bool = True
+              depth: int, rare: bool = False, prune: bool = True, state: "Scored | None" = None
               ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
         """BM25 over the slots whose ``mask`` byte is set: the top ``depth``
         (score, slot) (``matched`` tells which terms a slot has). With
         ``rare``, in the same pass, the rare-term ranking too: the sum of the
         IDFs of the query terms a document has, blind to how often and how long
         (it rewards covering more, and rarer, words of the query). ``prune``
-        changes the cost, never the result."""
+        changes the cost, never the result. ``state`` (if given) is filled
+        with what a further query over the same terms can reuse (``Scored``)."""
         n = max(self.live, 1)
         avg = self.total_len / n if self.total_len else 1.0
         lengths = self.lengths
@@ -296,6 +324,7 @@ class Postings:
 
         i = 0
         fw = fr = -1.0  # floors found so far: lower bounds of the final ones
+        dropped: dict[int, float] = {}
         while i < len(terms):
             # worth a look only when the postings left outweigh a pass over ``acc``
             if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
@@ -308,16 +337,18 @@ class Postings:
                         break  # no document outside ``acc`` can reach either top list
             w, idf, _, runs = terms[i]
             acc_get = acc.get
-            for slots, tfs, lo, hi in runs:
-                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                    if mask[s]:
-                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-            if rare:
+            if rare:  # both rankings in one pass over the postings
                 cover_get = cover.get
-                for slots, _, lo, hi in runs:
-                    for s in slots[lo:hi]:
+                for slots, tfs, lo, hi in runs:
+                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
                         if mask[s]:
+                            acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
                             cover[s] = cover_get(s, 0.0) + idf
+            else:
+                for slots, tfs, lo, hi in runs:
+                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                        if mask[s]:
+                            acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
             i += 1
         for j in range(i, len(terms)):
             # the documents still in the running; those that cannot reach
@@ -327,6 +358,10 @@ class Postings:
             rw, ri = rest_w[j], rest_idf[j]
             keep = [s for s, sc in acc.items() if sc + rw >= fw or rare and cover[s] + ri >= fr]
             if len(keep) < len(acc):
+                if state is not None:
+                    for s, sc in acc.items():
+                        if sc + rw < fw and not (rare and cover[s] + ri >= fr):
+                            dropped[s] = sc + rw
                 acc = {s: acc[s] for s in keep}
                 if rare:
                     cover = {s: cover[s] for s in keep}
@@ -345,12 +380,19 @@ class Postings:
                             acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
                             if rare:
                                 cover[s] += idf
+        if state is not None:
+            state.exact, state.dropped = acc, dropped
+            state.outside = rest_w[i] if i < len(terms) else 0.0
+            state.terms = [(w, runs) for w, _, _, runs in terms]
+            state.norms = (norm_a, norm_b, k1p, delta)
         if allowed is not None:
             keep = [s for s in acc if (ok[s] if s in ok else allowed(s))]
         else:
             keep = list(acc)
         top = sorted([(acc[s], s) for s in keep], reverse=True)[:depth]
         top_rare = sorted([(cover[s], s) for s in keep], reverse=True)[:depth] if rare else []
+        if state is not None:
+            state.top = top
         return top, top_rare
 
     def rebuild(self, remap: array | None) -> None:

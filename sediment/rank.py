@@ -8,6 +8,7 @@ fuse without calibration. Pure; works on the index's slot numbers.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
@@ -32,8 +33,13 @@ def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | 
         ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
     """Fused score per slot, and per slot its rank in each lane (1-based).
     ``weights`` (lane → factor, default 1) scales a lane's share."""
-    fused: dict[int, float] = {}
-    ranks: dict[int, dict[str, int]] = {}
+    return rrf_add({}, {}, rankings, weights)
+
+
+def rrf_add(fused: dict[int, float], ranks: dict[int, dict[str, int]],
+            rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None
+            ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+    """``rrf`` with further rankings added to a fusion already made (in place)."""
     for name, top in rankings:
         w = weights.get(name, 1.0) if weights else 1.0
         rank, prev = 0, None
@@ -55,8 +61,12 @@ def best(fused: dict[int, float], key_of: Sequence[str | None],
     tb = tiebreak or (lambda k: ())
     # Tie-breaking is the slow part (it reads usage and times), so it runs
     # only inside runs of equal scores that reach into the top ``limit``.
-    rounded = {s: round(sc, 12) for s, sc in fused.items()}
-    order = sorted(fused, key=lambda s: (-rounded[s], key_of[s]))
+    if len(fused) > 4 * limit:  # only what can reach the first ``limit`` is sorted
+        cut = round(heapq.nlargest(limit, fused.values())[-1], 12)
+        rounded = {s: r for s, sc in fused.items() if (r := round(sc, 12)) >= cut}
+    else:
+        rounded = {s: round(sc, 12) for s, sc in fused.items()}
+    order = sorted(rounded, key=lambda s: (-rounded[s], key_of[s]))
     out: list[int] = []
     for _, group in itertools.groupby(order, key=rounded.__getitem__):
         run = list(group)

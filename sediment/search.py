@@ -179,7 +179,8 @@ def feedback(policy: Policy) -> Feedback | None:
     """The feedback lane's settings from the policy (``None``: off)."""
     if policy.feedback_docs <= 0 or policy.feedback_weight <= 0:
         return None
-    return Feedback(policy.feedback_docs, policy.feedback_terms, policy.feedback_weight)
+    return Feedback(policy.feedback_docs, policy.feedback_terms, policy.feedback_weight,
+                    terms_latin=policy.feedback_terms_latin)
 
 
 def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,

@@ -50,7 +50,8 @@ def test_second_hop_memory_is_found_through_the_expanded_query(second_hop):
     # only through words it shares with the first results: never the unrelated ones
     assert m["other"] not in found and m["cook"] not in found
     battery = hits[found.index(m["battery"])]
-    assert battery.terms == () and "lumia" in battery.expansion and "feedback" in battery.lanes
+    # through the phone's model ('lumia' itself, in 3 of the 5 memories, says too little here)
+    assert battery.terms == () and {"nokia", "920"} <= set(battery.expansion) and "feedback" in battery.lanes
 
 
 def test_policy_turns_the_lane_off(second_hop, tmp_path):
@@ -64,9 +65,9 @@ def test_explain_shows_lane_ranks_and_expansion_terms(second_hop):
     hits = repo.search("which phone did Wei buy", record=False, explain=True)
     first = hits[0].to_dict()["explain"]
     assert first["lanes"]["words"] == 1 and first["terms"]
-    assert "lumia" in first["expansion"] and "920" in first["expansion"]
+    assert "nokia" in first["expansion"] and "920" in first["expansion"]
     battery = next(h for h in hits if h.entry.id == m["battery"]).to_dict()["explain"]
-    assert set(battery["lanes"]) == {"feedback"} and "lumia" in battery["expansion_matched"]
+    assert set(battery["lanes"]) == {"feedback"} and "920" in battery["expansion_matched"]
     assert "explain" not in repo.search("which phone did Wei buy", record=False)[0].to_dict()
 
 

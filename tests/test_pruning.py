@@ -116,3 +116,31 @@ def test_pruned_top_equals_exhaustive_top_on_locomo(tmp_path):
         for qa in s["qa"]:
             words, bigrams = query_terms(tok, str(qa["question"]))
             _same(idx, words, bigrams, limit=50, feedback=FB)
+
+
+def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whole():
+    """The feedback lane adds only the expansion terms to the word lane's
+    scores: its top list is what BM25 of the whole expanded query gives,
+    pruned or not, with a filter or without, whether or not the word lane
+    pruned (documents it dropped or never reached)."""
+    from sediment import feedback as F
+    from sediment.postings import Scored
+    idx, vocab = _zipf_index(20_000, seed=3)
+    rnd = random.Random(7)
+    mask = bytes(1 if f & 0x80 else 0 for f in idx.flags)
+    pruned_words = 0
+    for q in range(60):
+        picked = rnd.sample(vocab[:40], rnd.randint(1, 4)) + rnd.sample(vocab[40:3000], rnd.randint(0, 3))
+        words = {t: 1.0 for t in picked}
+        exp = {t: rnd.uniform(0.05, 0.5) for t in rnd.sample(vocab[:2000], 10) if t not in words}
+        allowed = (lambda s: s % 5 != 0) if q % 3 == 0 else None
+        for depth in (10, 100):
+            whole, _ = idx.words.score({**words, **exp}, mask, allowed, depth, prune=False)
+            for prune in (True, False):
+                st = Scored()
+                idx.words.score(words, mask, allowed, depth, rare=True, prune=prune, state=st)
+                pruned_words += bool(st.dropped or st.outside)
+                got = F.score(idx.words, st, exp, mask, allowed, depth, prune=prune)
+                assert [s for _, s in got] == [s for _, s in whole], (q, depth, prune)
+                assert all(abs(a - b) < 1e-9 for (a, _), (b, _) in zip(got, whole))
+    assert pruned_words  # the case where word scores must be found again was met
