@@ -29,7 +29,8 @@ Such a query is answered by one ranking of the union of the dense candidates
 and the query's direct lexical hits, ordered by a blend of their *scores*
 (``blend``): ``alpha`` × the similarity, scaled so that the corpus's mean is 0
 and the best candidate 1, plus (1 − ``alpha``) × the BM25 score, scaled by the
-best of its lane. A candidate written in the other script than the query
+best of its lane; ``alpha`` rises to 1 with the share of the lane's best
+candidates written in the other script. A candidate written in the other script than the query
 cannot be matched lexically at all, so its lexical part is not held against
 it: it is ranked by its similarity alone. That ranking enters the fusion with
 the lane's full weight and the lexical and feedback lanes weigh ``TAIL``:
@@ -117,6 +118,13 @@ def cross_language(query: str, texts: Sequence[str]) -> float:
         return 0.0
     q = is_cjk(query)
     return sum(1 for t in texts if is_cjk(t) != q) / len(texts)
+
+
+def alpha_for(cross: float, rules: DenseRules) -> float:
+    """The similarity's share of the blend: ``alpha``, rising to 1 as the
+    lane's best candidates are all in the other script than the query (the
+    lexical scores are then of notes that share only its common words)."""
+    return rules.alpha + (1.0 - rules.alpha) * cross
 
 
 def select(sims: Any, rules: DenseRules) -> list[int]:

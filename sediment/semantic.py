@@ -218,12 +218,13 @@ class Semantic:
                     cands.append((float(sims[r]), slot))
                     if len(texts) < self.rules.cross_top:
                         texts.append(entries[eid].body)
-        evidence = D.lexical_evidence(words, bigrams, index.df, len(index)) * (1 - D.cross_language(query, texts))
+        cross = D.cross_language(query, texts)
+        evidence = D.lexical_evidence(words, bigrams, index.df, len(index)) * (1 - cross)
         if evidence >= self.rules.evidence_skip or not cands:
             return [D.DenseLane(cands, D.TAIL)]
         return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims),
                             self._other_script(D.is_cjk(query)), float(sims.mean()), float(sims.max()),
-                            self.rules.alpha, self.rules.weight_max)]
+                            D.alpha_for(cross, self.rules), self.rules.weight_max)]
 
     def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]
                  ) -> Callable[[Any, Callable[[int], bool] | None, int], list[Any]]:
