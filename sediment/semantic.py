@@ -190,14 +190,17 @@ class Semantic:
                 break
         return out[:k]
 
-    def extra(self, query: str) -> Callable[[Mapping[str, float], Mapping[str, float]], Sequence[D.DenseLane]]:
+    def extra(self, query: str
+              ) -> Callable[[Mapping[str, float], Mapping[str, float]], Sequence[D.DenseLane | D.BlendLane]]:
         """The ``extra`` lanes of one search (called inside the view's reading)."""
         return lambda words, bigrams: self.lanes(words, bigrams, query)
 
     def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str
-              ) -> Sequence[D.DenseLane]:
+              ) -> Sequence[D.DenseLane | D.BlendLane]:
         """The dense lane for one query, or none while the model is not loaded
-        (the search is lexical then; ``status()`` tells)."""
+        (the search is lexical then; ``status()`` tells): a tail filler when the
+        lexical lanes answer the query, the blended ranking when it leans on
+        the lane (dense.py)."""
         self.nudge()
         if not self._ready or self.error or not len(self.vectors):
             return []
@@ -215,11 +218,43 @@ class Semantic:
                     cands.append((float(sims[r]), slot))
                     if len(texts) < self.rules.cross_top:
                         texts.append(entries[eid].body)
-        evidence = D.lexical_evidence(words, bigrams, index.df, len(index)) * (1 - D.cross_language(query, texts))
-        lex = D.lexical_weight(evidence, self.rules)
-        return [D.DenseLane(cands, D.weight_for(evidence, self.rules),
-                            reweigh={"words": lex, "rare": lex, "bigrams": lex, "feedback": lex})]
+        cross = D.cross_language(query, texts)
+        evidence = D.lexical_evidence(words, bigrams, index.df, len(index)) * (1 - cross)
+        if evidence >= self.rules.evidence_skip or not cands:
+            return [D.DenseLane(cands, D.TAIL)]
+        return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims),
+                            self._other_script(D.is_cjk(query)), float(sims.mean()), float(sims.max()),
+                            D.alpha_for(cross, self.rules), self.rules.weight_max)]
 
+    def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]
+                 ) -> Callable[[Any, Callable[[int], bool] | None, int], list[Any]]:
+        """The query's direct lexical rankings (BM25 of its words and of its CJK
+        bigrams), under the index's mask: the blend's lexical scores."""
+        index, depth = self.view.index, self.rules.lexical_depth
+
+        def rankings(mask: Any, allowed: Callable[[int], bool] | None, _depth: int) -> list[Any]:
+            return [post.score(terms, mask, allowed, depth)[0]
+                    for post, terms in ((index.words, words), (index.bigrams, bigrams)) if terms]
+        return rankings
+
+    def _similarity(self, sims: Any) -> Callable[[int], float | None]:
+        """A slot's similarity to the query (a lexical hit outside the dense
+        candidates), or None without a vector."""
+        index, entries, vectors = self.view.index, self.view.entries, self.vectors
+
+        def of(slot: int) -> float | None:
+            e = entries.get(index.key_of[slot] or "")
+            row = vectors.row(self._key(e)) if e is not None else None
+            return float(sims[row]) if row is not None else None
+        return of
+
+    def _other_script(self, query_cjk: bool) -> Callable[[int], bool]:
+        index, entries = self.view.index, self.view.entries
+
+        def other(slot: int) -> bool:
+            e = entries.get(index.key_of[slot] or "")
+            return e is not None and D.is_cjk(e.body) != query_cjk
+        return other
 
 def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None) -> Semantic | None:
     """The lane a root asked for: ``semantic=`` (True, an embedder, False), else

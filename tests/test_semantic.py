@@ -83,6 +83,19 @@ def test_a_cross_language_question_finds_the_memory(tmp_path):
     assert hits[0].lanes.get("dense") == 1
 
 
+def test_a_common_word_does_not_outrank_the_memory_the_lane_found(tmp_path):
+    # A Chinese question for an English memory shares only its common words
+    # with a Chinese note. Rank fusion let that note (three lexical lanes and
+    # the feedback lane) outrank the memory the dense lane put first; the
+    # blend ranks the memory first, and the direct lexical hit stays in.
+    repo = _root(tmp_path, Concepts())
+    memory = repo.add("latte and espresso, every morning")
+    note = repo.add("用户早上喝茶")
+    repo.embed()
+    hits = [h.entry.id for h in repo.search("用户早上喝咖啡吗", record=False)]
+    assert hits[:2] == [memory.id, note.id]
+
+
 def test_without_vectors_the_search_is_lexical_and_status_says_so(tmp_path):
     emb = Concepts()
     repo = Repository(tmp_path / "root", semantic=emb)
