@@ -91,7 +91,7 @@ def about(store: Store, topic: str, *, now: Any = None, extra: S.ExtraLanes | No
         found = []
         for h in hits:
             rel = relevance(view.index, words, bigrams, h.terms)
-            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, lanes):
+            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, lanes, view.index.slot_of[h.entry.id]):
                 continue
             e = h.entry
             u = usage.get(e.id) or Usage()

@@ -186,7 +186,8 @@ def _reminders(store: Store, view: Any, query: str, taken: set[str], events: Map
         e = view.entries[h.key]
         if e.id in seen or not eligible(e) or is_core(e):
             continue
-        if relevance(view.index, words, bigrams, h.terms) < floor and not S.by_meaning(h.lanes, lanes):
+        if (relevance(view.index, words, bigrams, h.terms) < floor
+                and not S.by_meaning(h.lanes, lanes, view.index.slot_of[h.key])):
             continue
         seen.add(e.id)
         direct.append(e)

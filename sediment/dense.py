@@ -68,6 +68,10 @@ class DenseRules:
     lexical_depth: int = 50  # direct lexical hits per lexical lane in the blend's union
 
 
+def _slots(candidates: Sequence[tuple[float, int]]) -> set[int]:
+    return {s for _, s in candidates}
+
+
 @dataclass
 class DenseLane:
     """A ranking of slots by similarity, for ``Index.search(lanes=…)``."""
@@ -75,6 +79,10 @@ class DenseLane:
     weight: float = 1.0
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=dict)  # weights of the lexical lanes
+
+    def vouches(self, slot: int) -> bool:
+        """Found by similarity: above the floor."""
+        return slot in _slots(self.candidates)
 
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
         out: list[tuple[float, int]] = []
@@ -198,6 +206,10 @@ class BlendLane:
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
         ("words", "rare", "bigrams", "feedback"), TAIL))
+
+    def vouches(self, slot: int) -> bool:
+        """Found by similarity (above the floor), not only ranked with the lexical hits."""
+        return slot in _slots(self.candidates)
 
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
         dense = {s: sim for sim, s in self.candidates

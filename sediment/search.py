@@ -27,13 +27,15 @@ from .rank import Lane
 ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
 
 
-def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane]) -> bool:
+def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
     """A hit the semantic lane found for a query it leaned on (few of the query's
     words in the root, or the answers in the other script: dense.py): relevant
     by its similarity, which cleared the lane's floor, though it covers few of
     the query's words. A lane only filling the tail (weight below 1) vouches
-    for nothing."""
-    return any(lane.name in hit_lanes and getattr(lane, "weight", 0.0) >= 1.0 for lane in lanes)
+    for nothing, nor does a lane for what it ranks without having found it by
+    similarity (the blend ranks the direct lexical hits too)."""
+    return any(lane.name in hit_lanes and getattr(lane, "weight", 0.0) >= 1.0
+               and getattr(lane, "vouches", lambda s: True)(slot) for lane in lanes)
 
 # index flag bits: searches skip these groups without looking at each entry
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is

@@ -248,3 +248,23 @@ def test_context_and_about_use_the_fused_search(tmp_path):
     repo.semantic = None  # lexically, the question shares no word with the memory
     assert latte.id not in [i.id for i in repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00").items
                             if i.section == "reminds"]
+
+
+def test_a_lexical_hit_the_lane_did_not_find_needs_its_own_relevance(tmp_path):
+    # A question the lane leans on (most of its words are in no memory) is
+    # ranked by the blend of similarity and BM25, which also ranks the direct
+    # lexical hits. A note that shares one word with it and is unlike it in
+    # meaning is not vouched for by the lane: context and about leave it out
+    # as they would without the lane.
+    repo = _root(tmp_path, Concepts())
+    latte = repo.add("每天早上一杯拿铁咖啡", kind="fact")
+    grey = repo.add("rain on monday, and the weather was grey", kind="fact")
+    for i in range(5):
+        repo.add(f"the weather on day {i} was fine", kind="fact")
+    repo.embed()
+    q = "espresso, latte or mocha on monday?"
+    assert grey.id in [h.entry.id for h in repo.search(q, record=False)]  # a lexical hit, ranked
+    reminds = [i.id for i in repo.context(q, now="2026-01-02T00:00:00+00:00").items if i.section == "reminds"]
+    assert latte.id in reminds and grey.id not in reminds
+    about = [m.id for m in repo.about("espresso latte mocha monday").memories]
+    assert latte.id in about and grey.id not in about
