@@ -24,9 +24,7 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import IO, Iterator
-
-import portalocker
+from typing import IO, Any, Iterator
 
 from .errors import LockTimeout, StorageError, UnsafePath
 
@@ -36,6 +34,14 @@ TEMP_SUFFIX = ".tmp"
 # Files the library appends to or locks are opened without following a symlink
 # put in their place (where the OS has O_NOFOLLOW): a link could point anywhere.
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _portalocker() -> Any:
+    # imported where a lock is first taken, not at import: portalocker reads
+    # its package metadata when imported (~20 ms), which a process that only
+    # searches a root with nothing to recover never needs
+    import portalocker
+    return portalocker
 
 
 def open_nofollow(path: str, flags: int) -> int:
@@ -87,11 +93,13 @@ def is_temp(name: str) -> bool:
 
 
 def atomic_write(target: Path, data: bytes | list[bytes], *, durable: bool = True,
-                 exclusive: bool = False) -> None:
+                 exclusive: bool = False, sync_folder: bool = True) -> None:
     """Publish ``data`` (bytes, or a list of chunks written in order) at
     ``target`` atomically. With ``exclusive``, never
     replace an existing file, not even one a person created a moment ago:
-    the temp file is hard-linked into place, which fails if the name is taken."""
+    the temp file is hard-linked into place, which fails if the name is taken.
+    ``sync_folder=False``: the caller fsyncs the folder itself (once for a
+    batch of files) before anything relies on the new name."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target)
     try:
@@ -109,7 +117,7 @@ def atomic_write(target: Path, data: bytes | list[bytes], *, durable: bool = Tru
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    if durable:
+    if durable and sync_folder:
         fsync_dir(target.parent)
 
 
@@ -206,19 +214,30 @@ class WriterLock:
         finally:
             self._thread_lock.release()
 
+    def can_open(self) -> bool:
+        """Whether this process may open the lock file for writing (created if
+        missing), without locking it: a root on media that refuses writes
+        says so here as it would when the lock is taken."""
+        try:
+            with open(self.path, "a+b", opener=open_nofollow):
+                return True
+        except OSError:
+            return False
+
     def _acquire_file(self, deadline: float, timeout: float) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fh = open(self.path, "a+b", opener=open_nofollow)  # a link in its place: not followed
         except OSError as exc:  # a read-only root, no permission, a symlink
             raise StorageError(f"cannot open the lock file {self.path}: {exc}", path=str(self.path)) from exc
+        pl = _portalocker()
         delay = 0.001
         while True:
             try:
-                portalocker.lock(fh, portalocker.LOCK_EX | portalocker.LOCK_NB)
+                pl.lock(fh, pl.LOCK_EX | pl.LOCK_NB)
                 self._fh = fh
                 return
-            except portalocker.exceptions.LockException as exc:
+            except pl.exceptions.LockException as exc:
                 if time.monotonic() >= deadline:
                     fh.close()
                     raise LockTimeout(f"another process held the sediment lock for over {timeout}s "
@@ -233,7 +252,7 @@ class WriterLock:
         fh, self._fh = self._fh, None
         if fh is not None:
             try:
-                portalocker.unlock(fh)
+                _portalocker().unlock(fh)
             finally:
                 fh.close()  # closing drops the lock even if unlock failed
 

@@ -123,12 +123,13 @@ class Store:
     # ------------------------------------------------------------------ single files
 
     def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None,
-                text: bytes | None = None) -> Entry:
+                text: bytes | None = None, sync_folder: bool = True) -> Entry:
         """Write ``entry`` at ``rel`` atomically; returns it as now on disk.
 
         ``expected``: the version of the note this write replaces (what was
         read). If a person's save landed since, it is kept, nothing is
-        written, and ``Conflict`` raised. ``text``: ``entry`` rendered already."""
+        written, and ``Conflict`` raised. ``text``: ``entry`` rendered already.
+        ``sync_folder=False`` (a new file only): the caller fsyncs the folder."""
         if text is None:
             text = E.render(entry).encode("utf-8")
         N.refuse_persons(rel)
@@ -137,7 +138,7 @@ class Store:
             if expected:
                 replace_checked(target, text, expected)
             else:
-                atomic_write(target, text, exclusive=exclusive)
+                atomic_write(target, text, exclusive=exclusive, sync_folder=sync_folder)
         except FileExistsError:
             raise
         except Changed as exc:
@@ -427,6 +428,9 @@ class Store:
             raise InvalidInput(f"journal record without src/dst: {rec}")
         s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
         if d.exists() and s.exists() and _same_id(d, rec.get("id")):
+            # the new copy's name durable before the source goes: a writer
+            # killed (not a power cut) may have left it in the page cache only
+            fsync_dir(d.parent)
             ver = rec.get("ver")
             if not isinstance(ver, str):  # a record from before versions were kept
                 s.unlink()

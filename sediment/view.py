@@ -95,6 +95,7 @@ class View:
         # normalised main text → ids, built on first use (duplicate detection),
         # then kept current with the view
         self._by_text: dict[str, set[str]] | None = None
+        self.temps_seen: set[str] = set()  # temp files of interrupted writes the walks met
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -201,7 +202,7 @@ class View:
                 self.problems.pop(rel, None)
             else:
                 self.problems[rel] = Problem(rel, f"cannot read this folder: {exc.strerror}", code="storage")
-        return walk_notes(self.root, self.rules, unreadable)
+        return walk_notes(self.root, self.rules, unreadable, self.temps_seen.add)
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never
