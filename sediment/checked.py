@@ -310,8 +310,15 @@ class Detached:
         self.path, self.tmp, self._fd, self._kept = path, tmp, fd, kept
 
     def finish(self) -> None:
+        fd, self._fd = self._fd, -1
         try:
             if _identity(self.tmp) == self._kept:
+                # closed before the unlink: the last close of an unlinked file
+                # frees it, and under a busy journal that close waited ~4 ms
+                # (the unlink of a closed file does not); the temp name is
+                # ours, nothing else comes there meanwhile
+                os.close(fd)
+                fd = -1
                 os.unlink(self.tmp)
                 return
             try:
@@ -321,7 +328,8 @@ class Detached:
             fsync_dir(self.path.parent)
             raise Changed(f"{self.path.name} was saved while it was being moved")
         finally:
-            os.close(self._fd)
+            if fd >= 0:
+                os.close(fd)
 
 
 def detach(path: Path, expected_version: str, *, same_file_as: Path | None = None) -> Detached:

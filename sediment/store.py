@@ -39,7 +39,7 @@ from .entry import Entry
 from .checked import Changed, remove_checked, replace_checked
 from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, SedimentError, StorageError,
                      UnsafePath)
-from .files import WriterLock, atomic_write, fsync_dir, is_temp, read_nofollow, resolve_inside
+from .files import WriterLock, atomic_write, fsync_dir, read_nofollow, resolve_inside, sweep_temps
 from .journal import Journal
 from .policy import Policy
 from .usage import UsageLog
@@ -123,13 +123,12 @@ class Store:
     # ------------------------------------------------------------------ single files
 
     def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None,
-                text: bytes | None = None, sync_folder: bool = True) -> Entry:
+                text: bytes | None = None) -> Entry:
         """Write ``entry`` at ``rel`` atomically; returns it as now on disk.
 
         ``expected``: the version of the note this write replaces (what was
         read). If a person's save landed since, it is kept, nothing is
-        written, and ``Conflict`` raised. ``text``: ``entry`` rendered already.
-        ``sync_folder=False`` (a new file only): the caller fsyncs the folder."""
+        written, and ``Conflict`` raised. ``text``: ``entry`` rendered already."""
         if text is None:
             text = E.render(entry).encode("utf-8")
         N.refuse_persons(rel)
@@ -138,13 +137,17 @@ class Store:
             if expected:
                 replace_checked(target, text, expected)
             else:
-                atomic_write(target, text, exclusive=exclusive, sync_folder=sync_folder)
+                atomic_write(target, text, exclusive=exclusive)
         except FileExistsError:
             raise
         except Changed as exc:
             raise self._kept(rel, exc, id=entry.meta.get("id"), expected=expected) from exc
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+        return self.written(rel, entry, text)
+
+    def written(self, rel: str, entry: Entry, text: bytes) -> Entry:
+        """``entry`` as it is on disk once ``text`` (its rendering) is at ``rel``."""
         body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
         fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text), tz=self.view.tz)
         fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
@@ -471,23 +474,10 @@ class Store:
         with self.usage.lock():
             for top in (*E.LAYERS, SYSTEM):
                 if not (self.root / top).is_symlink():  # never delete through a link
-                    n += _sweep_folder(self.root / top)
+                    n += sweep_temps(self.root / top)
         if n:
             log.info("removed %d temp file(s) left by an interrupted write", n)
         return n
-
-
-def _sweep_folder(folder: Path) -> int:
-    n = 0
-    for dirpath, _, filenames in os.walk(folder):
-        for f in filenames:
-            if is_temp(f):
-                try:
-                    os.unlink(os.path.join(dirpath, f))
-                    n += 1
-                except FileNotFoundError:
-                    pass
-    return n
 
 
 def _same_id(path: Path, eid: str | None) -> bool:

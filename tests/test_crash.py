@@ -639,8 +639,10 @@ def killing(real):
     return call
 
 
-if point == "place":         # new copies being written: some placed, the folder not synced
-    M._place = killing(M._place)
+if point == "write":         # new copies being written to temp files
+    M._write = killing(M._write)
+elif point == "link":        # copies fsync'd, some linked in place, the folder not synced
+    M.move_new = killing(M.move_new)
 elif point == "detach":      # copies durable, some sources renamed to temp names
     M.detach = killing(M.detach)
 elif point == "finish":      # sources renamed and synced, some removed
@@ -653,7 +655,8 @@ sys.exit(0)  # not reached
 
 
 @pytest.mark.parametrize("point,pending,moved", [
-    ("place", 12, 4),    # four copies placed: recovery finishes those four, the rest stay
+    ("write", 12, 0),    # no copy in place: every memory stays where it was
+    ("link", 12, 4),     # four copies in place: recovery finishes those four, the rest stay
     ("detach", 12, 12),  # every copy durable: recovery finishes every move
     ("finish", 12, 12),
     ("record", 8, 12),   # four moves recorded done

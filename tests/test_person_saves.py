@@ -225,14 +225,14 @@ def test_metabolize_keeps_a_save_that_lands_while_its_batch_moves(tmp_path, monk
     if when == "at_rename":
         fired = save_at_removal(monkeypatch, source, lambda: save(source, mine, style))
     else:
-        fired, real = [], M.fsync_dir
+        fired, real = [], M.fsync_dirs
 
-        def fsync_dir(folder: Path) -> None:  # the first folder fsync: every copy is placed
+        def fsync_dirs(folders, *rest) -> None:  # the first folder fsyncs: every copy is in place
             if not fired:
                 fired.append(True)
                 save(source, mine, style)
-            real(folder)
-        monkeypatch.setattr(M, "fsync_dir", fsync_dir)
+            real(folders, *rest)
+        monkeypatch.setattr(M, "fsync_dirs", fsync_dirs)
     now = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=3)
     plan = repo.metabolize(dry_run=False, confirm=True, now=now)
     monkeypatch.undo()
