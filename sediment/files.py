@@ -206,14 +206,29 @@ def move_new(src: Path, target: Path) -> None:
     os.unlink(src)
 
 
-def append_line(path: Path, line: str, *, durable: bool = True) -> None:
+def append_line(path: Path, line: str, *, durable: bool = True, whole: bool = False) -> None:
     """Append one line with a single write on an O_APPEND descriptor: lines from
     several processes interleave whole (they are far below the pipe-buffer size
     for which POSIX promises atomic appends on local file systems). A symlink in
-    place of the file is not followed (OSError)."""
+    place of the file is not followed (OSError).
+
+    ``whole`` (the journal; the caller holds the lock every writer of the file
+    takes): the file must exist (FileNotFoundError), and a torn last line (a
+    crash cut an append short) is cut off first, so that the new line neither
+    glues itself to it nor leaves it behind as damage. Readers never read past
+    the last newline, so the cut changes nothing they saw. One descriptor for
+    the look and the write."""
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o644)
+    flags = os.O_RDWR if whole else os.O_WRONLY | os.O_CREAT
+    fd = os.open(path, flags | os.O_APPEND | NOFOLLOW, 0o644)
     try:
+        if whole:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":  # (usually: one byte read)
+                start = max(0, size - 65536)
+                tail = os.pread(fd, size - start, start)
+                cut = tail.rfind(b"\n")
+                os.ftruncate(fd, start + cut + 1 if cut >= 0 else 0)
         os.write(fd, data)
         if durable:
             os.fsync(fd)
