@@ -24,11 +24,13 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
 
 from .errors import LockTimeout, StorageError, UnsafePath
 
 log = logging.getLogger("sediment")
+T = TypeVar("T")
+R = TypeVar("R")
 
 TEMP_SUFFIX = ".tmp"
 # Files the library appends to or locks are opened without following a symlink
@@ -79,26 +81,48 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def fsync_all(fds: list[int], pool: Any = None) -> None:
-    """fsync many files at once, from a few threads (``pool``, a
-    ``concurrent.futures`` executor, or one made for the call). A journaling
-    file system commits requests that wait together in one commit (ext4,
-    XFS), so a batch of files costs about one fsync's wait instead of one
-    each: 200 new files took 0.8-0.9 s one after another and 0.02-0.05 s from
-    8 threads on the disk this was measured on. Raises the first error."""
-    if len(fds) < 2:
-        for fd in fds:
-            os.fsync(fd)
-        return
-    with contextlib.ExitStack() as stack:
-        if pool is None:
-            from concurrent.futures import ThreadPoolExecutor  # (here: a search never needs it)
-            pool = stack.enter_context(ThreadPoolExecutor(min(8, len(fds))))
-        for _ in pool.map(os.fsync, fds):
-            pass
+def in_threads(fn: Callable[[T], R], items: list[T], threads: int = 8) -> list[R]:
+    """``[fn(x) for x in items]``, run from up to ``threads`` threads (for
+    calls that wait on the disk), in order; the first item's error is raised
+    once all are done. Plain threads: ``concurrent.futures`` would be shadowed
+    by any ``concurrent.py`` beside the caller's script."""
+    if len(items) < 2:
+        return [fn(x) for x in items]
+    results: list[Any] = [None] * len(items)
+    errors: list[tuple[int, BaseException]] = []
+    todo = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                i = next(todo, None)
+            if i is None:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as exc:  # (raised in the caller's thread, below)
+                errors.append((i, exc))
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(min(threads, len(items)))]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    if errors:
+        raise min(errors, key=lambda e: e[0])[1]
+    return results
 
 
-def fsync_dirs(folders: Iterable[Path], pool: Any = None) -> None:
+def fsync_all(fds: list[int]) -> None:
+    """fsync many files at once, from a few threads. A journaling file system
+    commits requests that wait together in one commit (ext4, XFS), so a
+    batch of files costs about one fsync's wait instead of one each: 200 new
+    files took 0.8-0.9 s one after another and 0.02-0.05 s from 8 threads on
+    the disk this was measured on. Raises the first error."""
+    in_threads(os.fsync, fds)
+
+
+def fsync_dirs(folders: Iterable[Path]) -> None:
     """``fsync_dir`` for each folder (once each), together as ``fsync_all``."""
     fds = []
     try:
@@ -108,7 +132,7 @@ def fsync_dirs(folders: Iterable[Path], pool: Any = None) -> None:
             except OSError:  # (as fsync_dir: not every OS opens a folder)
                 continue
         try:
-            fsync_all(fds, pool)
+            fsync_all(fds)
         except OSError:
             pass
     finally:

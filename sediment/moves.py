@@ -28,14 +28,14 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Union
 
 from . import entry as E
 from . import names as N
 from .checked import Changed, Detached, detach
 from .entry import Entry
 from .errors import Conflict, SedimentError, StorageError
-from .files import fsync_all, fsync_dirs, move_new, resolve_inside, write_temp
+from .files import fsync_all, fsync_dirs, in_threads, move_new, resolve_inside, write_temp
 from .store import MovePlan, Store
 
 Outcome = Union[Entry, SedimentError]
@@ -66,13 +66,6 @@ def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *,
     while writing new copies (a full disk) stops the batch: the copies
     written before it are moved, the moves after it are not attempted
     (``None``; their intents are the caller's to close)."""
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(8) as pool:  # (threads start as work comes: a batch of one starts one)
-        return _batch(store, items, op, pool)
-
-
-def _batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], op: str, pool: Any
-           ) -> list[Outcome | None]:
     out: list[Outcome | None] = [None] * len(items)
     moves: list[_Move] = []
     for i, (entry, plan, seq) in enumerate(items):  # step 2: the new copies' bytes
@@ -90,7 +83,7 @@ def _batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], op: st
             out[i] = m
     copies = [m for m in moves if m.temp is not None]
     try:
-        fsync_all([m.temp[1] for m in copies if m.temp], pool)
+        fsync_all([m.temp[1] for m in copies if m.temp])
     except OSError as exc:  # none of these copies is linked: those moves did not happen
         for m in copies:
             out[m.i] = StorageError(f"cannot move {m.entry.path} to {m.plan[0]}: {exc}", path=m.entry.path)
@@ -102,7 +95,7 @@ def _batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], op: st
             if m.temp:
                 os.close(m.temp[1])
     linked = [m for m in moves if _link(store, m, out, op)]  # step 3
-    fsync_dirs((m.target.parent for m in linked), pool)  # every new copy's name durable before any source goes
+    fsync_dirs(m.target.parent for m in linked)  # every new copy's name durable before any source goes
     ready = []
     for m in linked:  # step 4
         try:
@@ -112,9 +105,9 @@ def _batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], op: st
             out[m.i] = _keep_persons(store, m, exc, op)
         except OSError as exc:
             out[m.i] = _refused(m, exc)
-    fsync_dirs((m.source.parent for m in ready), pool)  # the removals durable (and an in-place save under way landed)
+    fsync_dirs(m.source.parent for m in ready)  # the removals durable (and an in-place save under way landed)
     finished = []
-    for m, err in zip(ready, _finish_all([m.detached for m in ready if m.detached], pool)):
+    for m, err in zip(ready, _finish_all([m.detached for m in ready if m.detached])):
         if err is None:
             finished.append(m)
         elif isinstance(err, Changed):
@@ -128,9 +121,9 @@ def _batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], op: st
     return out
 
 
-def _finish_all(detached: list[Detached], pool: Any) -> list[BaseException | None]:
+def _finish_all(detached: list[Detached]) -> list[BaseException | None]:
     """``Detached.finish`` for each (each closes its descriptor, whatever
-    happens), from the pool's threads: freeing a file waits on a busy
+    happens), from a few threads: freeing a file waits on a busy
     journal (~3 ms each, measured: as long as an fsync), and the waits overlap."""
     def one(d: Detached) -> BaseException | None:
         try:
@@ -138,7 +131,7 @@ def _finish_all(detached: list[Detached], pool: Any) -> list[BaseException | Non
         except BaseException as exc:  # (handed back to the batch, in order)
             return exc
         return None
-    return list(pool.map(one, detached))
+    return in_threads(one, detached)
 
 
 def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, op: str) -> _Move | Entry:

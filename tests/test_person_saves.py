@@ -227,11 +227,11 @@ def test_metabolize_keeps_a_save_that_lands_while_its_batch_moves(tmp_path, monk
     else:
         fired, real = [], M.fsync_dirs
 
-        def fsync_dirs(folders, *rest) -> None:  # the first folder fsyncs: every copy is in place
+        def fsync_dirs(folders) -> None:  # the first folder fsyncs: every copy is in place
             if not fired:
                 fired.append(True)
                 save(source, mine, style)
-            real(folders, *rest)
+            real(folders)
         monkeypatch.setattr(M, "fsync_dirs", fsync_dirs)
     now = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=3)
     plan = repo.metabolize(dry_run=False, confirm=True, now=now)
