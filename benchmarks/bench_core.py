@@ -31,7 +31,8 @@ What is measured, each next to a baseline measured in the same run:
 * **A fresh process's first search** (warm cache): ``sediment search`` (the
   CLI) on the 1,000-memory root, and ``python -c`` importing sediment, opening
   the root and searching once (time to first search) on each open size; wall
-  time of the whole process. Baseline: ``python -c "import yaml"`` (the
+  time of the whole process. The CLI runs a Chinese question (it loads
+  rjieba's dictionary) and an English one (no CJK segmenter). Baseline: ``python -c "import yaml"`` (the
   interpreter and a YAML import are the floor), run alternately with it.
 * **Metabolize apply, ~1,000 journaled moves** in a root of 10,000
   (``bench_lifecycle.py``'s fixture; 200 moves in 2,000 with ``--quick``).
@@ -155,6 +156,10 @@ def bench_fresh(tmp: Path, sizes: list[int], runs: int) -> dict:
             out["cli"] = gen.fresh_process(args=["-m", "sediment", "--root", str(root), "search", query],
                                            runs=runs)
             out["cli_n"] = n
+            # an English question needs no CJK segmenter: rjieba's dictionary is never loaded
+            en = next(q["q"] for q in gen.queries(mems, 3, seed=99) if q["lang"] == "en")
+            out["cli_en"] = gen.fresh_process(args=["-m", "sediment", "--root", str(root), "search", en],
+                                              runs=runs)
         out[n] = gen.fresh_process(gen.first_search_code(root, query), runs=runs)
         shutil.rmtree(root)
     return out
@@ -187,6 +192,9 @@ def main(argv=None) -> int:
         a.fresh_runs, a.moves, a.apply_runs = 3, 200, 1
     sizes = [int(x) for x in a.open_sizes.split(",") if x]
     tmp = Path(tempfile.mkdtemp(prefix="sediment-bench-core-", dir=a.tmp))
+    # the fresh processes run as an installed package does, its bytecode cached
+    # (with PYTHONDONTWRITEBYTECODE set, every run would compile sediment anew)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         gen.private_cache_home(tmp)
         print(f"sediment bench_core  ({gen.source_fingerprint()})")
@@ -216,6 +224,10 @@ def main(argv=None) -> int:
         rows.append([f"`sediment search`, {fresh['cli_n']:,} notes, warm, fresh process",
                      gen.fmt_s(gen.median(cli)), gen.fmt_s(gen.median(cli_floor)) + " import yaml",
                      gen.ratio(gen.median(cli), gen.median(cli_floor))])
+        en, en_floor = fresh["cli_en"]
+        rows.append([f"`sediment search`, English question, {fresh['cli_n']:,} notes, warm, fresh process",
+                     gen.fmt_s(gen.median(en)), gen.fmt_s(gen.median(en_floor)) + " import yaml",
+                     gen.ratio(gen.median(en), gen.median(en_floor))])
         for n in opens or [1000]:
             t, f = fresh[n]
             rows.append([f"time to first search, {n:,} notes, warm, fresh process", gen.fmt_s(gen.median(t)),

@@ -288,7 +288,53 @@ def remove_checked(path: Path, expected_version: str, *, same_file_as: Path | No
     found the file before the rename and writes after our look; a kill
     between the rename and the put-back, after which recovery sweeps the
     temp name).
+
+    In two halves for a batch of moves (``detach``, then one fsync of each
+    folder, then ``Detached.finish``): the folder's fsync stands between the
+    rename and the look either way.
     """
+    d = detach(path, expected_version, same_file_as=same_file_as)
+    try:
+        fsync_dir(path.parent)  # durable, and time for an in-place save under way to land (as above)
+    finally:
+        d.finish()
+
+
+class Detached:
+    """A note ``detach`` renamed to a temp name, holding a descriptor on it;
+    ``finish`` (after its folder's fsync) removes it, or puts a save that
+    landed back and raises ``Changed``. The descriptor is closed by ``finish``
+    whatever happens, and by nothing else: call it exactly once."""
+
+    def __init__(self, path: Path, tmp: Path, fd: int, kept: Identity) -> None:
+        self.path, self.tmp, self._fd, self._kept = path, tmp, fd, kept
+
+    def finish(self) -> None:
+        fd, self._fd = self._fd, -1
+        try:
+            if _identity(self.tmp) == self._kept:
+                # closed before the unlink: the last close of an unlinked file
+                # frees it, and under a busy journal that close waited ~4 ms
+                # (the unlink of a closed file does not); the temp name is
+                # ours, nothing else comes there meanwhile
+                os.close(fd)
+                fd = -1
+                os.unlink(self.tmp)
+                return
+            try:
+                move_new(self.tmp, self.path)
+            except FileExistsError:
+                os.unlink(self.tmp)  # a newer save is at the path already
+            fsync_dir(self.path.parent)
+            raise Changed(f"{self.path.name} was saved while it was being moved")
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+
+def detach(path: Path, expected_version: str, *, same_file_as: Path | None = None) -> Detached:
+    """The first half of ``remove_checked``: check the note and rename it to a
+    temp name (``Changed`` if it is not what was read: then nothing moved)."""
     fd, kept = _open_checked(path, expected_version)
     try:
         if same_file_as is not None:
@@ -300,15 +346,7 @@ def remove_checked(path: Path, expected_version: str, *, same_file_as: Path | No
             os.rename(path, tmp)
         except FileNotFoundError:
             raise Changed(f"{path.name} was removed while it was being moved") from None
-        fsync_dir(path.parent)  # durable, and time for an in-place save under way to land (as above)
-        if _identity(tmp) == kept:
-            os.unlink(tmp)
-            return
-        try:
-            move_new(tmp, path)
-        except FileExistsError:
-            os.unlink(tmp)  # a newer save is at the path already
-        fsync_dir(path.parent)
-        raise Changed(f"{path.name} was saved while it was being moved")
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return Detached(path, tmp, fd, kept)

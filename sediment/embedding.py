@@ -15,7 +15,6 @@ model until a vector is asked for, so a root without the lane pays nothing.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 from typing import Any, Callable, Protocol, Sequence
 
 from .entry import Entry, display_text
@@ -68,6 +67,7 @@ class Bundled:
     150 MB), one BLAS thread so a background embedding leaves a core to searches."""
 
     def __init__(self) -> None:
+        import importlib.metadata  # here, not at import: it costs a fresh process ~10-20 ms
         try:
             version = importlib.metadata.version(BUNDLED_PACKAGE)
         except importlib.metadata.PackageNotFoundError as exc:

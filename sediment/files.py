@@ -24,18 +24,26 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import IO, Iterator
-
-import portalocker
+from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
 
 from .errors import LockTimeout, StorageError, UnsafePath
 
 log = logging.getLogger("sediment")
+T = TypeVar("T")
+R = TypeVar("R")
 
 TEMP_SUFFIX = ".tmp"
 # Files the library appends to or locks are opened without following a symlink
 # put in their place (where the OS has O_NOFOLLOW): a link could point anywhere.
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _portalocker() -> Any:
+    # imported where a lock is first taken, not at import: portalocker reads
+    # its package metadata when imported (~20 ms), which a process that only
+    # searches a root with nothing to recover never needs
+    import portalocker
+    return portalocker
 
 
 def open_nofollow(path: str, flags: int) -> int:
@@ -71,6 +79,98 @@ def fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def in_threads(fn: Callable[[T], R], items: list[T], threads: int = 8) -> list[R]:
+    """``[fn(x) for x in items]``, run from up to ``threads`` threads (for
+    calls that wait on the disk), in order; the first item's error is raised
+    once all are done. Plain threads: ``concurrent.futures`` would be shadowed
+    by any ``concurrent.py`` beside the caller's script."""
+    if len(items) < 2:
+        return [fn(x) for x in items]
+    results: list[Any] = [None] * len(items)
+    errors: list[tuple[int, BaseException]] = []
+    todo = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                i = next(todo, None)
+            if i is None:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as exc:  # (raised in the caller's thread, below)
+                errors.append((i, exc))
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(min(threads, len(items)))]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    if errors:
+        raise min(errors, key=lambda e: e[0])[1]
+    return results
+
+
+def fsync_all(fds: list[int]) -> None:
+    """fsync many files at once, from a few threads. A journaling file system
+    commits requests that wait together in one commit (ext4, XFS), so a
+    batch of files costs about one fsync's wait instead of one each: 200 new
+    files took 0.8-0.9 s one after another and 0.02-0.05 s from 8 threads on
+    the disk this was measured on. Raises the first error."""
+    in_threads(os.fsync, fds)
+
+
+def fsync_dirs(folders: Iterable[Path]) -> None:
+    """``fsync_dir`` for each folder (once each), together as ``fsync_all``."""
+    fds = []
+    try:
+        for folder in dict.fromkeys(folders):
+            try:
+                fds.append(os.open(folder, os.O_RDONLY))
+            except OSError:  # (as fsync_dir: not every OS opens a folder)
+                continue
+        try:
+            fsync_all(fds)
+        except OSError:
+            pass
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def write_temp(target: Path, data: bytes) -> tuple[Path, int]:
+    """A temp file beside ``target`` holding ``data``, not yet fsync'd (the
+    caller fsyncs it, with others: ``fsync_all``, before linking it in place
+    with ``move_new``): its name and its open descriptor."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_name(target)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return tmp, fd
+
+
+def sweep_temps(folder: Path) -> int:
+    """Remove the temp files of interrupted writes under ``folder``; how many."""
+    n = 0
+    for dirpath, _, filenames in os.walk(folder):
+        for f in filenames:
+            if is_temp(f):
+                try:
+                    os.unlink(os.path.join(dirpath, f))
+                    n += 1
+                except FileNotFoundError:
+                    pass
+    return n
 
 
 def temp_name(target: Path) -> Path:
@@ -130,14 +230,29 @@ def move_new(src: Path, target: Path) -> None:
     os.unlink(src)
 
 
-def append_line(path: Path, line: str, *, durable: bool = True) -> None:
+def append_line(path: Path, line: str, *, durable: bool = True, whole: bool = False) -> None:
     """Append one line with a single write on an O_APPEND descriptor: lines from
     several processes interleave whole (they are far below the pipe-buffer size
     for which POSIX promises atomic appends on local file systems). A symlink in
-    place of the file is not followed (OSError)."""
+    place of the file is not followed (OSError).
+
+    ``whole`` (the journal; the caller holds the lock every writer of the file
+    takes): the file must exist (FileNotFoundError), and a torn last line (a
+    crash cut an append short) is cut off first, so that the new line neither
+    glues itself to it nor leaves it behind as damage. Readers never read past
+    the last newline, so the cut changes nothing they saw. One descriptor for
+    the look and the write."""
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | NOFOLLOW, 0o644)
+    flags = os.O_RDWR if whole else os.O_WRONLY | os.O_CREAT
+    fd = os.open(path, flags | os.O_APPEND | NOFOLLOW, 0o644)
     try:
+        if whole:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":  # (usually: one byte read)
+                start = max(0, size - 65536)
+                tail = os.pread(fd, size - start, start)
+                cut = tail.rfind(b"\n")
+                os.ftruncate(fd, start + cut + 1 if cut >= 0 else 0)
         os.write(fd, data)
         if durable:
             os.fsync(fd)
@@ -206,19 +321,30 @@ class WriterLock:
         finally:
             self._thread_lock.release()
 
+    def can_open(self) -> bool:
+        """Whether this process may open the lock file for writing (created if
+        missing), without locking it: a root on media that refuses writes
+        says so here as it would when the lock is taken."""
+        try:
+            with open(self.path, "a+b", opener=open_nofollow):
+                return True
+        except OSError:
+            return False
+
     def _acquire_file(self, deadline: float, timeout: float) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fh = open(self.path, "a+b", opener=open_nofollow)  # a link in its place: not followed
         except OSError as exc:  # a read-only root, no permission, a symlink
             raise StorageError(f"cannot open the lock file {self.path}: {exc}", path=str(self.path)) from exc
+        pl = _portalocker()
         delay = 0.001
         while True:
             try:
-                portalocker.lock(fh, portalocker.LOCK_EX | portalocker.LOCK_NB)
+                pl.lock(fh, pl.LOCK_EX | pl.LOCK_NB)
                 self._fh = fh
                 return
-            except portalocker.exceptions.LockException as exc:
+            except pl.exceptions.LockException as exc:
                 if time.monotonic() >= deadline:
                     fh.close()
                     raise LockTimeout(f"another process held the sediment lock for over {timeout}s "
@@ -233,7 +359,7 @@ class WriterLock:
         fh, self._fh = self._fh, None
         if fh is not None:
             try:
-                portalocker.unlock(fh)
+                _portalocker().unlock(fh)
             finally:
                 fh.close()  # closing drops the lock even if unlock failed
 

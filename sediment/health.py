@@ -6,6 +6,7 @@ wrote are reported, never rewritten, moved or deleted.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 from collections import Counter
 from pathlib import Path
@@ -14,11 +15,13 @@ from . import entry as E
 from . import names as N
 from . import obsidian as O
 from .adopt import adopt_all
-from .errors import StorageError
+from .errors import LockTimeout, StorageError
 from .files import is_temp, read_nofollow
 from .progress import Ticker
 from .store import SYSTEM, Store
 from .view import Problem, View
+
+log = logging.getLogger("sediment")
 
 
 def recover(store: Store) -> dict[str, int]:
@@ -35,15 +38,25 @@ def recover(store: Store) -> dict[str, int]:
     return report
 
 
-def recover_at_open(store: Store) -> None:
+def recover_at_open(store: Store) -> bool:
     """Recovery on open, where it can run. Where it cannot (a read-only root,
     a symlinked journal or lock, no permission), the root still opens for
-    reading and ``check`` reports what was left as it was."""
+    reading and ``check`` reports what was left as it was.
+
+    An open with nothing to recover (the usual one) takes no lock: the
+    journal, read without the lock, has no open intent, and the lock file can
+    be opened. Temp files are looked for by the open's own walk instead
+    (``sweep_at_open``). Returns whether that sweep is still owed. Reading
+    without the lock is safe: an intent a live writer appends meanwhile is
+    its own to finish, and one seen open sends us down the locked path, which
+    waits for that writer as before."""
     why = store.parts.writes_off
     if why is None:
+        if _nothing_pending(store):
+            return True
         try:
             recover(store)
-            return
+            return False
         except StorageError as exc:
             why = str(exc)
             cause = exc.__cause__
@@ -57,6 +70,42 @@ def recover_at_open(store: Store) -> None:
         left = f"{pending} interrupted operation(s) left as they are" if pending else "nothing was pending"
         store.parts.faults.append(Problem(f"{SYSTEM}/journal.log", f"recovery could not run: {left}; {why}",
                                           severity="error" if pending else "warning", code="not_recovered"))
+    return False
+
+
+def _nothing_pending(store: Store) -> bool:
+    """Whether the locked recovery can be skipped: a journal of ours (its epoch
+    line readable), no intent without its done, and a lock file this process
+    may open (media that refuse writes fail here, as the lock would)."""
+    journal = store.journal
+    if journal.off:
+        return False
+    try:
+        jr = journal.read()
+    except OSError:
+        return False
+    return bool(jr.epoch) and not journal.pending(jr.records) and store.lock.can_open()
+
+
+def sweep_at_open(store: Store) -> None:
+    """After an open that skipped the locked recovery: sweep the temp files of
+    interrupted writes if there are any (the walk met some in the layer
+    folders, or ``_system/`` holds one), under the locks as ``recover`` does."""
+    if store.parts.writes_off:
+        return
+    layers = any(N.in_layer(rel) for rel in store.view.temps_seen)
+    system = store.root / SYSTEM
+    if layers or (not system.is_symlink() and _has_temp(system)):
+        try:
+            with store.writing():
+                store.sweep_temps()
+        except (StorageError, LockTimeout) as exc:  # (a temp file costs only space: the next open tries again)
+            log.warning("sediment: temp files not swept: %s", exc)
+    store.view.temps_seen.clear()
+
+
+def _has_temp(folder: Path) -> bool:
+    return any(is_temp(f) for _, _, names in os.walk(folder) for f in names)
 
 
 def check(store: Store, fix: bool = False) -> list[Problem]:

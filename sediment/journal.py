@@ -30,7 +30,7 @@ from typing import Any
 
 from .entry import LAYERS
 from .errors import StorageError
-from .files import append_line, atomic_write, header_value, open_nofollow
+from .files import append_line, atomic_write, header_value
 
 COMPACT_BYTES = 1 << 20
 
@@ -103,8 +103,11 @@ class Journal:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 first = fh.readline()
-                fh.seek(max(0, st.st_size - 65536))
-                tail = fh.read()
+                if st.st_size and os.pread(fh.fileno(), 1, st.st_size - 1) == b"\n":
+                    tail = b"\n"  # (usually: one byte read, the last line is whole)
+                else:
+                    fh.seek(max(0, st.st_size - 65536))
+                    tail = fh.read()
         except FileNotFoundError:
             return 0, "", (-1, 0)
         epoch = header_value(first, "epoch")
@@ -164,24 +167,15 @@ class Journal:
             raise StorageError(f"cannot write the journal: {exc}", path=str(self.path)) from exc
 
     def _append(self, rec: dict[str, Any] | list[dict[str, Any]], durable: bool = True) -> None:
-        # A torn tail (a crash cut an append short) must not glue itself to our
-        # record, nor stay behind as a damaged line: cut it off. Safe because the
-        # caller holds the lock and readers never read past the last newline.
         if self.off:
             raise StorageError(self.off, path=str(self.path))
-        try:
-            with open(self.path, "r+b", opener=open_nofollow) as fh:
-                size = fh.seek(0, os.SEEK_END)
-                if size and fh.seek(size - 1) >= 0 and fh.read(1) != b"\n":  # (usually: one byte read)
-                    fh.seek(max(0, size - 65536))
-                    tail = fh.read()
-                    cut = tail.rfind(b"\n")
-                    fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
+        recs = rec if isinstance(rec, list) else [rec]
+        line = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in recs)
+        try:  # (a torn tail is cut off first: see append_line's whole)
+            append_line(self.path, line, durable=durable, whole=True)
         except FileNotFoundError:
             self._start_epoch()
-        recs = rec if isinstance(rec, list) else [rec]
-        append_line(self.path, "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in recs),
-                    durable=durable)
+            append_line(self.path, line, durable=durable, whole=True)
 
     def begin(self, op: str, **fields: Any) -> str:
         """Record an intent (fsync'd); the caller holds the writer lock. Returns

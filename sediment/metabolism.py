@@ -20,6 +20,7 @@ from .entry import Entry
 from .errors import InvalidInput, PolicyError, SedimentError, StorageError
 from .files import atomic_write
 from .lifecycle import Move, Strength, bigram_similarity, plan, strength as _strength
+from .moves import move_batch
 from .store import Store, add_link
 from .progress import Ticker
 from .view import View
@@ -197,26 +198,27 @@ def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageE
             if batch:
                 result.skipped.append((batch[0][0], str(exc)))
             return applied, _refused(result, exc, [m for m, *_ in batch[1:]] + moves[start + BATCH:])
-        for i, (m, e, changes, planned) in enumerate(batch):
+        outcomes = move_batch(store, [(e, planned, seqs.get(i)) for i, (_, e, _, planned) in enumerate(batch)],
+                              op="metabolize")
+        refusal: StorageError | None = None
+        for i, ((m, *_), got) in enumerate(zip(batch, outcomes)):
             tick()
-            try:
-                store.move(e, m.target, e.room, meta_changes=changes, op="metabolize", planned=planned,
-                           seq=seqs.get(i), compact=False)
+            if isinstance(got, Entry):
                 applied.append(m)
-            except StorageError as exc:
-                # the file system refused (a full disk): every later move would
-                # fail the same way, so stop here and say what was not done;
-                # the intents of the moves not started are closed (not needed
-                # for safety: recovery would find no new copies)
-                for j in range(i + 1, len(batch)):
-                    if j in seqs:
-                        with contextlib.suppress(StorageError):
-                            store.journal.done(seq=seqs[j], op="metabolize")
-                result.skipped.append((m, str(exc)))
-                return applied, _refused(result, exc, [x for x, *_ in batch[i + 1:]] + moves[start + BATCH:])
-            except SedimentError as exc:
-                # a note a person just broke, moved or deleted: skip it, say so
-                result.skipped.append((m, str(exc)))
+            elif got is None:
+                # not started: the file system refused an earlier move (a full
+                # disk) and every later one would fail the same way; its intent
+                # is closed (not needed for safety: recovery would find no copy)
+                if i in seqs:
+                    with contextlib.suppress(StorageError):
+                        store.journal.done(seq=seqs[i], op="metabolize")
+                result.skipped.append((m, "not attempted: the storage refused an earlier move"))
+            else:  # a note a person just broke, moved or saved; or the storage refused
+                result.skipped.append((m, str(got)))
+                if isinstance(got, StorageError) and refusal is None:
+                    refusal = got
+        if refusal is not None:  # stop here and say what was not done
+            return applied, _refused(result, refusal, moves[start + BATCH:])
         with contextlib.suppress(OSError, StorageError):  # a journal left long costs reading time only
             store.journal.maybe_compact()
     return applied, None

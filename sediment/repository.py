@@ -107,9 +107,11 @@ class Repository:
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False
         self._watcher: Watcher | None = None
-        health.recover_at_open(self.store)
+        sweep_owed = health.recover_at_open(self.store)
         self.view.load_all()
         self.view.ready = True
+        if sweep_owed:
+            health.sweep_at_open(self.store)
         self.semantic = semantic_lane(self.view, self.policy, semantic, cache if parts.writable("cache") else None)
         if watch:
             self._start_watch()

@@ -39,7 +39,7 @@ from .entry import Entry
 from .checked import Changed, remove_checked, replace_checked
 from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, SedimentError, StorageError,
                      UnsafePath)
-from .files import WriterLock, atomic_write, fsync_dir, is_temp, read_nofollow, resolve_inside
+from .files import WriterLock, atomic_write, fsync_dir, read_nofollow, resolve_inside, sweep_temps
 from .journal import Journal
 from .policy import Policy
 from .usage import UsageLog
@@ -145,6 +145,10 @@ class Store:
             raise self._kept(rel, exc, id=entry.meta.get("id"), expected=expected) from exc
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+        return self.written(rel, entry, text)
+
+    def written(self, rel: str, entry: Entry, text: bytes) -> Entry:
+        """``entry`` as it is on disk once ``text`` (its rendering) is at ``rel``."""
         body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
         fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text), tz=self.view.tz)
         fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
@@ -428,6 +432,9 @@ class Store:
             raise InvalidInput(f"journal record without src/dst: {rec}")
         s, d = resolve_inside(self.root, src), resolve_inside(self.root, dst)
         if d.exists() and s.exists() and _same_id(d, rec.get("id")):
+            # the new copy's name durable before the source goes: a writer
+            # killed (not a power cut) may have left it in the page cache only
+            fsync_dir(d.parent)
             ver = rec.get("ver")
             if not isinstance(ver, str):  # a record from before versions were kept
                 s.unlink()
@@ -468,23 +475,10 @@ class Store:
         with self.usage.lock():
             for top in (*E.LAYERS, SYSTEM):
                 if not (self.root / top).is_symlink():  # never delete through a link
-                    n += _sweep_folder(self.root / top)
+                    n += sweep_temps(self.root / top)
         if n:
             log.info("removed %d temp file(s) left by an interrupted write", n)
         return n
-
-
-def _sweep_folder(folder: Path) -> int:
-    n = 0
-    for dirpath, _, filenames in os.walk(folder):
-        for f in filenames:
-            if is_temp(f):
-                try:
-                    os.unlink(os.path.join(dirpath, f))
-                    n += 1
-                except FileNotFoundError:
-                    pass
-    return n
 
 
 def _same_id(path: Path, eid: str | None) -> bool:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from . import obsidian as O
-from .files import read_nofollow, symlink_in
+from .files import is_temp, read_nofollow, symlink_in
 from .names import LAYERS
 
 SYSTEM = "_system"
@@ -85,12 +85,14 @@ def load_rules(root: Path, own: tuple[str, ...] = ()) -> Rules:
     return Rules(tuple(dict.fromkeys(f for f in folders if f)), O.ignore_filters(app), tuple(faults), own)
 
 
-def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None], None]
-         ) -> Iterator[tuple[str, os.stat_result]]:
+def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None], None],
+         on_temp: Callable[[str], None] | None = None) -> Iterator[tuple[str, os.stat_result]]:
     """Every note under the root: (relative posix path, stat). Symlinks are not
     followed (a link may point out of the root). ``on_unreadable(folder/,
     error)`` hears of a folder this process may not read (``None``: it can be
-    read again)."""
+    read again); ``on_temp(path)`` of a temp file an interrupted write of
+    sediment's left (``files.is_temp``), so that an open learns of them from
+    the walk it makes anyway."""
     stack: list[tuple[Path, str]] = [(root, "")]
     while stack:
         folder, rel = stack.pop()
@@ -112,6 +114,8 @@ def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None]
                             stack.append((Path(d.path), r))
                     elif d.name.endswith(".md") and d.is_file(follow_symlinks=False) and not rules.skips(r):
                         yield r, d.stat(follow_symlinks=False)
+                    elif on_temp is not None and d.name.endswith(".tmp") and is_temp(d.name):
+                        on_temp(r)
                 except FileNotFoundError:  # moved or removed by another process mid-scan
                     continue
 

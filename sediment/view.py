@@ -101,6 +101,7 @@ class View:
         # a person's notes renamed by hand: ``on_renamed`` hears (old id, new id)
         self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None
         self._renames = Renames()
+        self.temps_seen: set[str] = set()  # temp files of interrupted writes the walks met
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -207,7 +208,7 @@ class View:
                 self.problems.pop(rel, None)
             else:
                 self.problems[rel] = Problem(rel, f"cannot read this folder: {exc.strerror}", code="storage")
-        return walk_notes(self.root, self.rules, unreadable)
+        return walk_notes(self.root, self.rules, unreadable, self.temps_seen.add)
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never

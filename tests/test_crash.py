@@ -362,6 +362,7 @@ from sediment import Repository
 
 root, point, eid = sys.argv[1], sys.argv[2], sys.argv[3]
 repo = Repository(root)
+import portalocker  # noqa: E402,F401  (imported at the first lock; its import unlinks a probe file of tempfile's)
 
 
 def die(*a, **k):
@@ -542,6 +543,55 @@ def test_temp_file_of_an_interrupted_cache_save_is_swept_on_open(tmp_path):
     assert temp_files(root) == [], "a killed cache save leaves its temp file for ever"
 
 
+def _held_lock(root: Path):
+    """The writer lock, held as another process would (flock on its own open file)."""
+    import fcntl
+    fh = open(root / "_system" / "lock", "a+b")
+    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fh
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_an_open_with_nothing_to_recover_does_not_wait_for_a_writer(tmp_path):
+    """A reader opening a clean root is not held up by a long write elsewhere:
+    with nothing pending it takes no lock. An open intent still sends the
+    open to the lock (recovery waits for the writer), and a temp file the
+    open's walk meets is swept once the lock is free."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    quick = {**POLICY, "lock_timeout_seconds": 0.2}
+    held = _held_lock(root)
+    try:
+        repo = Repository(root, policy=quick)
+        assert [h.entry.id for h in repo.search("original text", record=False)] == [e.id]
+        temp = root / "shallow" / "topic" / ".moving-note.md.0a1b2c3d.tmp"
+        temp.write_bytes(b"---\nid: half")
+        Repository(root, policy=quick)  # the sweep needs the lock: it is left for a later open
+        assert temp_files(root) == ["shallow/topic/.moving-note.md.0a1b2c3d.tmp"]
+        Journal(root / "_system" / "journal.log").begin(
+            "move", id=e.id, src=e.path, dst=f"sediment/topic/{e.name}.md")
+        with pytest.raises(sediment.LockTimeout):  # something to recover: the writer is waited for
+            Repository(root, policy=quick)
+    finally:
+        held.close()
+    repo = Repository(root, policy=POLICY)
+    assert temp_files(root) == [] and not pending_ops(root)
+    assert [x.path for x in scan(root)[e.id]] == [e.path]
+
+
+def test_a_search_in_a_fresh_process_imports_no_lock_library(tmp_path):
+    """The lock library's import reads package metadata (tens of ms); a process
+    that only opens a clean root and searches it never takes a lock."""
+    root = tmp_path / "mem"
+    _one_memory(root)
+    code = ("import sys\nfrom sediment import Repository\n"
+            f"r = Repository({str(root)!r})\nr.search('original', record=False)\n"
+            "print('portalocker' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False"]
+
+
 # ---------------------------------------------------------------------------
 # what the stream's acknowledgements rely on: a call returns the memory as it left it
 
@@ -563,49 +613,72 @@ def test_move_returns_the_memory_in_its_new_layer(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# metabolize journals a batch of intents with one fsync; a kill in the middle
-# leaves intents of moves that never started, which recovery must leave alone
+# metabolize journals a batch of intents with one fsync and moves the batch in
+# phases (every new copy, one fsync of each destination folder, every source
+# renamed away, one fsync of each source folder, the renamed sources removed,
+# the "done" records); a kill in any phase leaves each memory exactly once
+# after recovery, and the moves not finished can simply be done again
 
 KILL_IN_BATCH_CHILD = r'''
 import os, signal, sys
-import sediment.store as S
+import sediment.checked as C
+import sediment.moves as M
 from sediment import Repository
 
-root, at, now = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+root, point, at, now = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 repo = Repository(root, policy={"destructive_per_hour": 100000})
-real, calls = S.Store.move, [0]
+calls = [0]
 
 
-def move(self, *a, **k):
-    calls[0] += 1
-    if calls[0] == at:  # the moves before were done; this one and those after only journaled
-        os.kill(os.getpid(), signal.SIGKILL)
-    return real(self, *a, **k)
+def killing(real):
+    def call(*a, **k):
+        calls[0] += 1
+        if calls[0] == at:  # the calls before were made; this one and those after not
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*a, **k)
+    return call
 
 
-S.Store.move = move
+if point == "write":         # new copies being written to temp files
+    M._write = killing(M._write)
+elif point == "link":        # copies fsync'd, some linked in place, the folder not synced
+    M.move_new = killing(M.move_new)
+elif point == "detach":      # copies durable, some sources renamed to temp names
+    M.detach = killing(M.detach)
+elif point == "finish":      # sources renamed and synced, some removed
+    C.Detached.finish = killing(C.Detached.finish)
+elif point == "record":      # all files moved, some "done" records written
+    M._record = killing(M._record)
 repo.metabolize(dry_run=False, confirm=True, now=now)
 sys.exit(0)  # not reached
 '''
 
 
-def test_a_kill_in_a_batch_of_moves_leaves_every_memory_once(tmp_path):
+@pytest.mark.parametrize("point,pending,moved", [
+    ("write", 12, 0),    # no copy in place: every memory stays where it was
+    ("link", 12, 4),     # four copies in place: recovery finishes those four, the rest stay
+    ("detach", 12, 12),  # every copy durable: recovery finishes every move
+    ("finish", 12, 12),
+    ("record", 8, 12),   # four moves recorded done
+])
+def test_a_kill_in_a_batch_of_moves_leaves_every_memory_once(tmp_path, point, pending, moved):
     root = tmp_path / "mem"
     with Repository(root, policy=POLICY) as repo:
         ids = [repo.add(f"a valuable note {i}", title=f"v{i}", kind="fact", value=0.9,
                         room="topic" if i % 2 else None).id for i in range(12)]
     import datetime as dt
     now = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=3)).isoformat()  # old enough to promote
-    proc = subprocess.run([sys.executable, "-c", KILL_IN_BATCH_CHILD, str(root), "5", now],
+    proc = subprocess.run([sys.executable, "-c", KILL_IN_BATCH_CHILD, str(root), point, "5", now],
                           capture_output=True, timeout=60)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode(errors="replace")
-    assert len(pending_ops(root)) == 8  # the killed move and the seven after it: journaled, never started
+    assert len(pending_ops(root)) == pending
 
     repo = Repository(root, policy=POLICY)
     found = scan(root)
     assert sorted(found) == sorted(ids) and all(len(v) == 1 for v in found.values())
     layers = sorted(x[0].path.split("/")[0] for x in found.values())
-    assert layers == ["sediment"] * 4 + ["shallow"] * 8
+    assert layers == ["sediment"] * moved + ["shallow"] * (12 - moved)
     assert not pending_ops(root) and temp_files(root) == [] and errors(repo) == []
+    assert {e.layer for e in repo.list()} == set(layers)
     done = repo.metabolize(dry_run=False, confirm=True, now=now)  # the rest can simply be done again
-    assert len(done.moves) == 8 and {e.layer for e in repo.list()} == {"sediment"}
+    assert len(done.moves) == 12 - moved and {e.layer for e in repo.list()} == {"sediment"}

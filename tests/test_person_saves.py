@@ -210,6 +210,44 @@ def test_move_keeps_a_save_that_lands_as_it_removes_the_source(tmp_path, monkeyp
 
 
 @pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("when", ["before_sources", "at_rename"])
+def test_metabolize_keeps_a_save_that_lands_while_its_batch_moves(tmp_path, monkeypatch, style, when):
+    """A batch writes every new copy first, then removes the sources: a save
+    to one source while its copy is placed (before the sources go), or just
+    as it is renamed away, is kept there, that copy withdrawn, the rest moved."""
+    import datetime as dt
+    import sediment.moves as M
+    repo = Repository(tmp_path, policy={"destructive_per_hour": 100000})
+    es = [repo.add(f"a valuable note {i}", title=f"v{i}", kind="fact", value=0.9) for i in range(5)]
+    edited = es[2]
+    source = tmp_path / edited.path
+    mine = persons_version(source)
+    if when == "at_rename":
+        fired = save_at_removal(monkeypatch, source, lambda: save(source, mine, style))
+    else:
+        fired, real = [], M.fsync_dirs
+
+        def fsync_dirs(folders) -> None:  # the first folder fsyncs: every copy is in place
+            if not fired:
+                fired.append(True)
+                save(source, mine, style)
+            real(folders)
+        monkeypatch.setattr(M, "fsync_dirs", fsync_dirs)
+    now = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=3)
+    plan = repo.metabolize(dry_run=False, confirm=True, now=now)
+    monkeypatch.undo()
+    assert fired
+    assert source.read_bytes() == mine
+    assert not (tmp_path / "sediment" / f"{edited.name}.md").exists()  # our copy withdrawn
+    assert [m.id for m, why in plan.skipped] == [edited.id] and "kept" in plan.skipped[0][1]
+    assert sorted(m.id for m in plan.moves) == sorted(e.id for e in es if e is not edited)
+    assert "a line the person typed" in repo.get(edited.id).text and repo.get(edited.id).layer == "shallow"
+    found = scan(tmp_path)
+    assert all(len(v) == 1 for v in found.values()) and len(found) == 5
+    assert_whole(repo)
+
+
+@pytest.mark.parametrize("style", STYLES)
 def test_a_pure_rename_move_keeps_a_save_that_lands_as_it_removes_the_source(tmp_path, monkeypatch, style):
     # a move between rooms of one layer changes no byte: the file is renamed as it is
     repo = Repository(tmp_path)

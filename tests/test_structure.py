@@ -26,7 +26,7 @@ LAYERS = [
      "validate", "textnorm", "tokenize", "lifecycle", "postings", "bulk", "feedback", "index", "search", "catalog",
      "progress", "intent", "problems", "answers", "embedding", "dense", "renames"],
     ["files", "bodies", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
-     "system", "store", "gitutil", "notemerge", "syncmerge", "vectors"],
+     "system", "store", "moves", "gitutil", "notemerge", "syncmerge", "vectors"],
     ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",
      "conflicts", "patrol", "palace", "sources", "syncfix", "sync", "semantic"],
     ["watch", "repository"],

@@ -1,0 +1,217 @@
+"""Moves in batches (metabolize): the steps of ``Store.move``, in phases, so
+that each fsync waits together with the batch's others (``files.fsync_all``)
+and a folder is fsync'd once for a batch instead of once for each move.
+
+A move is durable in this order, for one move as for a batch:
+
+1. its intent is in the journal, fsync'd (the caller: ``Journal.begin_many``);
+2. its new copy is complete: written to a temp file beside the destination
+   and fsync'd;
+3. the temp file is linked at the destination, never over a file that is
+   there, and the destination folder fsync'd: the new name is durable;
+4. the source is renamed to a temp name (``checked.detach``), the source
+   folder fsync'd, and the renamed file removed if it is still what was read
+   (``Detached.finish``; a person's save that landed is put back instead, and
+   the new copy withdrawn);
+5. ``done`` is recorded (not fsync'd: what it tells is durable already).
+
+A batch does each step for every move before the next step. A crash anywhere
+leaves what recovery sorts out for one move (``Store._finish_move``): the
+intent is open; a new copy, where one is at the destination, is whole; the
+source goes only once every copy's name is durable. Nothing is lost, nothing
+is left twice, and a temp file left over is swept at the next open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+from . import entry as E
+from . import names as N
+from .checked import Changed, Detached, detach
+from .entry import Entry
+from .errors import Conflict, SedimentError, StorageError
+from .files import fsync_all, fsync_dirs, in_threads, move_new, resolve_inside, write_temp
+from .store import MovePlan, Store
+
+Outcome = Union[Entry, SedimentError]
+
+
+@dataclass
+class _Move:
+    i: int
+    entry: Entry
+    plan: MovePlan
+    seq: str | None
+    target: Path
+    source: Path
+    fresh: Entry
+    linked: bool  # the new copy is a second name of the source's file (the same bytes)
+    temp: tuple[Path, int] | None = None  # the new copy's temp file and descriptor, until linked
+    detached: Detached | None = None
+
+
+def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *, op: str
+               ) -> list[Outcome | None]:
+    """Move each ``(entry, plan, seq)`` (``Store.prepare_move``'s plan, the
+    ``seq`` of its journaled intent, None for a move within its own file);
+    the caller holds the lock. One outcome per item, in order: the memory as
+    it is now, or the error that stopped that move (``Conflict``: a person's
+    save kept, or a file in the way; ``StorageError``: the file system
+    refused, the intent left open for recovery). The first ``StorageError``
+    while writing new copies (a full disk) stops the batch: the copies
+    written before it are moved, the moves after it are not attempted
+    (``None``; their intents are the caller's to close)."""
+    out: list[Outcome | None] = [None] * len(items)
+    moves: list[_Move] = []
+    for i, (entry, plan, seq) in enumerate(items):  # step 2: the new copies' bytes
+        try:
+            m = _write(store, i, entry, plan, seq, op)
+        except StorageError as exc:
+            out[i] = exc
+            break
+        except SedimentError as exc:
+            out[i] = exc
+            continue
+        if isinstance(m, _Move):
+            moves.append(m)
+        else:
+            out[i] = m
+    copies = [m for m in moves if m.temp is not None]
+    try:
+        fsync_all([m.temp[1] for m in copies if m.temp])
+    except OSError as exc:  # none of these copies is linked: those moves did not happen
+        for m in copies:
+            out[m.i] = StorageError(f"cannot move {m.entry.path} to {m.plan[0]}: {exc}", path=m.entry.path)
+            with contextlib.suppress(OSError):
+                os.unlink(m.temp[0] if m.temp else "")
+        moves = [m for m in moves if m.temp is None]
+    finally:
+        for m in copies:
+            if m.temp:
+                os.close(m.temp[1])
+    linked = [m for m in moves if _link(store, m, out, op)]  # step 3
+    fsync_dirs(m.target.parent for m in linked)  # every new copy's name durable before any source goes
+    ready = []
+    for m in linked:  # step 4
+        try:
+            m.detached = detach(m.source, m.entry.version, same_file_as=m.target if m.linked else None)
+            ready.append(m)
+        except Changed as exc:
+            out[m.i] = _keep_persons(store, m, exc, op)
+        except OSError as exc:
+            out[m.i] = _refused(m, exc)
+    fsync_dirs(m.source.parent for m in ready)  # the removals durable (and an in-place save under way landed)
+    finished = []
+    for m, err in zip(ready, _finish_all([m.detached for m in ready if m.detached])):
+        if err is None:
+            finished.append(m)
+        elif isinstance(err, Changed):
+            out[m.i] = _keep_persons(store, m, err, op)
+        elif isinstance(err, OSError):
+            out[m.i] = _refused(m, err)
+        else:
+            raise err
+    for m in finished:  # step 5, after every finish: a room folder the batch emptied holds no temp file now
+        out[m.i] = _record(store, m, op)
+    return out
+
+
+def _finish_all(detached: list[Detached]) -> list[BaseException | None]:
+    """``Detached.finish`` for each (each closes its descriptor, whatever
+    happens), from a few threads: freeing a file waits on a busy
+    journal (~3 ms each, measured: as long as an fsync), and the waits overlap."""
+    def one(d: Detached) -> BaseException | None:
+        try:
+            d.finish()
+        except BaseException as exc:  # (handed back to the batch, in order)
+            return exc
+        return None
+    return in_threads(one, detached)
+
+
+def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, op: str) -> _Move | Entry:
+    """Step 2 for one move: its new copy's bytes in a temp file beside the
+    destination (or, for the same bytes, the source linked there at once: its
+    bytes are durable already). A move within its own file is a rewrite, done
+    here at once (``Entry``)."""
+    N.refuse_persons(entry.path)
+    rel, meta, same_bytes, text, _ = plan
+    if rel == entry.path:  # (journaled as a move, if at all), done as a rewrite
+        if seq is not None:
+            store.journal.done(seq=seq, op=op)
+        return entry if same_bytes else store.rewrite(entry, meta=meta)
+    target = resolve_inside(store.root, rel)
+    source = store.root / entry.path
+    try:
+        if target.exists():
+            raise FileExistsError(str(target))
+        if same_bytes:  # git sees a pure rename: the same file under a second name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, target)  # never over a file that appeared meanwhile
+                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
+                if "off" in entry._cache:
+                    fresh._cache["off"] = entry._cache["off"]
+                return _Move(i, entry, plan, seq, target, source, fresh, True)
+            except FileExistsError:
+                raise
+            except OSError:  # no hard links here: a copy of the same bytes
+                pass
+        new = entry.with_(meta=meta)
+        data = text if text is not None else E.render(new).encode("utf-8")
+        temp = write_temp(target, data)
+    except FileExistsError:
+        store.note_done(seq=seq, op=op, compact=False)
+        raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id) from None
+    except OSError as exc:  # nothing is at the destination: recovery closes the intent
+        raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
+    return _Move(i, entry, plan, seq, target, source, store.written(rel, new, data), False, temp)
+
+
+def _link(store: Store, m: _Move, out: list[Outcome | None], op: str) -> bool:
+    """Step 3 for one move: its fsync'd copy linked at the destination."""
+    if m.temp is None:
+        return True  # linked already
+    tmp = m.temp[0]
+    try:
+        move_new(tmp, m.target)
+        return True
+    except FileExistsError:  # a file appeared there meanwhile (a person's): it stays
+        out[m.i] = Conflict(f"cannot move {m.entry.path} to {m.plan[0]}: a file is already there", id=m.entry.id)
+        store.note_done(seq=m.seq, op=op, compact=False)
+    except OSError as exc:
+        out[m.i] = StorageError(f"cannot move {m.entry.path} to {m.plan[0]}: {exc}", path=m.entry.path)
+    with contextlib.suppress(OSError):
+        tmp.unlink()
+    return False
+
+
+def _keep_persons(store: Store, m: _Move, exc: Changed, op: str) -> Conflict:
+    """A person saved the source while it moved: their save stays where it was
+    and the new copy is withdrawn."""
+    store._withdraw(m.target, None if m.linked else m.fresh.version)
+    err = store._kept(m.entry.path, exc, "moving", id=m.entry.id)
+    store.note_done(m.entry.path, seq=m.seq, op=op, compact=False)
+    return err
+
+
+def _refused(m: _Move, exc: OSError) -> StorageError:
+    # the intent stays open: recovery finds the new copy whole and finishes the move
+    return StorageError(f"cannot move {m.entry.path} to {m.plan[0]}: {exc}", path=m.entry.path)
+
+
+def _record(store: Store, m: _Move, op: str) -> Entry:
+    """Step 5 for one move, and the view told."""
+    entry, fresh = m.entry, m.fresh
+    if fresh.room == entry.room and entry.id in store.view.index:
+        store.view.relocate(entry, fresh)
+    else:  # the room is indexed too
+        store.view.forget_path(entry.path)
+        store.view.load_known(fresh)
+    store._prune_rooms(m.source.parent)
+    return fresh.warn(*store.note_done(entry.path, m.plan[0], seq=m.seq, op=op, compact=False))
