@@ -98,8 +98,7 @@ class View:
         self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use
         self._pool = Pool()  # what the entries' frontmatter shares (see Entry.compact)
         self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
-        # a person's notes renamed by hand: ``on_renamed`` hears (old id, new id)
-        self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None
+        self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None  # (old, new id): renamed by hand
         self._renames = Renames()
         self.temps_seen: set[str] = set()  # temp files of interrupted writes the walks met
 
