@@ -23,6 +23,7 @@ import secrets
 import stat
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
 
@@ -84,33 +85,12 @@ def fsync_dir(path: Path) -> None:
 def in_threads(fn: Callable[[T], R], items: list[T], threads: int = 8) -> list[R]:
     """``[fn(x) for x in items]``, run from up to ``threads`` threads (for
     calls that wait on the disk), in order; the first item's error is raised
-    once all are done. Plain threads: ``concurrent.futures`` would be shadowed
-    by any ``concurrent.py`` beside the caller's script."""
+    once all are done."""
     if len(items) < 2:
         return [fn(x) for x in items]
-    results: list[Any] = [None] * len(items)
-    errors: list[tuple[int, BaseException]] = []
-    todo = iter(range(len(items)))
-    lock = threading.Lock()
-
-    def work() -> None:
-        while True:
-            with lock:
-                i = next(todo, None)
-            if i is None:
-                return
-            try:
-                results[i] = fn(items[i])
-            except BaseException as exc:  # (raised in the caller's thread, below)
-                errors.append((i, exc))
-    workers = [threading.Thread(target=work, daemon=True) for _ in range(min(threads, len(items)))]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    if errors:
-        raise min(errors, key=lambda e: e[0])[1]
-    return results
+    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
+        futures = [pool.submit(fn, x) for x in items]
+    return [f.result() for f in futures]  # (all done: leaving the block waited for them)
 
 
 def fsync_all(fds: list[int]) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 TORTURE = Path(__file__).resolve().parents[1] / "benchmarks" / "torture"
 
-SCRIPTS = ["kill.py", "concurrent.py", "badfiles.py", "escapes.py", "disk.py"]
+SCRIPTS = ["kill.py", "concurrency.py", "badfiles.py", "escapes.py", "disk.py"]
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -1,9 +1,9 @@
 """Concurrency torture: P writer processes x M mixed operations on one root, a
 watcher process, and a person saving notes by hand -- all at once.
 
-    python benchmarks/torture/concurrent.py                    # 4 x 10,000
-    python benchmarks/torture/concurrent.py --procs 2 --ops 2000
-    python benchmarks/torture/concurrent.py --smoke            # CI
+    python benchmarks/torture/concurrency.py                    # 4 x 10,000
+    python benchmarks/torture/concurrency.py --procs 2 --ops 2000
+    python benchmarks/torture/concurrency.py --smoke            # CI
 
 Processes (forked from this warmed-up one; ``--spawn`` for fresh interpreters):
 
@@ -515,7 +515,7 @@ def main() -> int:
     common.quiet_library_log(args.verbose)
     seed = common.seed_of(args)
     rng = random.Random(seed)
-    print(f"concurrent.py: seed={seed} procs={args.procs} ops={args.ops} hand notes={args.hand} "
+    print(f"concurrency.py: seed={seed} procs={args.procs} ops={args.ops} hand notes={args.hand} "
           f"({'spawned' if args.spawn else 'forked'})")
     started = time.monotonic()
     with common.temp_dir("warm") as d:
@@ -642,7 +642,7 @@ def main() -> int:
         "check errors at end": len(final_problems),
         "seconds": f"{elapsed:.0f}",
     }
-    common.summary(f"concurrent.py seed={seed}", out)
+    common.summary(f"concurrency.py seed={seed}", out)
     return common.finish(broken)
 
 
