@@ -447,7 +447,12 @@ class Store:
                 # copy only if it is still what the move wrote (dver); edited
                 # too, both stay, and check() reports the id in two files
                 dver = rec.get("dver")
-                if isinstance(dver, str):
+                if os.path.samefile(s, d):
+                    # the move linked the same bytes (one file, two names), so the
+                    # person's save shows under both: drop the name the move made
+                    d.unlink()
+                    fsync_dir(d.parent)
+                elif isinstance(dver, str):
                     try:
                         remove_checked(d, dver)
                     except Changed:

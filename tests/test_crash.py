@@ -313,6 +313,28 @@ def test_roll_forward_when_destination_written_but_source_not_removed(tmp_path):
     assert Repository(root).get(e.id).path == dst
 
 
+def test_a_person_saving_in_place_into_a_hard_linked_move_keeps_one_file(tmp_path):
+    """A move of unchanged bytes links the source at the destination (one file,
+    two names). Killed before the source went, then a person saved the source
+    in place: both names show the save. Recovery undoes the move by dropping
+    the name it made, so the memory is in one file, with the person's line."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    dst = f"sediment/topic/{e.name}.md"
+    (root / dst).parent.mkdir(parents=True)
+    os.link(root / e.path, root / dst)
+    Journal(root / "_system" / "journal.log").begin("metabolize", id=e.id, src=e.path, dst=dst,
+                                                    ver=e.version, dver=e.version)
+    with open(root / e.path, "ab") as fh:  # an editor that saves in place
+        fh.write(b"\nA line the person added.\n")
+
+    repo = Repository(root, policy=POLICY)
+    assert [x.path for x in scan(root)[e.id]] == [e.path]
+    assert "A line the person added." in repo.get(e.id).text
+    assert not pending_ops(root)
+    assert errors(repo) == []
+
+
 def test_roll_forward_when_source_already_removed(tmp_path):
     root = tmp_path / "mem"
     e = _one_memory(root)
