@@ -72,6 +72,12 @@ def test_a_bulk_build_on_a_base_with_puts_removals_and_skipped_documents():
     for k, t in (rest[20], base[3]):  # a batch's document and a base one, removed
         one.remove(k, t)
         bulk.remove(k, t)
+    for k, t in (base[4], base[6]):  # base ones, removed and put again (a note moved by hand)
+        one.remove(k, None)
+        bulk.remove(k, None)  # (their vectors are in the base: no merge for them)
+        one.put(k, t)
+        bulk.put(k, t)
+    assert bulk.merges == 0
     assert bulk.df("deploy") == one.df("deploy")  # (a read merges)
     tail = rest[170:]
     batch = Batch([t for _, t in tail])
