@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
-from .postings import NO_SLOT, Postings, Vocab, narrow
+from .postings import NO_SLOT, Postings, Vocab, drop_past, narrow
 
 
 class Part:
@@ -201,8 +201,12 @@ def _merge_vectors(lane: Postings, ids: list[array], parts: list[tuple[Part, arr
     then the parts' documents' (``ids[1:]``) in slot order (an empty vector
     for a slot no part fills)."""
     old_ids = ids[0]
-    vec_offsets = own(lane.vec_offsets, "I")
-    vec_terms = array("I", map(old_ids.__getitem__, lane.vec_terms)) if len(old_ids) else own(lane.vec_terms, "I")
+    vec_offsets, vec_terms = own(lane.vec_offsets, "I"), lane.vec_terms
+    try:
+        vec_terms = array("I", map(old_ids.__getitem__, vec_terms))
+    except IndexError:  # (an id past the vocabulary: see drop_past)
+        vec_offsets, vec_terms = drop_past(vec_offsets, vec_terms, len(old_ids))
+        vec_terms = array("I", map(old_ids.__getitem__, vec_terms))
     last = len(vec_offsets) - 2  # the last slot with a vector
     for part_ids, (p, m) in zip(ids[1:], parts):
         assert p.vec_offsets is not None and p.vec_terms is not None

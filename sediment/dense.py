@@ -139,10 +139,11 @@ def select(sims: Any, rules: DenseRules) -> list[int]:
     """Rows above the calibrated floor, best first (at most ``rules.depth``)."""
     import numpy as np
     n = len(sims)
-    if not n:
+    finite = sims[np.isfinite(sims)]  # (a NaN row never passes the floor, nor sets it)
+    if not len(finite):
         return []
-    mean, std = float(sims.mean()), float(sims.std())
-    floor = max(rules.floor, mean + rules.z * std) if n >= rules.z_min_docs else rules.floor
+    mean, std = float(finite.mean()), float(finite.std())
+    floor = max(rules.floor, mean + rules.z * std) if len(finite) >= rules.z_min_docs else rules.floor
     k = min(rules.depth, n)
     top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
     top = top[np.argsort(-sims[top], kind="stable")]

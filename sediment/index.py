@@ -132,6 +132,8 @@ class Index:
         # batches put but not merged yet, each with its documents' slots
         # (NO_SLOT: not put); from the first one on, every put joins them
         self._batches: list[tuple[Batch, array]] = []
+        self._pending_from = 0  # the first slot put since the batches began waiting
+        self.merges = 0  # bulk merges run (each a pass over the whole base)
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -161,6 +163,8 @@ class Index:
         # (once batches are waiting, a document of its own joins them as a
         # batch of one: a merge needs the slots of what it merges ascending)
         batch, i = terms if isinstance(terms, Pending) else (Batch([terms], slot), 0)
+        if not self._batches:
+            self._pending_from = slot
         if not self._batches or self._batches[-1][0] is not batch:
             self._batches.append((batch, array("I", [NO_SLOT]) * len(batch)))
         self._batches[-1][1][i] = slot
@@ -177,6 +181,7 @@ class Index:
         words = [(b.words, m) for b, m in batches]
         bigrams = [(b.bigrams, m) for b, m in batches]
         del batches
+        self.merges += 1
         bulk.merge(self.words, words)
         del words
         bulk.merge(self.bigrams, bigrams)
@@ -186,11 +191,15 @@ class Index:
         owner re-derives them: the index keeps the words' term vectors but not
         the bigrams'); without them bigram document frequencies are off until
         ``compact``."""
-        if terms is None and self._batches:
-            self.settle()  # (the words' term vectors tell what it had)
-        slot = self.slot_of.pop(key, None)
+        slot = self.slot_of.get(key)
         if slot is None:
             return
+        if terms is None and self._batches and slot >= self._pending_from:
+            # (the words' term vectors tell what it had, and a slot still in
+            # a batch has none yet; one put before the batches has: a merge
+            # per such removal was a pass over the whole base each)
+            self.settle()
+        del self.slot_of[key]
         self.flags[slot] = 0
         self.key_of[slot] = None
         self.words.remove(slot, terms.words if terms else None)

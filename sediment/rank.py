@@ -58,6 +58,8 @@ def best(fused: dict[int, float], key_of: Sequence[str | None],
          tiebreak: Callable[[str], tuple[float, ...]] | None, limit: int) -> list[int]:
     """The first ``limit`` slots by fused score; equal scores ordered by
     ``tiebreak`` (higher first), then by key, so the order is stable."""
+    if limit <= 0:  # (no first place to cut at: nothing asked for)
+        return []
     tb = tiebreak or (lambda k: ())
     # Tie-breaking is the slow part (it reads usage and times), so it runs
     # only inside runs of equal scores that reach into the top ``limit``.

@@ -206,7 +206,8 @@ class Semantic:
             return []
         self.vectors.reload()
         q = self.embedder([query])
-        sims = self.vectors.similarities(require_numpy().asarray(q)[0])
+        np = require_numpy()
+        sims = self.vectors.similarities(np.asarray(q)[0])
         by_key = self._ids_by_key()
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
@@ -223,7 +224,9 @@ class Semantic:
         if evidence >= self.rules.evidence_skip or not cands:
             return [D.DenseLane(cands, D.TAIL)]
         return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims),
-                            self._other_script(D.is_cjk(query)), float(sims.mean()), float(sims.max()),
+                            # (a NaN row, a model's fault on one text, would make both NaN:
+                            # every similarity scaled to 0; select skipped it, so do these)
+                            self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
                             D.alpha_for(cross, self.rules), self.rules.weight_max)]
 
     def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]

@@ -114,7 +114,8 @@ class VectorFile:
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         vecs = vecs / np.where(norms > 0, norms, 1)  # cosine: unit vectors
         scale = np.abs(vecs).max(axis=1) / 127.0
-        q = np.round(vecs / np.where(scale > 0, scale, 1)[:, None]).astype(np.int8)
+        with np.errstate(invalid="ignore"):  # (a NaN row keeps a NaN scale: its similarity is NaN, skipped)
+            q = np.round(vecs / np.where(scale > 0, scale, 1)[:, None]).astype(np.int8)
         if self.path is None:
             self._append_memory(keys, q, scale.astype(np.float32))
             return

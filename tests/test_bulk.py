@@ -72,6 +72,12 @@ def test_a_bulk_build_on_a_base_with_puts_removals_and_skipped_documents():
     for k, t in (rest[20], base[3]):  # a batch's document and a base one, removed
         one.remove(k, t)
         bulk.remove(k, t)
+    for k, t in (base[4], base[6]):  # base ones, removed and put again (a note moved by hand)
+        one.remove(k, None)
+        bulk.remove(k, None)  # (their vectors are in the base: no merge for them)
+        one.put(k, t)
+        bulk.put(k, t)
+    assert bulk.merges == 0
     assert bulk.df("deploy") == one.df("deploy")  # (a read merges)
     tail = rest[170:]
     batch = Batch([t for _, t in tail])
@@ -102,6 +108,28 @@ def test_a_restored_index_reads_its_arrays_in_place_and_survives_a_bad_term_id()
     back.put("new", DocTerms({"deploy": 2}, {}))  # and a restored base takes puts and folds
     back.fold()
     assert back.df("deploy") == idx.df("deploy") + 1
+    # a fold with a new term, a compaction, a bulk merge: each maps every id,
+    # and drops the bad one (the document keeps its other terms)
+    had = set(docs[0][1].words)
+    for step in ("fold", "compact", "merge"):
+        back, _ = Index.restore(data, "f")
+        if step == "fold":
+            back.put("new", DocTerms({"zzz": 1}, {}))
+            back.fold()
+        elif step == "compact":
+            for k, _ in docs[1:60]:
+                back.remove(k, None)
+            back.compact()
+        else:
+            batch = Batch([DocTerms({"zzz": 1, "deploy": 1}, {"缓存": 1})] * 3, len(back.key_of))
+            for i in range(3):
+                back.put(f"b{i}", Pending(batch, i))
+            back.remove(docs[1][0], None)
+            back.settle()
+        got = {t for t, _ in back.words.vector(back.slot_of[docs[0][0]])}
+        assert got < had and len(got) == len(had) - 1, step
+        assert len(back.search({"deploy": 1.0, "w1": 1.0}, {}, limit=10, feedback=Feedback())) > 0
+        assert back.df("zzz") == {"fold": 1, "compact": 0, "merge": 3}[step]
 
 
 def test_frequencies_are_kept_as_bytes_where_they_fit_and_exactly_where_not():

@@ -70,6 +70,34 @@ def test_a_pooled_cold_open_ends_with_the_serial_one(tmp_path):
 
 
 @needs_fork
+def test_notes_moved_by_hand_cost_a_pooled_open_no_merge_each(tmp_path):
+    """A pooled open of a root where many notes were moved by hand (same
+    ids, new paths: a sync of another machine's moves) puts each moved note
+    again while the workers' batches wait; its old slot is in the base and
+    is dropped without merging the batches (a merge is a pass over the
+    whole base: one per moved note made the open quadratic)."""
+    root = _root(tmp_path)
+    Repository(root).close()  # a snapshot
+    notes = sorted(p for p in (root / "shallow").rglob("*.md") if "deploy" in p.read_text(encoding="utf-8"))
+    moved = root / "shallow" / "moved"
+    moved.mkdir()
+    for p in notes[:40]:
+        shutil.move(p, moved / p.name)
+    with Repository(root, policy={"open_processes": 1}) as other:  # and notes another process wrote
+        for i in range(10):
+            other.add(f"fresh deploy note {i}", title=f"f{i}")
+    for p in notes[40:70]:  # moved after that snapshot too
+        shutil.move(p, moved / p.name)
+    children: list[int] = []
+    with Repository(root, policy={"open_processes": 2},
+                    progress=lambda *_: children.append(len(mp.active_children()))) as repo:
+        assert max(children) >= 1  # the pool ran
+        assert repo.view.index.merges <= 2, repo.view.index.merges
+        assert len(repo) == 102 and len(repo.search("deploy", limit=200)) == 100
+        assert sum(e.path.startswith("shallow/moved/") for e in repo.view.entries.values()) == 70
+
+
+@needs_fork
 def test_no_pool_while_another_thread_runs_or_when_switched_off(tmp_path):
     from sediment.coldopen import POOL_MIN_FILES, pool_size
     assert pool_size(POOL_MIN_FILES, 0) >= 0 and pool_size(POOL_MIN_FILES - 1, 0) == 0

@@ -119,6 +119,18 @@ def test_lanes_ranking_only_non_matches_cannot_take_every_place():
     assert [h.key for h in idx.search({"granite": 1.0}, {}, limit=1, lanes=loud)] == ["match"]
 
 
+def test_a_search_for_no_results_returns_none_with_every_lane():
+    """``limit`` 0 (or below) asks for nothing: an empty list, never an
+    exception, with the feedback lane or without."""
+    idx = Index()
+    for i in range(5):
+        idx.put(f"k{i}", DocTerms({"a": 1, "b": i + 1, "c": 1}, {}))
+    for fb in (None, Feedback()):
+        for limit in (0, -1):
+            assert idx.search({"a": 1.0}, {"b": 1.0}, limit=limit, feedback=fb) == []
+        assert len(idx.search({"a": 1.0}, {}, limit=1, feedback=fb)) == 1
+
+
 def test_term_vectors_survive_a_snapshot():
     idx, _ = _zipf(500, seed=3)
     idx.remove("k00007", None)

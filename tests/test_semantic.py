@@ -96,6 +96,31 @@ def test_a_common_word_does_not_outrank_the_memory_the_lane_found(tmp_path):
     assert hits[:2] == [memory.id, note.id]
 
 
+class OneNaN(Concepts):
+    """Concepts, but a text with "glitch" in it comes out as NaN (a model's
+    numerical fault on one input)."""
+    def __call__(self, texts):
+        out = super().__call__(texts)
+        for i, t in enumerate(texts):
+            if "glitch" in t:
+                out[i] = np.nan
+        return out
+
+
+def test_a_nan_vector_is_skipped_and_the_others_still_rank(tmp_path):
+    # A NaN row made the corpus's mean and best similarity NaN: the blend
+    # then scaled every similarity to 0 and the memory only the lane found
+    # fell behind the common-word lexical hit, with no error.
+    repo = _root(tmp_path, OneNaN())
+    memory = repo.add("latte and espresso, every morning")
+    note = repo.add("用户早上喝茶")
+    glitch = repo.add("a glitch note about backups")
+    repo.embed()
+    assert np.isnan(repo.semantic.vectors.similarities(np.ones(len(CONCEPTS)))).sum() == 1
+    hits = [h.entry.id for h in repo.search("用户早上喝咖啡吗", record=False)]
+    assert hits[:2] == [memory.id, note.id] and glitch.id not in hits
+
+
 def test_without_vectors_the_search_is_lexical_and_status_says_so(tmp_path):
     emb = Concepts()
     repo = Repository(tmp_path / "root", semantic=emb)
