@@ -12,7 +12,8 @@ refresh applies the edit, a reader must still see the text the index (and
 every other part of the view) was built from, and the view needs that text
 to take the note's terms out of the index exactly. The note's own bytes are
 used only as a check's fallback: when a record fails its CRC, the note is
-read, and its text used only if its bytes still hash to the entry's version.
+read (a regular file only, never through a symlink), and its text used only
+if its bytes still hash to the entry's version.
 
 The descriptor stays open for the life of the view, so a store replaced by
 another process (every write is a new file renamed into place) leaves this
@@ -33,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import struct
 import zlib
 from pathlib import Path
@@ -40,7 +42,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import entry as E
 from .errors import LockTimeout
-from .files import WriterLock, atomic_write
+from .files import NOFOLLOW, WriterLock, atomic_write
 
 log = logging.getLogger("sediment")
 
@@ -197,21 +199,26 @@ class Bodies:
 
     def _from_note(self, entry: Any) -> str:
         """A damaged record: the note's own text, if its bytes are still the
-        ones indexed; else (a person edited it as well) the note as it is now,
-        which the watcher is about to apply."""
+        ones indexed; else "" (a person edited it as well, and the watcher is
+        about to apply the edit). Only a regular file at the note's own name
+        is read: a symlink put in its place could point outside the root, and
+        a FIFO would block the reader."""
         log.warning("sediment: the body store is damaged at %s; reading the note", entry.path)
         off = entry._cache.get("off")
         try:
-            with open(self.root / entry.path, "rb") as fh:
-                data = fh.read()
+            fd = os.open(self.root / entry.path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         except OSError:
             return ""
+        with os.fdopen(fd, "rb") as fh:
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return ""
+                data = fh.read()
+            except OSError:
+                return ""
         if off is not None and E.content_version(data) == entry.version:
             return data[off:].decode("utf-8", "replace")
-        try:
-            return E.parse(data, entry.path, tz=entry.tz).body
-        except Exception:  # noqa: BLE001 - whatever the person typed: no text, never an error
-            return ""
+        return ""
 
 
 def write(path: Path, order: Sequence[Any]) -> None:

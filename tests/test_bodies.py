@@ -182,3 +182,44 @@ def test_an_erased_text_leaves_the_body_store_at_once(tmp_path):
         repo.purge(ids[1], confirm=True, erase=True)
         assert "PKCE".encode() not in _store(root).read_bytes()
         assert repo.get(ids[0]).body.strip() == TEXTS[0]
+
+
+def _damage_every_text(root: Path) -> None:
+    from sediment import bodies
+    data = bytearray(_store(root).read_bytes())
+    (count,) = bodies._COUNT.unpack_from(data, len(bodies.MAGIC))
+    for i in range(len(bodies.MAGIC) + bodies._COUNT.size + count * bodies._RECORD.size, len(data)):
+        data[i] ^= 0x55
+    with open(_store(root), "r+b") as fh:  # in place (the same inode the view holds open)
+        fh.write(bytes(data))
+
+
+def test_a_damaged_record_never_reads_through_a_link_or_a_fifo(tmp_path):
+    """The fallback to the note reads only a regular file at the note's own
+    name: not a symlink put there pointing out of the root, nor a FIFO (which
+    would block the reader for good)."""
+    import threading
+    root, ids = _root(tmp_path)
+    outside = tmp_path / "secret.md"
+    outside.write_text("---\nid: x\ncreated: '2026-01-01T00:00:00+00:00'\n---\nOUTSIDE THE ROOT\n")
+    with Repository(root) as repo:
+        got = [e for e in repo.list() if e._body is None]
+        assert got, "the bodies are read from the store"
+        _damage_every_text(root)
+        for e in got:
+            (root / e.path).unlink()
+            (root / e.path).symlink_to(outside)
+        assert all("OUTSIDE" not in e.body for e in got)
+        fifo = root / got[0].path
+        fifo.unlink()
+        os.mkfifo(fifo)
+        read: list[str] = []
+        reader = threading.Thread(target=lambda: read.extend(e.body for e in got), daemon=True)
+        reader.start()
+        reader.join(60)  # a guard against a hang, not a speed target
+        try:
+            assert not reader.is_alive(), "reading a body blocked on a FIFO"
+        finally:
+            if reader.is_alive():  # let the blocked reader go
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        assert all("OUTSIDE" not in b for b in read)
