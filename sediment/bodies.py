@@ -136,6 +136,16 @@ class Shelf:
                 if at is not None:
                     e.keep_body(self, at)
         self.done()
+        self.close_unused(entries.values())
+
+    def close_unused(self, entries: Iterable[Any]) -> None:
+        """Close the older stores no entry reads from: each holds a deleted
+        file open (its disk space, and any text erased since). An entry a
+        caller kept from before reads its note instead (``_from_note``)."""
+        used = {e._cache.at >> 128 for e in entries if e._body is None and e._cache.get("stored") is self}
+        for store in self.stores[:-1]:
+            if store.gen not in used:
+                store.close()
 
 
 class Bodies:
@@ -149,10 +159,17 @@ class Bodies:
         self.gen = gen
 
     def __del__(self) -> None:
-        try:
-            os.close(self._fd)
-        except (OSError, AttributeError):
-            pass
+        self.close()
+
+    def close(self) -> None:
+        """Let go of the file (a read from here on reads the note instead)."""
+        fd, self._fd = getattr(self, "_fd", -1), -1
+        self.records = None
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     @classmethod
     def open(cls, path: Path, root: Path, gen: int = 0) -> "Bodies | None":
@@ -189,6 +206,8 @@ class Bodies:
     def read(self, entry: Any, at: int) -> str:
         """The body kept for ``entry`` at ``at``: exactly the text it was indexed with."""
         start, crc, length = (at >> 64) & 0xFFFFFFFFFFFFFFFF, (at >> 32) & 0xFFFFFFFF, at & 0xFFFFFFFF
+        if self._fd < 0:  # closed: no entry of the view reads from here (see Shelf.close_unused)
+            return self._from_note(entry, damaged=False)
         try:
             data = os.pread(self._fd, length, start)
             if len(data) == length and zlib.crc32(data) == crc:
@@ -197,13 +216,14 @@ class Bodies:
             pass
         return self._from_note(entry)
 
-    def _from_note(self, entry: Any) -> str:
+    def _from_note(self, entry: Any, damaged: bool = True) -> str:
         """A damaged record: the note's own text, if its bytes are still the
         ones indexed; else "" (a person edited it as well, and the watcher is
         about to apply the edit). Only a regular file at the note's own name
         is read: a symlink put in its place could point outside the root, and
         a FIFO would block the reader."""
-        log.warning("sediment: the body store is damaged at %s; reading the note", entry.path)
+        if damaged:
+            log.warning("sediment: the body store is damaged at %s; reading the note", entry.path)
         off = entry._cache.get("off")
         try:
             fd = os.open(self.root / entry.path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))

@@ -5,6 +5,8 @@ the note or the store in between."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import pickle
 import shutil
@@ -223,3 +225,26 @@ def test_a_damaged_record_never_reads_through_a_link_or_a_fifo(tmp_path):
             if reader.is_alive():  # let the blocked reader go
                 os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         assert all("OUTSIDE" not in b for b in read)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_a_rewritten_store_lets_go_of_the_older_ones(tmp_path):
+    """Each rewrite of the store (an erase) closes the stores no memory reads
+    from any more: no descriptor on a deleted file (its disk space, the text
+    erased from it) stays open for the life of the process."""
+    root, ids = _root(tmp_path)
+
+    def open_stores() -> int:
+        gc.collect()  # (a repository closed and dropped lets go of its store when collected)
+        links = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                links.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return sum(link.startswith(str(_store(root))) for link in links)  # (and " (deleted)")
+
+    with Repository(root, policy={"destructive_per_hour": 1000}) as repo:
+        kept = repo.get(ids[2])  # a caller's entry from before the rewrites
+        for i in ids[:2]:
+            repo.purge(i, confirm=True, erase=True)
+        assert open_stores() == 1
+        assert kept.body.strip() == TEXTS[2] == repo.get(ids[2]).body.strip()
