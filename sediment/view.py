@@ -423,11 +423,11 @@ class View:
 
     def _add(self, entry: Entry, terms: DocTerms | Pending | None = None) -> None:
         self._register(entry)
-        self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
-                       S.flags(entry))
+        self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry), S.flags(entry))
         self.dirty = True
-        if self.ready and self.save_snapshots and "erased" in entry.meta:  # (its text leaves the body store now)
-            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, self._lock_timeout)
+        if self.ready and self.save_snapshots and "erased" in entry.meta and self._writer_lock.held_here():
+            # (an erase, under the writer lock: scrubbed now; an erased: typed by hand waits for the snapshot)
+            self._shelf.save(self.index.key_of, self.entries)
 
     # ------------------------------------------------------------------ keeping current
 

@@ -248,3 +248,22 @@ def test_a_rewritten_store_lets_go_of_the_older_ones(tmp_path):
             repo.purge(i, confirm=True, erase=True)
         assert open_stores() == 1
         assert kept.body.strip() == TEXTS[2] == repo.get(ids[2]).body.strip()
+
+
+def test_an_erased_key_a_person_types_does_not_rewrite_the_store(tmp_path):
+    """Only an erase (purge, holding the writer lock) rewrites the body store
+    at once. A note a person types with an ``erased:`` key waits for the next
+    snapshot like any edit: no rewrite of the whole store per save, and no
+    writer lock taken under the view's lock (readers would wait on another
+    process's write)."""
+    root, ids = _root(tmp_path)
+    with Repository(root) as repo:
+        first = _store(root).stat()
+        note = root / "shallow" / "typed-by-hand.md"
+        for n in range(2):
+            note.write_text(f"---\nid: hand1\ncreated: '2026-01-01T00:00:00+00:00'\nerased: not really\n---\n"
+                            f"hello PKCE {n}\n")
+            repo.refresh()
+            assert "hello PKCE" in repo.get("hand1").body
+        again = _store(root).stat()
+        assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
