@@ -267,3 +267,32 @@ def test_an_erased_key_a_person_types_does_not_rewrite_the_store(tmp_path):
             assert "hello PKCE" in repo.get("hand1").body
         again = _store(root).stat()
         assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
+
+
+def test_an_entrys_meta_copies_and_merges_as_the_dict_it_was(tmp_path, capsys):
+    """``entry.meta`` is a read-only Mapping now (on entries the view holds,
+    add() returns and search hits carry); what callers did with the dict it
+    was still works: ``copy()`` and ``|`` give a dict of their own, which
+    ``json.dumps`` and ``yaml.safe_dump`` take; ``--json`` writes the same."""
+    import json
+
+    import yaml
+
+    from sediment.cli import main
+    root, ids = _root(tmp_path)
+    with Repository(root) as repo:
+        added = repo.add("rotate the 密钥 every quarter", title="keys", tags=["auth", "oauth"])
+        for e in (added, repo.get(ids[0]), repo.search("PKCE")[0].entry):
+            plain = dict(e.meta)
+            copy = e.meta.copy()
+            assert type(copy) is dict and copy == plain
+            copy["tags"].append("changed")
+            assert e.meta == plain  # the copy is its own
+            assert e.meta | {"title": "x"} == {**plain, "title": "x"} and type(e.meta | {}) is dict
+            assert {"title": "x", "extra": 1} | e.meta == {"title": "x", "extra": 1, **plain}
+            assert json.loads(json.dumps(e.meta.copy())) == json.loads(json.dumps(plain, default=str))
+            assert yaml.safe_load(yaml.safe_dump(e.meta | {})) == yaml.safe_load(yaml.safe_dump(plain))
+    capsys.readouterr()
+    assert main(["--root", str(root), "get", added.id, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tags"] == ["auth", "oauth"] and out["title"] == "keys"
