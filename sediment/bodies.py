@@ -12,7 +12,8 @@ refresh applies the edit, a reader must still see the text the index (and
 every other part of the view) was built from, and the view needs that text
 to take the note's terms out of the index exactly. The note's own bytes are
 used only as a check's fallback: when a record fails its CRC, the note is
-read, and its text used only if its bytes still hash to the entry's version.
+read (a regular file only, never through a symlink), and its text used only
+if its bytes still hash to the entry's version.
 
 The descriptor stays open for the life of the view, so a store replaced by
 another process (every write is a new file renamed into place) leaves this
@@ -33,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import struct
 import zlib
 from pathlib import Path
@@ -40,7 +42,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import entry as E
 from .errors import LockTimeout
-from .files import WriterLock, atomic_write
+from .files import NOFOLLOW, WriterLock, atomic_write
 
 log = logging.getLogger("sediment")
 
@@ -134,6 +136,16 @@ class Shelf:
                 if at is not None:
                     e.keep_body(self, at)
         self.done()
+        self.close_unused(entries.values())
+
+    def close_unused(self, entries: Iterable[Any]) -> None:
+        """Close the older stores no entry reads from: each holds a deleted
+        file open (its disk space, and any text erased since). An entry a
+        caller kept from before reads its note instead (``_from_note``)."""
+        used = {e._cache.at >> 128 for e in entries if e._body is None and e._cache.get("stored") is self}
+        for store in self.stores[:-1]:
+            if store.gen not in used:
+                store.close()
 
 
 class Bodies:
@@ -147,10 +159,17 @@ class Bodies:
         self.gen = gen
 
     def __del__(self) -> None:
-        try:
-            os.close(self._fd)
-        except (OSError, AttributeError):
-            pass
+        self.close()
+
+    def close(self) -> None:
+        """Let go of the file (a read from here on reads the note instead)."""
+        fd, self._fd = getattr(self, "_fd", -1), -1
+        self.records = None
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     @classmethod
     def open(cls, path: Path, root: Path, gen: int = 0) -> "Bodies | None":
@@ -187,6 +206,8 @@ class Bodies:
     def read(self, entry: Any, at: int) -> str:
         """The body kept for ``entry`` at ``at``: exactly the text it was indexed with."""
         start, crc, length = (at >> 64) & 0xFFFFFFFFFFFFFFFF, (at >> 32) & 0xFFFFFFFF, at & 0xFFFFFFFF
+        if self._fd < 0:  # closed: no entry of the view reads from here (see Shelf.close_unused)
+            return self._from_note(entry, damaged=False)
         try:
             data = os.pread(self._fd, length, start)
             if len(data) == length and zlib.crc32(data) == crc:
@@ -195,23 +216,29 @@ class Bodies:
             pass
         return self._from_note(entry)
 
-    def _from_note(self, entry: Any) -> str:
+    def _from_note(self, entry: Any, damaged: bool = True) -> str:
         """A damaged record: the note's own text, if its bytes are still the
-        ones indexed; else (a person edited it as well) the note as it is now,
-        which the watcher is about to apply."""
-        log.warning("sediment: the body store is damaged at %s; reading the note", entry.path)
+        ones indexed; else "" (a person edited it as well, and the watcher is
+        about to apply the edit). Only a regular file at the note's own name
+        is read: a symlink put in its place could point outside the root, and
+        a FIFO would block the reader."""
+        if damaged:
+            log.warning("sediment: the body store is damaged at %s; reading the note", entry.path)
         off = entry._cache.get("off")
         try:
-            with open(self.root / entry.path, "rb") as fh:
-                data = fh.read()
+            fd = os.open(self.root / entry.path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         except OSError:
             return ""
+        with os.fdopen(fd, "rb") as fh:
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return ""
+                data = fh.read()
+            except OSError:
+                return ""
         if off is not None and E.content_version(data) == entry.version:
             return data[off:].decode("utf-8", "replace")
-        try:
-            return E.parse(data, entry.path, tz=entry.tz).body
-        except Exception:  # noqa: BLE001 - whatever the person typed: no text, never an error
-            return ""
+        return ""
 
 
 def write(path: Path, order: Sequence[Any]) -> None:

@@ -22,8 +22,10 @@ class Meta(Mapping[str, Any]):
     in one tuple, the keys in a key → position map that every note written
     with the same keys in the same order shares. A third of a dict's memory
     (a parsed frontmatter dict of 9 keys takes 640 bytes, this 160). Reads
-    as a dict does (``get``, ``in``, ``items``, ``dict(meta)``, equality);
-    a change is made on a copy (``dict(meta)``), as before."""
+    as a dict does (``get``, ``in``, ``items``, ``dict(meta)``, equality,
+    ``copy()`` and ``|``, which give a dict); a change is made on a copy, as
+    before. Not a dict: ``json.dumps`` and ``yaml.safe_dump`` take
+    ``dict(meta)`` (or ``Entry.to_dict()``)."""
 
     __slots__ = ("_at", "_values")
 
@@ -63,6 +65,21 @@ class Meta(Mapping[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return dict, (dict(self),)  # a copy elsewhere (another process) is a dict
+
+    # (what a caller did with the dict ``entry.meta`` was before: a copy or a
+    # merge is a dict of its own, to change at will)
+    def copy(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __or__(self, other: Any) -> dict[str, Any]:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return {**self, **other}
+
+    def __ror__(self, other: Any) -> dict[str, Any]:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return {**other, **self}
 
 
 class Pool:

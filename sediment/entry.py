@@ -69,7 +69,10 @@ def has_conflict_markers(text: str) -> bool:
 class Entry:
     """One memory as it is on disk. Immutable: the repository makes new ones.
 
-    ``meta`` is the frontmatter (plain YAML types), ``body`` the markdown after it,
+    ``meta`` is the frontmatter (plain YAML types) as a read-only Mapping (the
+    view keeps it as ``compact.Meta``): read it as a dict; ``dict(meta)``,
+    ``meta.copy()`` and ``meta | {...}`` give a dict to change or to pass to
+    ``json.dumps`` / ``yaml.safe_dump``. ``body`` is the markdown after it,
     ``path`` the location relative to the root (posix), ``version`` a hash of the
     file's bytes — pass it back as ``update(..., expected=entry.version)``.
 

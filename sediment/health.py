@@ -43,13 +43,15 @@ def recover_at_open(store: Store) -> bool:
     a symlinked journal or lock, no permission), the root still opens for
     reading and ``check`` reports what was left as it was.
 
-    An open with nothing to recover (the usual one) takes no lock: the
-    journal, read without the lock, has no open intent, and the lock file can
-    be opened. Temp files are looked for by the open's own walk instead
-    (``sweep_at_open``). Returns whether that sweep is still owed. Reading
-    without the lock is safe: an intent a live writer appends meanwhile is
-    its own to finish, and one seen open sends us down the locked path, which
-    waits for that writer as before."""
+    An open with nothing to recover (the usual one) takes no lock for
+    recovery: the journal, read without the lock, has no open intent, and the
+    lock file can be opened. Temp files are looked for by the open's own walk
+    instead (``sweep_at_open``). Returns whether that sweep is still owed.
+    Reading without the lock is safe: an intent a live writer appends
+    meanwhile is its own to finish, and one seen open sends us down the
+    locked path, which waits for that writer as before. (An open that finds
+    the caches out of date saves them under the writer lock only if it is
+    free at once: it never waits on a writer for a cache.)"""
     why = store.parts.writes_off
     if why is None:
         if _nothing_pending(store):

@@ -250,10 +250,10 @@ class View:
         if not self.index.exact:
             self.index.compact()
         self._shelf.done()
-        if self.dirty or len(matched) != len(snap):
-            self.save_snapshot()
+        if self.dirty or len(matched) != len(snap):  # (a cache: saved only if the lock is free now)
+            self.save_snapshot(timeout=0.0)
         elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
-            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, self._lock_timeout)
+            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, 0.0)
 
     def _load_files(self, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, list[Any]]],
                     parsed: Iterator[C.Outcome] | None, tick: Ticker) -> set[int]:
@@ -294,7 +294,7 @@ class View:
             matched.add(slot)
         return matched
 
-    def save_snapshot(self) -> None:
+    def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
         if not self.save_snapshots or self.snapshot_path is None:
             return
         docs = {eid: [e.path, e.version, E.snapshot_meta(e), e._cache.get("off")] for eid, e in self.entries.items()}
@@ -302,7 +302,7 @@ class View:
             data = self.index.snapshot(docs, self.tokenizer.fingerprint())
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
             # under the writer lock, so that recovery may sweep any temp file it finds
-            with self._writer_lock.hold(self._lock_timeout):
+            with self._writer_lock.hold(self._lock_timeout if timeout is None else timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
                 self._shelf.save(self.index.key_of, self.entries)  # (the bodies, out of memory: bodies.py)
             self.dirty = False
@@ -423,11 +423,11 @@ class View:
 
     def _add(self, entry: Entry, terms: DocTerms | Pending | None = None) -> None:
         self._register(entry)
-        self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry),
-                       S.flags(entry))
+        self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry), S.flags(entry))
         self.dirty = True
-        if self.ready and self.save_snapshots and "erased" in entry.meta:  # (its text leaves the body store now)
-            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, self._lock_timeout)
+        if self.ready and self.save_snapshots and "erased" in entry.meta and self._writer_lock.held_here():
+            # (an erase, under the writer lock: scrubbed now; an erased: typed by hand waits for the snapshot)
+            self._shelf.save(self.index.key_of, self.entries)
 
     # ------------------------------------------------------------------ keeping current
 

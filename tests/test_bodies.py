@@ -5,6 +5,8 @@ the note or the store in between."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import pickle
 import shutil
@@ -182,3 +184,115 @@ def test_an_erased_text_leaves_the_body_store_at_once(tmp_path):
         repo.purge(ids[1], confirm=True, erase=True)
         assert "PKCE".encode() not in _store(root).read_bytes()
         assert repo.get(ids[0]).body.strip() == TEXTS[0]
+
+
+def _damage_every_text(root: Path) -> None:
+    from sediment import bodies
+    data = bytearray(_store(root).read_bytes())
+    (count,) = bodies._COUNT.unpack_from(data, len(bodies.MAGIC))
+    for i in range(len(bodies.MAGIC) + bodies._COUNT.size + count * bodies._RECORD.size, len(data)):
+        data[i] ^= 0x55
+    with open(_store(root), "r+b") as fh:  # in place (the same inode the view holds open)
+        fh.write(bytes(data))
+
+
+def test_a_damaged_record_never_reads_through_a_link_or_a_fifo(tmp_path):
+    """The fallback to the note reads only a regular file at the note's own
+    name: not a symlink put there pointing out of the root, nor a FIFO (which
+    would block the reader for good)."""
+    import threading
+    root, ids = _root(tmp_path)
+    outside = tmp_path / "secret.md"
+    outside.write_text("---\nid: x\ncreated: '2026-01-01T00:00:00+00:00'\n---\nOUTSIDE THE ROOT\n")
+    with Repository(root) as repo:
+        got = [e for e in repo.list() if e._body is None]
+        assert got, "the bodies are read from the store"
+        _damage_every_text(root)
+        for e in got:
+            (root / e.path).unlink()
+            (root / e.path).symlink_to(outside)
+        assert all("OUTSIDE" not in e.body for e in got)
+        fifo = root / got[0].path
+        fifo.unlink()
+        os.mkfifo(fifo)
+        read: list[str] = []
+        reader = threading.Thread(target=lambda: read.extend(e.body for e in got), daemon=True)
+        reader.start()
+        reader.join(60)  # a guard against a hang, not a speed target
+        try:
+            assert not reader.is_alive(), "reading a body blocked on a FIFO"
+        finally:
+            if reader.is_alive():  # let the blocked reader go
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        assert all("OUTSIDE" not in b for b in read)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+def test_a_rewritten_store_lets_go_of_the_older_ones(tmp_path):
+    """Each rewrite of the store (an erase) closes the stores no memory reads
+    from any more: no descriptor on a deleted file (its disk space, the text
+    erased from it) stays open for the life of the process."""
+    root, ids = _root(tmp_path)
+
+    def open_stores() -> int:
+        gc.collect()  # (a repository closed and dropped lets go of its store when collected)
+        links = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                links.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return sum(link.startswith(str(_store(root))) for link in links)  # (and " (deleted)")
+
+    with Repository(root, policy={"destructive_per_hour": 1000}) as repo:
+        kept = repo.get(ids[2])  # a caller's entry from before the rewrites
+        for i in ids[:2]:
+            repo.purge(i, confirm=True, erase=True)
+        assert open_stores() == 1
+        assert kept.body.strip() == TEXTS[2] == repo.get(ids[2]).body.strip()
+
+
+def test_an_erased_key_a_person_types_does_not_rewrite_the_store(tmp_path):
+    """Only an erase (purge, holding the writer lock) rewrites the body store
+    at once. A note a person types with an ``erased:`` key waits for the next
+    snapshot like any edit: no rewrite of the whole store per save, and no
+    writer lock taken under the view's lock (readers would wait on another
+    process's write)."""
+    root, ids = _root(tmp_path)
+    with Repository(root) as repo:
+        first = _store(root).stat()
+        note = root / "shallow" / "typed-by-hand.md"
+        for n in range(2):
+            note.write_text(f"---\nid: hand1\ncreated: '2026-01-01T00:00:00+00:00'\nerased: not really\n---\n"
+                            f"hello PKCE {n}\n")
+            repo.refresh()
+            assert "hello PKCE" in repo.get("hand1").body
+        again = _store(root).stat()
+        assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
+
+
+def test_an_entrys_meta_copies_and_merges_as_the_dict_it_was(tmp_path, capsys):
+    """``entry.meta`` is a read-only Mapping now (on entries the view holds,
+    add() returns and search hits carry); what callers did with the dict it
+    was still works: ``copy()`` and ``|`` give a dict of their own, which
+    ``json.dumps`` and ``yaml.safe_dump`` take; ``--json`` writes the same."""
+    import json
+
+    import yaml
+
+    from sediment.cli import main
+    root, ids = _root(tmp_path)
+    with Repository(root) as repo:
+        added = repo.add("rotate the 密钥 every quarter", title="keys", tags=["auth", "oauth"])
+        for e in (added, repo.get(ids[0]), repo.search("PKCE")[0].entry):
+            plain = dict(e.meta)
+            copy = e.meta.copy()
+            assert type(copy) is dict and copy == plain
+            copy["tags"].append("changed")
+            assert e.meta == plain  # the copy is its own
+            assert e.meta | {"title": "x"} == {**plain, "title": "x"} and type(e.meta | {}) is dict
+            assert {"title": "x", "extra": 1} | e.meta == {"title": "x", "extra": 1, **plain}
+            assert json.loads(json.dumps(e.meta.copy())) == json.loads(json.dumps(plain, default=str))
+            assert yaml.safe_load(yaml.safe_dump(e.meta | {})) == yaml.safe_load(yaml.safe_dump(plain))
+    capsys.readouterr()
+    assert main(["--root", str(root), "get", added.id, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tags"] == ["auth", "oauth"] and out["title"] == "keys"

@@ -153,3 +153,32 @@ def test_the_workers_of_a_killed_open_end_with_it(tmp_path):
     while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids), "a worker outlived the open it worked for"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="holds the lock with flock")
+def test_an_open_after_a_hand_edit_does_not_wait_for_a_writer(tmp_path):
+    """An open that finds the caches out of date (a person's edit since the
+    last snapshot) saves them only if the writer lock is free at once: it
+    never waits on another process's long write for a cache. The next open
+    saves them."""
+    import fcntl
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        repo.add("pkce instead of client secret", title="pkce", kind="rule")
+    (root / "notes-of-mine.md").write_text("a person's own note about pkce\n")
+    snapshot = root / "_system" / "cache" / "index.bin"
+    before = snapshot.stat().st_mtime_ns
+    opened: list[Repository] = []
+    with open(root / "_system" / "lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process's long write
+        opener = threading.Thread(target=lambda: opened.append(
+            Repository(root, policy={"lock_timeout_seconds": 600})), daemon=True)
+        opener.start()
+        opener.join(60)  # a guard against waiting out the lock timeout, not a speed target
+        alive = opener.is_alive()
+    opener.join()
+    assert not alive, "the open waited for the writer lock"
+    assert [h.entry.path for h in opened[0].search("pkce", record=False)].count("notes-of-mine.md") == 1
+    assert snapshot.stat().st_mtime_ns == before  # not saved while the lock was busy
+    Repository(root).close()
+    assert snapshot.stat().st_mtime_ns != before  # the next open saved it
