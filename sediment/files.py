@@ -232,7 +232,10 @@ def append_line(path: Path, line: str, *, durable: bool = True, whole: bool = Fa
                 start = max(0, size - 65536)
                 tail = os.pread(fd, size - start, start)
                 cut = tail.rfind(b"\n")
-                os.ftruncate(fd, start + cut + 1 if cut >= 0 else 0)
+                if cut >= 0 or start == 0:
+                    os.ftruncate(fd, start + cut + 1)  # (no line at all: 0)
+                else:  # longer than any append: no torn record but pasted bytes, ended as a line of their own
+                    data = b"\n" + data
         os.write(fd, data)
         if durable:
             os.fsync(fd)

@@ -524,6 +524,26 @@ def test_torn_journal_tail_is_not_reported_as_damage(tmp_path, torn_record):
     assert problems == [], "a crash-torn journal tail is reported as damage"
 
 
+def test_text_pasted_into_the_journal_costs_no_record_before_it(tmp_path):
+    """A torn tail longer than the 64 KiB the next append looks at is no torn
+    append (records are small): bytes a person pasted at the end of the journal.
+    The next append must not cut the journal back to nothing (its epoch, the
+    records before the paste): it starts on a line of its own instead."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    journal = root / "_system" / "journal.log"
+    repo = Repository(root, policy=POLICY)
+    repo.move(e.id, "sediment")
+    before = journal.read_bytes()
+    with open(journal, "ab") as fh:
+        fh.write(("pasted by hand " * 5000).encode())  # 75,000 bytes, no newline
+    repo.update(e.id, text="after the paste")
+    after = journal.read_bytes()
+    assert after.startswith(before), "records before the pasted text were cut off"
+    assert after.endswith(b"\n") and Journal(journal).read().records[-1].get("phase") == "done"
+    assert Repository(root, policy=POLICY).get(e.id).text == "after the paste"
+
+
 # ---------------------------------------------------------------------------
 # temp files of interrupted writes are swept on open
 
