@@ -152,6 +152,15 @@ def _write(g: Git, path: str, data: bytes) -> None:
     atomic_write(target, data)
 
 
+def _settle(g: Git, res: "Resolution", path: str, data: bytes, clean: bool, move: str | None = None) -> None:
+    """Write a merged note, stage it, and say so (and how it moved)."""
+    _write(g, path, data)
+    g.run("add", "--", path)
+    if move:
+        res.moves.append(move)
+    (res.resolved if clean else res.conflicts).append(path)
+
+
 def _remove(g: Git, path: str) -> None:
     try:
         os.unlink(g.root / path)
@@ -185,10 +194,7 @@ def resolve(g: Git) -> Resolution:
                 g.run("add", "--", path, alt)
                 res.resolved += [path, alt]
                 continue
-            data, clean = merge_note(b, o, t, path)
-            _write(g, path, data)
-            g.run("add", "--", path)
-            (res.resolved if clean else res.conflicts).append(path)
+            _settle(g, res, path, *merge_note(b, o, t, path))
             continue
         side = "ours" if 2 in stages else "theirs" if 3 in stages else "base"
         sha = stages.get(2) or stages.get(3) or stages[1]
@@ -204,10 +210,7 @@ def resolve(g: Git) -> Resolution:
             keep = pick_path(g, po, pt)
             for p in {*ours, *theirs, *base} - {keep}:
                 _remove(g, p)
-            _write(g, keep, data)
-            g.run("add", "--", keep)
-            res.moves.append(f"{nid}: moved to {po} here and to {pt} there; kept {keep}")
-            (res.resolved if clean else res.conflicts).append(keep)
+            _settle(g, res, keep, data, clean, f"{nid}: moved to {po} here and to {pt} there; kept {keep}")
             continue
         for p in base:  # deleted (or moved away) on both sides
             _remove(g, p)
@@ -224,10 +227,8 @@ def resolve(g: Git) -> Resolution:
                 o, t = (data, other) if mine else (other, data)
                 merged, clean = merge_note(g.blob(stages[1]), o, t, moved)
                 _remove(g, p)
-                _write(g, moved, merged)
-                g.run("add", "--", moved)
-                res.moves.append(f"{nid}: changed at {p}, moved to {moved} on the other side; kept {moved}")
-                (res.resolved if clean else res.conflicts).append(moved)
+                _settle(g, res, moved, merged, clean, f"{nid}: changed at {p}, moved to {moved} on the other side; "
+                                                      f"kept {moved}")
                 continue
             _write(g, p, data)  # a memory is not lost to a deletion
             g.run("add", "--", p)
