@@ -121,9 +121,9 @@ class Shelf:
     def keep(self, keys: Sequence[str | None], entries: Mapping[str, Any]) -> None:
         """Write a new store of the entries' bodies in the order of the
         index's ``keys`` (its slots), then let each entry read its body from
-        there (the text leaves memory). Nothing to do when nothing ``lacks``.
-        Raises OSError if the store cannot be written."""
-        if self.path is None or not self.lacks(entries.values()):
+        there (the text leaves memory); ``save`` calls it only when something
+        ``lacks``. Raises OSError if the store cannot be written."""
+        if self.path is None:
             return
         order = [entries.get(k) if k is not None else None for k in keys]
         write(self.path, order)

@@ -223,8 +223,6 @@ class Cache:
     more: dict[str, Any]
 
     def get(self, key: str, default: Any = None) -> Any:
-        if key == "where":  # (layer, room, name): three slots cost less than a tuple
-            return (self.layer, self.room, self.name) if hasattr(self, "layer") else default
         try:
             return getattr(self, key)
         except AttributeError:
@@ -238,9 +236,7 @@ class Cache:
         return got
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if key == "where":
-            self.layer, self.room, self.name = value
-        elif key in Cache.__slots__ and key != "more":
+        if key in Cache.__slots__ and key != "more":
             setattr(self, key, value)
         else:
             more = getattr(self, "more", None)

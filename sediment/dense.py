@@ -68,21 +68,25 @@ class DenseRules:
     lexical_depth: int = 50  # direct lexical hits per lexical lane in the blend's union
 
 
-def _slots(candidates: Sequence[tuple[float, int]]) -> set[int]:
-    return {s for _, s in candidates}
+class _Found:
+    """What a lane found by similarity (its candidates, above the floor): what
+    it vouches for in ``search.by_meaning``; the set made once, at the first ask."""
+    candidates: Sequence[tuple[float, int]]
+
+    def vouches(self, slot: int) -> bool:
+        found = self.__dict__.get("_found")
+        if found is None:
+            found = self.__dict__["_found"] = {s for _, s in self.candidates}
+        return slot in found
 
 
 @dataclass
-class DenseLane:
+class DenseLane(_Found):
     """A ranking of slots by similarity, for ``Index.search(lanes=…)``."""
     candidates: Sequence[tuple[float, int]]  # (similarity, slot), best first, above the floor
     weight: float = 1.0
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=dict)  # weights of the lexical lanes
-
-    def vouches(self, slot: int) -> bool:
-        """Found by similarity: above the floor."""
-        return slot in _slots(self.candidates)
 
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
         out: list[tuple[float, int]] = []
@@ -191,7 +195,7 @@ def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Ca
 
 
 @dataclass
-class BlendLane:
+class BlendLane(_Found):  # (vouches for its candidates only, not the lexical hits it ranks too)
     """For a query the lane leans on: the blended ranking of the union (see
     ``blend``), computed when the index asks for it, with the same mask and
     filter as the lexical lanes. ``lexical`` gives the query's direct lexical
@@ -207,10 +211,6 @@ class BlendLane:
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
         ("words", "rare", "bigrams", "feedback"), TAIL))
-
-    def vouches(self, slot: int) -> bool:
-        """Found by similarity (above the floor), not only ranked with the lexical hits."""
-        return slot in _slots(self.candidates)
 
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
         dense = {s: sim for sim, s in self.candidates

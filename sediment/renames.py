@@ -10,7 +10,7 @@ coming once is a rename. Identical copies are ambiguous: nothing follows.
 
 from __future__ import annotations
 
-from .obsidian import path_id
+from .obsidian import PATH_ID_PREFIX, path_id
 
 
 class Renames:
@@ -19,11 +19,13 @@ class Renames:
         self._came: dict[str, str | None] = {}
 
     def left(self, eid: str, rel: str, version: str) -> None:
-        if eid == path_id(rel):  # (a note with an id of its own keeps it wherever it goes)
+        # (a note with an id of its own keeps it wherever it goes; the prefix
+        # test spares the hash for the agent's notes)
+        if eid.startswith(PATH_ID_PREFIX) and eid == path_id(rel):
             self._left[version] = eid if version not in self._left else None
 
     def came(self, eid: str, rel: str, version: str) -> None:
-        if eid == path_id(rel):
+        if eid.startswith(PATH_ID_PREFIX) and eid == path_id(rel):
             self._came[version] = eid if version not in self._came else None
 
     def pairs(self) -> list[tuple[str, str]]:
