@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import entry as E
+from . import obsidian as O
 from . import tokenize as T
 from .conflicts import GENERIC_EN, GENERIC_ZH, created_key
 from .conflicts import active as current  # in the map: what search finds by default
@@ -181,8 +182,8 @@ def edges(view: View) -> tuple[list[Entry], list[tuple[str, str, str]]]:
     ids = {e.id for e in nodes}
     out: set[tuple[str, str, str]] = set()
     for e in nodes:
-        evidence = {n.split("|")[0].split("#")[0].strip()
-                    for n in E.WIKILINK.findall(e.sections.get("evidence", ""))}
+        # (parsed as Entry.links parses them, so that the names compare)
+        evidence = {O.link_key(x.target) for x in O.wikilinks(e.sections.get("evidence", ""))}
         for name in e.links:
             t = _resolve(view, name)
             if t is not None and t.id in ids and t.id != e.id:

@@ -29,7 +29,7 @@ from .catalog import created_ts
 from .entry import Entry
 from .files import atomic_write
 from .health import _unresolved_links
-from .lifecycle import DAY, Usage
+from .lifecycle import DAY, Usage, _date
 from .store import SYSTEM, Store
 from .view import View
 
@@ -99,10 +99,6 @@ def _q(s: str) -> str:
 
 def _link(e: Entry) -> str:
     return f"[[{e.name}]]"
-
-
-def _date(t: float, tz: _dt.tzinfo) -> str:
-    return _dt.datetime.fromtimestamp(t, tz).date().isoformat()
 
 
 def _unrecalled(view: View, usage: dict[str, Usage], stale_days: float, now: float,

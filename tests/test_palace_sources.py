@@ -138,6 +138,13 @@ def test_graph_json_has_each_kind_of_edge(repo):
     assert repo.graph(format="json") == repo.graph(format="json")
 
 
+def test_an_evidence_link_written_with_md_is_an_evidence_edge(repo):
+    a = repo.add("Mobile apps cannot keep a secret.", title="no secrets", kind="fact")
+    b = repo.add("Use PKCE on mobile.", title="PKCE", kind="rule", evidence=[f"see [[{a.name}.md|the fact]]"])
+    edges = {(e["source"], e["target"], e["type"]) for e in json.loads(repo.graph(format="json"))["edges"]}
+    assert (b.id, a.id, "evidence") in edges and (b.id, a.id, "link") not in edges
+
+
 def test_graph_mermaid(repo):
     _graph_root(repo)
     out = repo.graph()
