@@ -16,6 +16,7 @@ import pytest
 
 from sediment.cli import main as cli_main
 from sediment.entry import parse
+from sediment.sync import LOCAL
 
 from _machines import GIT, apply_env, git, git_env, network, notes, open_root
 
@@ -320,6 +321,8 @@ def test_clone_of_an_empty_remote_starts_the_memory_and_the_first_sync_pushes_it
     assert [f for f in files if f.startswith("_system/")] == [
         "_system/policy.yaml", *[f for f in files if f.startswith("_system/shared/usage/")]]
     assert len([f for f in files if f.startswith("_system/shared/usage/")]) == 1
+    kept = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert kept[0] == "# a person's own" and set(LOCAL) <= set(kept)
 
 
 def test_two_moves_outside_the_archive_keep_the_later_one(machines, monkeypatch):
