@@ -64,23 +64,30 @@ def toplevel(git: str, root: Path) -> Path | None:
     return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 and proc.stdout.strip() else None
 
 
+def append_missing(path: Path, lines: list[str], head: str = "") -> bool:
+    """Add to a text file (``.gitignore``, ``.gitattributes``) the ``lines`` it
+    lacks, after what a person wrote there; ``head`` starts a file that did
+    not exist. Whether anything was added."""
+    try:
+        have = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        have = ""
+    present = set(have.splitlines())
+    missing = [ln for ln in lines if ln not in present]
+    if missing:
+        start = head if not have else "" if have.endswith("\n") else "\n"
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(start + "\n".join(missing) + "\n")
+    return bool(missing)
+
+
 def install_driver(git: str, root: Path, top: Path | None | bool = False) -> list[str]:
     """Register the merge driver where it is missing: the lines of
     ``.gitattributes`` (in the root) and, when the root is its repository's top
     level, the driver in that repository's config. Returns what was done."""
     done = []
-    gi = root / ".gitattributes"
-    try:
-        have = gi.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        have = ""
-    lines = set(have.splitlines())
-    missing = [a for a in ATTRIBUTES if a not in lines]
-    if missing:
-        head = "" if have else "# sediment: how git merges memories (see README, Several machines)\n"
-        sep = "\n" if have and not have.endswith("\n") else ""
-        with open(gi, "a", encoding="utf-8") as fh:
-            fh.write(head + sep + "\n".join(missing) + "\n")
+    if append_missing(root / ".gitattributes", ATTRIBUTES,
+                      "# sediment: how git merges memories (see README, Several machines)\n"):
         done.append(".gitattributes")
     if top is False:
         top = toplevel(git, root)

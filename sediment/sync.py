@@ -19,7 +19,7 @@ from typing import Any
 
 from . import entry as E
 from .errors import Conflict, SedimentError, StorageError
-from .gitutil import git_exe, identity_options, install_driver, merge_options
+from .gitutil import append_missing, git_exe, identity_options, install_driver, merge_options
 from .shared import SharedUsage
 from .store import Store
 from .syncfix import repair
@@ -116,14 +116,7 @@ def _ensure_gitignore(store: Store) -> None:
     inner = store.root / SYSTEM / ".gitignore"
     gi, want = (inner, [ln for ln in SYSTEM_GITIGNORE.splitlines() if ln and not ln.startswith("#")]) \
         if inner.exists() else (store.root / ".gitignore", LOCAL)
-    try:
-        have = gi.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        have = ""
-    missing = [p for p in want if p not in have.splitlines()]
-    if missing:
-        with open(gi, "a", encoding="utf-8") as fh:
-            fh.write(("" if not have or have.endswith("\n") else "\n") + "\n".join(missing) + "\n")
+    append_missing(gi, want)
 
 
 def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts: int = 3) -> SyncResult:
