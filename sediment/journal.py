@@ -181,7 +181,9 @@ class Journal:
         """Record an intent (fsync'd); the caller holds the writer lock. Returns
         the operation's id, random so that no two operations share one, across
         processes and compactions."""
-        return self.begin_many(op, [fields])[0]
+        seq = secrets.token_hex(8)
+        self.append({"seq": seq, "phase": "begin", "op": op, "pid": os.getpid(), **fields})
+        return seq
 
     def begin_many(self, op: str, intents: list[dict[str, Any]]) -> list[str]:
         """Record several intents with one write and one fsync (a batch of
