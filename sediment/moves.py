@@ -1,10 +1,13 @@
-"""Moves in batches (metabolize): the steps of ``Store.move``, in phases, so
+"""Moves: one (``move``: the verbs) or a batch (``move_batch``: metabolize),
+by the same steps. A batch takes each step for all its moves at once, so
 that each fsync waits together with the batch's others (``files.fsync_all``)
-and a folder is fsync'd once for a batch instead of once for each move.
+and a folder is fsync'd once for a batch instead of once for each move; a
+single move is a batch of one.
 
 A move is durable in this order, for one move as for a batch:
 
-1. its intent is in the journal, fsync'd (the caller: ``Journal.begin_many``);
+1. its intent is in the journal, fsync'd (``move``: ``Journal.begin``; a
+   batch's caller: ``Journal.begin_many``);
 2. its new copy is complete: written to a temp file beside the destination
    and fsync'd;
 3. the temp file is linked at the destination, never over a file that is
@@ -25,10 +28,11 @@ is left twice, and a temp file left over is swept at the next open.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Any, Mapping, Union
 
 from . import entry as E
 from . import names as N
@@ -38,7 +42,30 @@ from .errors import Conflict, SedimentError, StorageError
 from .files import fsync_all, fsync_dirs, in_threads, move_new, resolve_inside, write_temp
 from .store import MovePlan, Store
 
+log = logging.getLogger("sediment")
+
 Outcome = Union[Entry, SedimentError]
+
+
+def move(store: Store, entry: Entry, layer: str, room: str, *, meta_changes: Mapping[str, Any],
+         op: str) -> Entry:
+    """Move (and possibly restamp) one memory, journaled as ``op``; the
+    caller holds the lock. The memory as it is now; ``Conflict`` (a person's
+    save kept, or a file in the way) or ``StorageError`` (the intent left
+    open for recovery) otherwise. A move within its own folder is a rewrite."""
+    plan = store.prepare_move(entry, layer, room, meta_changes)
+    seq = None
+    if plan[0] != entry.path:
+        if resolve_inside(store.root, plan[0]).exists():  # in the way: refused before anything is journaled
+            raise Conflict(f"cannot move {entry.path} to {plan[0]}: a file is already there", id=entry.id)
+        seq = store.journal.begin(op, **store.intent(entry, plan))
+    got = move_batch(store, [(entry, plan, seq)], op=op)[0]
+    if not isinstance(got, StorageError) and store.journal.maybe_compact():
+        log.debug("journal compacted")
+    if isinstance(got, SedimentError):
+        raise got
+    assert got is not None  # (only the moves after a refused one are not attempted)
+    return got
 
 
 @dataclass

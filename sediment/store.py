@@ -258,77 +258,9 @@ class Store:
 
     @staticmethod
     def intent(entry: Entry, plan: MovePlan) -> dict[str, Any]:
-        """The journal record of a move's intent (``begin``)."""
+        """The journal record of a move's intent (``begin``). The moves
+        themselves, one or a batch, are ``moves``'s."""
         return {"id": entry.id, "src": entry.path, "dst": plan[0], "ver": entry.version, "dver": plan[4]}
-
-    def move(self, entry: Entry, layer: str, room: str, *, meta_changes: Mapping[str, Any],
-             op: str, planned: MovePlan | None = None, seq: str | None = None, compact: bool = True) -> Entry:
-        """Move (and possibly restamp) one memory; journaled. Caller holds the lock.
-
-        Order matters: the intent is durable before any file changes; the new
-        file is complete (atomic write) before the old one is removed. A crash
-        in between leaves both; recovery sees the intent and removes the old one.
-
-        A batch (metabolize) passes what ``prepare_move`` gave and the ``seq``
-        of an intent it journaled already (``begin_many``: one fsync for many
-        moves), and ``compact=False`` (it compacts the journal once, at the end).
-        """
-        N.refuse_persons(entry.path)
-        rel, meta, same_bytes, text, dver = planned or self.prepare_move(entry, layer, room, meta_changes)
-        if rel == entry.path:
-            if seq is not None:  # journaled as a move, done as a rewrite
-                self.journal.done(seq=seq, op=op)
-            return entry if same_bytes else self.rewrite(entry, meta=meta)
-        target = resolve_inside(self.root, rel)
-        source = self.root / entry.path
-        if target.exists():
-            if seq is not None:
-                self.journal.done(seq=seq, op=op)
-            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
-        if seq is None:
-            seq = self.journal.begin(op, **self.intent(entry, (rel, meta, same_bytes, text, dver)))
-        try:
-            linked = False
-            if same_bytes:  # git sees a pure rename: the same file under a second name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(source, target)  # never over a file that appeared meanwhile
-                    linked = True
-                except FileExistsError:
-                    raise
-                except OSError:  # no hard links here: a copy of the same bytes
-                    pass
-            if linked:
-                fsync_dir(target.parent)
-                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
-                if "off" in entry._cache:
-                    fresh._cache["off"] = entry._cache["off"]
-            else:
-                fresh = self.publish(rel, entry.with_(meta=meta), exclusive=True, text=text)
-            # the source goes only if it is still what we read, else it stays
-            # (a person saved it while we moved it) and our copy is withdrawn
-            try:
-                remove_checked(source, entry.version, same_file_as=target if linked else None)
-            except Changed as exc:
-                self._withdraw(target, None if linked else fresh.version)
-                raise self._kept(entry.path, exc, "moving", id=entry.id) from exc
-        except FileExistsError:
-            self.note_done(seq=seq, op=op)
-            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there",
-                           id=entry.id) from None
-        except Conflict:
-            self.note_done(entry.path, seq=seq, op=op)
-            raise
-        except OSError as exc:
-            # leave the intent pending: recovery sorts out which copy is whole
-            raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
-        if fresh.room == entry.room and entry.id in self.view.index:
-            self.view.relocate(entry, fresh)
-        else:  # the room is indexed too
-            self.view.forget_path(entry.path)
-            self.view.load_known(fresh)
-        self._prune_rooms(source.parent)
-        return fresh.warn(*self.note_done(entry.path, rel, seq=seq, op=op, compact=compact))
 
     def _prune_rooms(self, folder: Path) -> None:
         """Remove the room folders a move emptied (Obsidian shows empty folders),
