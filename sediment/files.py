@@ -120,10 +120,11 @@ def fsync_dirs(folders: Iterable[Path]) -> None:
             os.close(fd)
 
 
-def write_temp(target: Path, data: bytes) -> tuple[Path, int]:
+def write_temp(target: Path, data: bytes, *, mode: int | None = None) -> tuple[Path, int]:
     """A temp file beside ``target`` holding ``data``, not yet fsync'd (the
     caller fsyncs it, with others: ``fsync_all``, before linking it in place
-    with ``move_new``): its name and its open descriptor."""
+    with ``move_new``): its name and its open descriptor. ``mode``: the
+    permissions it gets (a note replaced keeps the ones its person gave it)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0), 0o666)
@@ -131,6 +132,8 @@ def write_temp(target: Path, data: bytes) -> tuple[Path, int]:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
+        if mode is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
