@@ -544,6 +544,24 @@ def test_text_pasted_into_the_journal_costs_no_record_before_it(tmp_path):
     assert Repository(root, policy=POLICY).get(e.id).text == "after the paste"
 
 
+def test_a_view_opened_after_a_paste_into_the_journal_reads_on_from_its_end(tmp_path):
+    """The view of a process opened while pasted text ends the journal starts
+    its feed where the next append puts its record (after the paste, which
+    the append ends as a line of its own): at the next write of another
+    process it reads that write, not every record since the journal's start."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    for i in range(20):
+        writer.add(f"a note written before the paste {i}")
+    with open(root / "_system" / "journal.log", "ab") as fh:
+        fh.write(("pasted by hand " * 5000).encode())  # 75,000 bytes, no newline
+    reader = Repository(root, policy=POLICY)
+    new = writer.add("written after the paste")
+    # what the reader's next sync re-reads (each path a stat, the changed ones a
+    # parse): before, every path the journal named since its start
+    assert reader.store.view.feed.poll() == [new.path]
+
+
 # ---------------------------------------------------------------------------
 # temp files of interrupted writes are swept on open
 
