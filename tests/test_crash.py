@@ -588,6 +588,21 @@ def test_temp_files_of_interrupted_writes_are_swept_on_open(tmp_path):
     assert errors(repo) == []
 
 
+def test_the_walks_after_the_open_keep_no_record_of_temp_files(tmp_path):
+    """Only the open asks which temp files its walk met (to sweep them). A
+    process that stays open walks the root again and again (refresh, the
+    watcher's rescans) while other processes write, each write with a new
+    temp name: what it keeps of them must not grow with every walk."""
+    root = tmp_path / "mem"
+    _one_memory(root)
+    repo = Repository(root, policy=POLICY)
+    for i in range(5):  # another process's write in flight at each walk
+        (root / "shallow" / f".note-{i}.md.{i:08x}.tmp").write_bytes(b"---\nid: half")
+        repo.refresh()
+    assert repo.store.view.temps_seen == set()
+    assert len(temp_files(root)) == 5  # (they are the writers' to finish: the next open sweeps what is left)
+
+
 def test_temp_file_of_an_interrupted_cache_save_is_swept_on_open(tmp_path):
     """The index snapshot in ``_system/cache`` is saved with atomic_write too (on
     open and on close), so a process killed while saving it leaves a
