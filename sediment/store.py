@@ -48,6 +48,8 @@ from .view import View
 
 log = logging.getLogger("sediment")
 
+CLOSE_WAIT = 0.25  # seconds a close waits for the writer lock to save the index snapshot (a cache)
+
 # what a move will write: (target path, meta, same bytes?, new text or None, new copy's version)
 MovePlan = tuple[str, dict[str, Any], bool, "bytes | None", str]
 
@@ -111,11 +113,13 @@ class Store:
 
     def save_view(self) -> None:
         """Save the index snapshot if the view changed (at close). A cache: when
-        it cannot be written, the next open rebuilds what it lacks."""
+        it cannot be written now, the next open or close saves it, and an open
+        until then rebuilds what it lacks. So a close waits for another
+        process's write only briefly (``CLOSE_WAIT``), never the lock timeout."""
         if not self.view.dirty or not self.view.save_snapshots or self.parts.writes_off:
             return
         try:  # lock order as in writes: the file lock, then the view lock
-            with self.lock.hold(self.policy.lock_timeout_seconds), self.view.lock:
+            with self.lock.hold(min(self.policy.lock_timeout_seconds, CLOSE_WAIT)), self.view.lock:
                 if self.view.dirty:
                     self.view.save_snapshot()
         except (LockTimeout, StorageError) as exc:

@@ -654,6 +654,45 @@ def test_an_open_with_nothing_to_recover_does_not_wait_for_a_writer(tmp_path):
     assert [x.path for x in scan(root)[e.id]] == [e.path]
 
 
+HOLD_LOCK = r'''
+import fcntl, sys
+fh = open(sys.argv[1], "a+b")
+fcntl.flock(fh, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the parent closes our stdin
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_a_close_does_not_wait_the_lock_timeout_for_another_process(tmp_path):
+    """A close saves the index snapshot (a cache) if the view changed. While
+    another process holds the writer lock for a long write, the close gives
+    up on it after a short wait, not the lock timeout; the next open saves
+    it once the lock is free, and nothing the view held is lost."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    note = root / e.path
+    note.write_text(note.read_text(encoding="utf-8").replace("the original text", "edited by hand"),
+                    encoding="utf-8")
+    snapshot = root / "_system" / "cache" / "index.bin"
+    before = snapshot.read_bytes()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(root / "_system" / "lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        repo = Repository(root, policy={**POLICY, "lock_timeout_seconds": 30})
+        assert repo.get(e.id).text == "edited by hand" and repo.view.dirty  # (the open could not save it)
+        started = time.monotonic()
+        repo.close()
+        assert time.monotonic() - started < 15  # before: the full 30 s
+        assert snapshot.read_bytes() == before
+    finally:
+        holder.communicate(timeout=30)
+    with Repository(root, policy=POLICY) as again:
+        assert again.get(e.id).text == "edited by hand"
+    assert snapshot.read_bytes() != before
+
+
 def test_a_search_in_a_fresh_process_imports_no_lock_library(tmp_path):
     """The lock library's import reads package metadata (tens of ms); a process
     that only opens a clean root and searches it never takes a lock."""
