@@ -562,6 +562,22 @@ def test_a_view_opened_after_a_paste_into_the_journal_reads_on_from_its_end(tmp_
     assert reader.store.view.feed.poll() == [new.path]
 
 
+def test_a_paste_taken_out_of_the_journal_again_costs_no_record_after_it(tmp_path):
+    """The paste's bytes removed again by hand (an editor's undo) while a view
+    had read on from its end: the journal is now shorter than where that view
+    stood, and it looks again from a rescan rather than miss what comes next."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    writer.add("a note written before the paste")
+    journal = root / "_system" / "journal.log"
+    before = journal.read_bytes()
+    journal.write_bytes(before + ("pasted by hand " * 5000).encode())
+    reader = Repository(root, policy=POLICY)
+    journal.write_bytes(before)
+    new = writer.add("written after the paste was taken out")
+    assert reader.get(new.id).text == "written after the paste was taken out"
+
+
 # ---------------------------------------------------------------------------
 # temp files of interrupted writes are swept on open
 
