@@ -52,7 +52,7 @@ def move(store: Store, entry: Entry, layer: str, room: str, *, meta_changes: Map
     """Move (and possibly restamp) one memory, journaled as ``op``; the
     caller holds the lock. The memory as it is now; ``Conflict`` (a person's
     save kept, or a file in the way) or ``StorageError`` (the intent left
-    open for recovery) otherwise. A move within its own folder is a rewrite."""
+    open for recovery) otherwise. A move to where it is already is a rewrite."""
     plan = store.prepare_move(entry, layer, room, meta_changes)
     seq = None
     if plan[0] != entry.path:
@@ -60,8 +60,10 @@ def move(store: Store, entry: Entry, layer: str, room: str, *, meta_changes: Map
             raise Conflict(f"cannot move {entry.path} to {plan[0]}: a file is already there", id=entry.id)
         seq = store.journal.begin(op, **store.intent(entry, plan))
     got = move_batch(store, [(entry, plan, seq)], op=op)[0]
-    if not isinstance(got, StorageError) and store.journal.maybe_compact():
-        log.debug("journal compacted")
+    if not isinstance(got, StorageError):
+        with contextlib.suppress(OSError, StorageError):  # the move stands: a long journal costs reading time only
+            if store.journal.maybe_compact():
+                log.debug("journal compacted")
     if isinstance(got, SedimentError):
         raise got
     assert got is not None  # (only the moves after a refused one are not attempted)

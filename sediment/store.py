@@ -127,15 +127,13 @@ class Store:
 
     # ------------------------------------------------------------------ single files
 
-    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None,
-                text: bytes | None = None) -> Entry:
+    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None) -> Entry:
         """Write ``entry`` at ``rel`` atomically; returns it as now on disk.
 
         ``expected``: the version of the note this write replaces (what was
         read). If a person's save landed since, it is kept, nothing is
-        written, and ``Conflict`` raised. ``text``: ``entry`` rendered already."""
-        if text is None:
-            text = E.render(entry).encode("utf-8")
+        written, and ``Conflict`` raised."""
+        text = E.render(entry).encode("utf-8")
         N.refuse_persons(rel)
         target = resolve_inside(self.root, rel)
         try:
