@@ -39,7 +39,7 @@ from . import names as N
 from .checked import Changed, Detached, detach
 from .entry import Entry
 from .errors import Conflict, SedimentError, StorageError
-from .files import fsync_all, fsync_dirs, in_threads, move_new, resolve_inside, write_temp
+from .files import fsync_all, fsync_dirs, in_threads, move_new, read_nofollow, resolve_inside, write_temp
 from .store import MovePlan, Store
 
 log = logging.getLogger("sediment")
@@ -183,14 +183,18 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(source, target)  # never over a file that appeared meanwhile
-                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
-                if "off" in entry._cache:
-                    fresh._cache["off"] = entry._cache["off"]
-                return _Move(i, entry, plan, seq, target, source, fresh, True)
+                return _Move(i, entry, plan, seq, target, source, _same(entry, rel), True)
             except FileExistsError:
                 raise
-            except OSError:  # no hard links here: a copy of the same bytes
+            except OSError:  # no hard links here: a copy of the bytes read, as they are (not rendered again)
                 pass
+            try:
+                kept: bytes | None = read_nofollow(source)
+            except OSError:
+                kept = None
+            if kept is not None and E.content_version(kept) == entry.version:
+                return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, write_temp(target, kept))
+            # (gone or saved since it was read: the copy is rendered, and the detach withdraws it)
         new = entry.with_(meta=meta)
         data = text if text is not None else E.render(new).encode("utf-8")
         temp = write_temp(target, data)
@@ -200,6 +204,14 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
     except OSError as exc:  # nothing is at the destination: recovery closes the intent
         raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
     return _Move(i, entry, plan, seq, target, source, store.written(rel, new, data), False, temp)
+
+
+def _same(entry: Entry, rel: str) -> Entry:
+    """``entry`` at ``rel``, its bytes unchanged."""
+    fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
+    if "off" in entry._cache:
+        fresh._cache["off"] = entry._cache["off"]
+    return fresh
 
 
 def _link(store: Store, m: _Move, out: list[Outcome | None], op: str) -> bool:
