@@ -22,7 +22,8 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .postings import B, DELTA, K1, Postings, Run, Scored, bm25_idf, _PROBE_COST
+from .maxscore import _PROBE_COST, Run, Scored
+from .postings import B, DELTA, K1, Postings, bm25_idf
 from .rank import Mask
 
 
