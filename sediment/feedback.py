@@ -72,7 +72,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
         length = lane.lengths[slot] or 1
         share = fused / total
         mine: dict[str, float] = {}
-        for t, tf, df in lane.vector_df(slot, fb.min_df):
+        for t, tf, df in lane.vector_df(slot, fb.min_df, max_df):
             if t in query:
                 continue
             idf = idfs.get(t)

@@ -69,13 +69,16 @@ class Vocab:
     """A sorted, read-only vocabulary: all terms in one string, joined by
     newlines, and where each starts. Looked up by bisection. A dict of a
     million short strings costs ~150 bytes a term; this costs ~6 plus the
-    characters, which is what lets 100k memories fit in a few hundred MB."""
+    characters, which is what lets 100k memories fit in a few hundred MB.
+    The terms looked up last are remembered (a search looks each of its
+    terms up several times, and a bisection here is ~20 calls of Python)."""
 
-    __slots__ = ("blob", "starts")
+    __slots__ = ("blob", "starts", "_found")
 
     def __init__(self, blob: str = "", starts: array | None = None) -> None:
         self.blob = blob
         self.starts = starts if starts is not None else array("I", [0])  # n + 1 entries
+        self._found: dict[str, int | None] = {}
 
     @classmethod
     def from_sorted(cls, terms: list[str]) -> "Vocab":
@@ -96,8 +99,17 @@ class Vocab:
         return (self[i] for i in range(len(self)))
 
     def find(self, t: str) -> int | None:
-        i = bisect.bisect_left(self, t)
-        return i if i < len(self) and self[i] == t else None
+        found = self._found
+        got = found.get(t, -1)
+        if got != -1:
+            return got
+        i: int | None = bisect.bisect_left(self, t)
+        if i == len(self) or self[i] != t:  # type: ignore[index]
+            i = None
+        if len(found) >= 4096:  # (read-only: what is remembered stays true; only its size is bounded)
+            found.clear()
+        found[t] = i
+        return i
 
 
 class Postings:
@@ -165,19 +177,21 @@ class Postings:
         """(term, weighted frequency) of one document (a lane with vectors)."""
         return [(t, tf) for t, tf, _ in self.vector_df(slot)]
 
-    def vector_df(self, slot: int, min_df: int = 0) -> list[tuple[str, int, int]]:
+    def vector_df(self, slot: int, min_df: int = 0, max_df: float | None = None) -> list[tuple[str, int, int]]:
         """(term, weighted frequency, live document frequency) of one document
         (a lane with vectors): the feedback lane's reading. A vector in the base
         holds term ids only; the frequency is found in the term's postings (by
         bisection: the vectors cost 4 bytes a term, not 6). Terms in fewer
-        than ``min_df`` documents are left out (before that search)."""
+        than ``min_df`` documents, or more than ``max_df``, are left out
+        (before the bisection: most of a memory's words are common ones)."""
+        top = max_df if max_df is not None else float("inf")
         d = self.vec_delta.get(slot)
         if d is not None:
             out = []
             for t in d:
                 ps, pt = self.delta[t]
                 k = bisect.bisect_left(ps, slot)
-                if k < len(ps) and ps[k] == slot and (df := self.df(t)) >= min_df:
+                if k < len(ps) and ps[k] == slot and min_df <= (df := self.df(t)) <= top:
                     out.append((t, pt[k], df))
             return out
         if slot + 1 >= len(self.vec_offsets):
@@ -193,18 +207,18 @@ class Postings:
             if i >= n_terms:
                 continue  # (not in a consistent index: checked here, not by a pass over every id at open)
             lo, hi = offs[i], offs[i + 1]
-            if hi - lo < min_df and not delta:  # (the delta may hold more of the term)
+            df = hi - lo
+            t = None  # (the term's name is made only when needed: Vocab.__getitem__, inlined)
+            if delta or dead:  # (the delta may hold more of the term, and some may be dead)
+                t = blob[starts[i]:starts[i + 1] - 1]
+                extra = delta.get(t)
+                df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
+            if df < min_df or df > top:
                 continue
             k = find(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:
                 continue  # (not in a consistent index)
-            t = blob[starts[i]:starts[i + 1] - 1]  # (Vocab.__getitem__, inlined: this loop is hot)
-            df = hi - lo
-            if delta or dead:
-                extra = delta.get(t)
-                df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
-            if df >= min_df:
-                out.append((t, tfs[k], df))
+            out.append((t if t is not None else blob[starts[i]:starts[i + 1] - 1], tfs[k], df))
         return out
 
     def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
