@@ -22,7 +22,7 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .maxscore import _PROBE_COST, Run, Scored
+from .maxscore import _PROBE_COST, Run, Scored, nth
 from .postings import B, DELTA, K1, Postings, bm25_idf
 from .rank import Mask
 
@@ -176,7 +176,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
             # the floor: the depth-th best of the scores known (allowed ones)
             known = [f for f, s in out if is_ok(s)]
             if len(known) >= depth:
-                ff = max(ff, heapq.nlargest(depth, known)[-1])
+                ff = max(ff, nth(known, depth))
             # the documents whose bound still reaches it: their word scores,
             # found together
             need = {s: sc for sc, s in rest_docs if word_bound(s) + sc >= ff}

@@ -27,7 +27,7 @@ _SAFE = 1 + 1e-9
 # a probe (bisection) costs about this many steps of walking a posting list
 _PROBE_COST = 6
 # below this many scores a C sort finds the depth-th best faster than a heap
-_SORT_BELOW = 2500
+_SORT_BELOW = 1000
 
 
 class Scored:
@@ -53,13 +53,22 @@ class Scored:
 
 def nth(values: Sequence[float] | Mapping[int, float], depth: int) -> float:
     """The ``depth``-th largest of ``values`` (a dict: of its values); -1
-    when there are fewer."""
+    when there are fewer. (A heap of the best ``depth`` values, as
+    ``heapq.nlargest`` keeps, without the pair it makes for every value.)"""
     vals = values.values() if isinstance(values, Mapping) else values
     if len(vals) < depth:
         return -1.0
     if len(vals) < _SORT_BELOW:
         return sorted(vals, reverse=True)[depth - 1]
-    return heapq.nlargest(depth, vals)[-1]
+    it = iter(vals)
+    best = [v for _, v in zip(range(depth), it)]
+    heapq.heapify(best)
+    low = best[0]
+    for v in it:
+        if v > low:
+            heapq.heapreplace(best, v)
+            low = best[0]
+    return low
 
 
 def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
@@ -68,7 +77,7 @@ def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
     found first, and only what reaches it is sorted (ties: highest slot first)."""
     if len(scores) < 2 * depth or len(scores) < _SORT_BELOW:
         return sorted([(sc, s) for s, sc in scores.items()], reverse=True)[:depth]
-    cut = heapq.nlargest(depth, scores.values())[-1]
+    cut = nth(scores, depth)
     above = sorted([(sc, s) for s, sc in scores.items() if sc > cut], reverse=True)
     tied = heapq.nlargest(depth - len(above), [s for s, sc in scores.items() if sc == cut])
     return above + [(cut, s) for s in tied]
