@@ -155,6 +155,11 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # exact for all, and only its word score may need finding (below).
     exp: dict[int, float] = {}
     for w, _, runs in terms:
+        if not exp:  # (the first term: one comprehension; 0.0 + x is x)
+            for slots, tfs, lo, hi in runs:
+                exp.update({s: w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                            for s, tf in zip(slots[lo:hi], tfs[lo:hi]) if mask[s]})
+            continue
         get = exp.get
         for slots, tfs, lo, hi in runs:
             for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
@@ -166,7 +171,8 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # more than the word lane's depth-th best: the top has depth documents at
     # least as good (ties go by slot in both lists alike).
     get = exact.get
-    out = [(ws + sc, s) for s, sc in exp.items() if (ws := get(s)) is not None]
+    # (below the floor a document with a word score cannot be in the top: no pair made for it)
+    out = [(f, s) for s, sc in exp.items() if (ws := get(s)) is not None and (f := ws + sc) >= ff]
     out += [x for x in wtop if x[1] not in exp]
     rest_docs = [(sc, s) for s, sc in exp.items() if s not in exact]
     if rest_docs and not complete:
