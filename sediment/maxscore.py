@@ -78,8 +78,12 @@ def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
     if len(scores) < 2 * depth or len(scores) < _SORT_BELOW:
         return sorted([(sc, s) for s, sc in scores.items()], reverse=True)[:depth]
     cut = nth(scores, depth)
-    above = sorted([(sc, s) for s, sc in scores.items() if sc > cut], reverse=True)
-    tied = heapq.nlargest(depth - len(above), [s for s, sc in scores.items() if sc == cut])
+    reach = [s for s, sc in scores.items() if sc >= cut]
+    if len(reach) <= 4 * depth:
+        return sorted([(scores[s], s) for s in reach], reverse=True)[:depth]
+    # many tied at the cut (the rare-term lane of a common word): the highest slots of those
+    above = sorted([(sc, s) for s in reach if (sc := scores[s]) > cut], reverse=True)
+    tied = heapq.nlargest(depth - len(above), [s for s in reach if scores[s] == cut])
     return above + [(cut, s) for s in tied]
 
 
