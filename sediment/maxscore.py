@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .rank import Mask
 
@@ -26,6 +26,9 @@ Run = tuple[array, array, int, int]
 _SAFE = 1 + 1e-9
 # a probe (bisection) costs about this many steps of walking a posting list
 _PROBE_COST = 6
+# the rare-term ranking is found by subsets of the query's terms up to this
+# many terms (2^n - 1 subsets), else summed in the walk
+_SUBSETS_UP_TO = 8
 # below this many scores a C sort finds the depth-th best faster than a heap
 _SORT_BELOW = 1000
 
@@ -100,6 +103,11 @@ def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, 
     norm_a, norm_b, k1p, delta = norms
     # highest upper bound first: the common terms come last, where pruning skips them
     terms = sorted(terms, key=lambda x: (-x[0], x[2]))
+    if rare and prune and len(terms) <= _SUBSETS_UP_TO:
+        # the rare-term ranking apart, from which terms each document has:
+        # the BM25 ranking alone then decides how much is walked
+        top, _ = score(terms, norms, lengths, tf_of, mask, allowed, depth, False, prune, state)
+        return top, rare_top([(idf, runs) for _, idf, _, runs in terms], tf_of, mask, allowed, depth)
     # what the terms from i on can still add: BM25's tf part is below k1 + 1
     rest_w = [0.0] * (len(terms) + 1)
     rest_idf = [0.0] * (len(terms) + 1)
@@ -208,3 +216,90 @@ def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, 
     if state is not None:
         state.top = top
     return top, top_rare
+
+
+def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Run]], int], mask: Mask,
+             allowed: Callable[[int], bool] | None, depth: int) -> list[tuple[float, int]]:
+    """The rare-term ranking's top ``depth`` (the sum of the idfs of the
+    terms a document has, ``terms`` as (idf, runs) in the order they are
+    summed; ties: highest slot first), found without a step of Python per
+    posting: the subsets of the terms are taken best sum first, and the
+    documents that have exactly a subset's terms are found by set
+    operations (or by probing, for a few documents against a long list),
+    until ``depth`` documents are found. The sums are the walk's floats
+    (each summed in term order from 0)."""
+    k = len(terms)
+    sums: dict[float, list[int]] = {}
+    for bits in range(1, 1 << k):
+        c = 0.0
+        for i in range(k):
+            if bits >> i & 1:
+                c += terms[i][0]
+        sums.setdefault(c, []).append(bits)
+    sets: dict[int, set[int]] = {}
+    sizes = [sum(hi - lo for _, _, lo, hi in runs) for _, runs in terms]
+
+    def whole(i: int) -> set[int]:
+        got = sets.get(i)
+        if got is None:
+            got = sets[i] = set()
+            for slots, _, lo, hi in terms[i][1]:
+                got.update(slots[lo:hi])
+        return got
+
+    def having(docs: set[int], i: int, want: bool) -> set[int]:
+        """Those of ``docs`` that have term i (``want``) or lack it."""
+        if i not in sets and len(docs) * _PROBE_COST < sizes[i]:
+            runs = terms[i][1]
+            return {s for s in docs if bool(tf_of(s, runs)) == want}
+        return docs & whole(i) if want else docs - whole(i)
+
+    out: list[tuple[float, int]] = []
+
+    def take(c: float, ordered: Iterable[int], docs: set[int] | None, left: int) -> bool:
+        """Append the documents of ``docs`` (None: all) in ``ordered`` (highest
+        slot first) that the search may return, up to ``depth`` in all; True
+        when that many are found. ``left``: how many of ``docs`` there are."""
+        for s in ordered:
+            if docs is None or s in docs:
+                if mask[s] and (allowed is None or allowed(s)):
+                    out.append((c, s))
+                    if len(out) == depth:
+                        return True
+                left -= 1
+                if not left:
+                    break
+        return False
+
+    for c in sorted(sums, reverse=True):
+        group: set[int] = set()
+        for bits in sums[c]:
+            members = sorted((i for i in range(k) if bits >> i & 1), key=sizes.__getitem__)
+            if k == 1:  # (every posting of the one term: no set needed)
+                if take(c, descending(terms[0][1]), None, sizes[0]):
+                    return out
+                continue
+            docs = whole(members[0])
+            for i in members[1:]:
+                if not docs:
+                    break
+                docs = having(docs, i, True)
+            for i in range(k):
+                if docs and not bits >> i & 1:
+                    docs = having(docs, i, False)
+            if len(sums[c]) == 1:
+                # a subset of its own: its documents are in its shortest list,
+                # walked from the end until enough are found
+                if docs and take(c, descending(terms[members[0]][1]), docs, len(docs)):
+                    return out
+            else:
+                group |= docs
+        if group and take(c, sorted(group, reverse=True), None, len(group)):
+            return out
+    return out
+
+
+def descending(runs: list[Run]) -> Iterator[int]:
+    """A term's slots, highest first (its runs ascend, one after the other)."""
+    for slots, _, lo, hi in reversed(runs):
+        yield from reversed(slots[lo:hi])
