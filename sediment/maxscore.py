@@ -4,11 +4,20 @@ the top lists taken from the sums. Pure; it knows postings only as runs of
 (slots, frequencies) and is given each term's weight, so the BM25 formula's
 constants stay with the lane.
 
-Terms are taken highest bound first (the rare ones). Once the terms left
-cannot lift a document that has none of the terms so far into the top
-``depth``, the common terms' long posting lists are only probed (or walked)
-for the documents already in the running. The top ``depth`` is the same as
-without pruning, score for score: every sum is made in the same order.
+* Terms are taken highest bound first (the rare ones). Once the terms left
+  cannot lift a document that has none of the terms so far into the top
+  ``depth``, the common terms' long posting lists are only probed (or walked)
+  for the documents already in the running.
+* The rare-term ranking (a document's sum of the idfs of the terms it has)
+  depends only on which terms a document has: when pruning it is found from
+  the subsets of the query's terms by set operations (``rare_top``), so that
+  it never keeps a common term's list walking for its sake.
+* A top list is cut at the ``depth``-th best score, found by a heap over the
+  scores, before any (score, slot) pair is made (``top_of``).
+
+Every sum is made in the same order with and without pruning: the top lists
+are the same, score for score. The rest of Python's cost here is one step per
+posting walked, which is what the pruning saves.
 """
 
 from __future__ import annotations
