@@ -208,17 +208,17 @@ class Postings:
                 continue  # (not in a consistent index: checked here, not by a pass over every id at open)
             lo, hi = offs[i], offs[i + 1]
             df = hi - lo
-            t = None  # (the term's name is made only when needed: Vocab.__getitem__, inlined)
+            name: str | None = None  # (made only when needed: Vocab.__getitem__, inlined)
             if delta or dead:  # (the delta may hold more of the term, and some may be dead)
-                t = blob[starts[i]:starts[i + 1] - 1]
-                extra = delta.get(t)
-                df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
+                name = blob[starts[i]:starts[i + 1] - 1]
+                extra = delta.get(name)
+                df += (len(extra[0]) if extra else 0) - dead.get(name, 0)
             if df < min_df or df > top:
                 continue
             k = find(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:
                 continue  # (not in a consistent index)
-            out.append((t if t is not None else blob[starts[i]:starts[i + 1] - 1], tfs[k], df))
+            out.append((name if name is not None else blob[starts[i]:starts[i + 1] - 1], tfs[k], df))
         return out
 
     def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
