@@ -68,7 +68,7 @@ def nth(values: Sequence[float] | Mapping[int, float], depth: int) -> float:
     when there are fewer. (A heap of the best ``depth`` values, as
     ``heapq.nlargest`` keeps, without the pair it makes for every value.)"""
     vals = values.values() if isinstance(values, Mapping) else values
-    if len(vals) < depth:
+    if len(vals) < depth or depth <= 0:
         return -1.0
     if len(vals) < _SORT_BELOW:
         return sorted(vals, reverse=True)[depth - 1]
@@ -87,6 +87,8 @@ def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
     """``sorted([(score, slot) ...], reverse=True)[:depth]`` without making
     and sorting a pair for every document: the ``depth``-th best score is
     found first, and only what reaches it is sorted (ties: highest slot first)."""
+    if depth <= 0:
+        return []
     if len(scores) < 2 * depth or len(scores) < _SORT_BELOW:
         return sorted([(sc, s) for s, sc in scores.items()], reverse=True)[:depth]
     cut = nth(scores, depth)
@@ -237,6 +239,8 @@ def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Ru
     operations (or by probing, for a few documents against a long list),
     until ``depth`` documents are found. The sums are the walk's floats
     (each summed in term order from 0)."""
+    if depth <= 0:
+        return []
     k = len(terms)
     sums: dict[float, list[int]] = {}
     for bits in range(1, 1 << k):
