@@ -3,6 +3,7 @@
     python benchmarks/bench_prune.py                    # 10,000 and 100,000 memories
     python benchmarks/bench_prune.py --sizes 10000      # one size
     python benchmarks/bench_prune.py --quick            # 2,000 memories, one pass
+    python benchmarks/bench_prune.py --sizes 100000 --keep DIR   # build once, reuse after
 
 Data: generated (``benchmarks/gen.py``, the same memories and query set as
 ``bench_scale.py``: seeded, ~300 characters, one third each Chinese, English
@@ -16,6 +17,13 @@ time per search (``time.process_time``): on a shared machine wall time adds
 whatever the scheduler gave to others, which swamped the tail (a 1 ms search
 measured 16 ms); ``--wall`` for wall time.
 
+``--keep DIR`` saves each size's built index (its snapshot bytes) and query
+terms in DIR and reuses them on the next run with the same tokenizer,
+snapshot format, generator, parser and term making (``BUILT_BY``), so that a
+change to scoring is measured without the minutes a 100k build takes. A
+reused index is the warm-open form (arrays read back from the snapshot), as a
+repository's search meets it.
+
 Modes: the three lexical lanes exhaustive ("no pruning", the baseline) and
 pruned; then with the feedback lane on (the default), exhaustive and pruned.
 Each pruned result list is checked to equal its exhaustive one (keys and
@@ -25,6 +33,8 @@ scores); a difference is reported and fails the run.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 import time
 from pathlib import Path
@@ -35,10 +45,13 @@ import gen  # noqa: E402  (also puts the repository on sys.path)
 from sediment import entry as E  # noqa: E402
 from sediment import search as S  # noqa: E402
 from sediment.feedback import Feedback  # noqa: E402
-from sediment.index import Index  # noqa: E402
+from sediment.index import SNAPSHOT_FORMAT, Index  # noqa: E402
 from sediment.policy import DEFAULTS  # noqa: E402
 from sediment.tokenize import Tokenizer  # noqa: E402
 
+# the files whose change makes a kept index stale (``--keep``)
+BUILT_BY = [gen.BENCH_DIR / "gen.py"] + [gen.REPO_DIR / "sediment" / f"{m}.py" for m in
+                                         ("entry", "frontmatter", "textnorm", "tokenize", "search", "index")]
 MODES = [("lexical, no pruning", False, False), ("lexical, pruned", True, False),
          ("+ feedback, no pruning", False, True), ("+ feedback, pruned", True, True)]
 
@@ -56,12 +69,35 @@ def build(n: int, tok: Tokenizer) -> tuple[Index, list]:
     return idx, mems
 
 
-def bench(n: int, a: argparse.Namespace, tok: Tokenizer) -> list[list]:
+def prepare(n: int, a: argparse.Namespace, tok: Tokenizer) -> tuple[Index, list]:
+    """The index of ``n`` generated memories and the query terms: built, or
+    read back from ``--keep`` when it holds them for this tokenizer."""
+    h = hashlib.sha256(f"{tok.fingerprint()}|{SNAPSHOT_FORMAT}|{n}|{a.queries}".encode())
+    for f in BUILT_BY:  # (what decides the memories and their terms; not the scoring)
+        h.update(f.read_bytes())
+    key = h.hexdigest()[:12]
+    kept = Path(a.keep) / f"prune-{n}-{key}" if a.keep else None
+    if kept is not None and (kept / "index").is_file():
+        with open(kept / "index", "rb") as fh:
+            idx, _ = Index.restore(fh)
+        qs = [tuple(q) for q in json.loads((kept / "queries.json").read_text(encoding="utf-8"))]
+        print(f"  {n:,} memories: index read back from {kept}", flush=True)
+        return idx, qs
     t0 = time.perf_counter()
     idx, mems = build(n, tok)
     print(f"  {n:,} memories indexed in {time.perf_counter() - t0:.1f} s", flush=True)
     qs = [S.query_terms(tok, q["q"]) for q in gen.queries(mems, a.queries, seed=99)]
-    del mems
+    if kept is not None:
+        kept.mkdir(parents=True, exist_ok=True)
+        with open(kept / "index", "wb") as fh:
+            for chunk in idx.snapshot({k: 0 for k in idx.key_of if k is not None}):
+                fh.write(chunk)
+        (kept / "queries.json").write_text(json.dumps(qs, ensure_ascii=False), encoding="utf-8")
+    return idx, qs
+
+
+def bench(n: int, a: argparse.Namespace, tok: Tokenizer) -> list[list]:
+    idx, qs = prepare(n, a, tok)
     fb = S.feedback(DEFAULTS) or Feedback()
     exclude = S.PURGED | S.IN_ARCHIVE | S.SUPERSEDED
     times: dict[str, list[float]] = {m[0]: [] for m in MODES}
@@ -100,6 +136,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
+    p.add_argument("--keep", metavar="DIR", help="keep the built indexes in DIR and reuse them")
     a = p.parse_args()
     if a.quick:
         a.sizes, a.repeat = "2000", 1

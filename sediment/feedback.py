@@ -22,7 +22,8 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .postings import _SAFE, B, DELTA, K1, Postings, Run, Scored, bm25_idf, _PROBE_COST
+from .maxscore import _PROBE_COST, Run, Scored, nth
+from .postings import B, DELTA, K1, Postings, bm25_idf
 from .rank import Mask
 
 
@@ -71,7 +72,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
         length = lane.lengths[slot] or 1
         share = fused / total
         mine: dict[str, float] = {}
-        for t, tf, df in lane.vector_df(slot, fb.min_df):
+        for t, tf, df in lane.vector_df(slot, fb.min_df, max_df):
             if t in query:
                 continue
             idf = idfs.get(t)
@@ -113,12 +114,13 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     expansion score (summed in a fixed order: the same float with and without
     pruning).
 
-    Pruning (MaxScore again): a document outside ``words.exact`` scores below
-    the word lane's ``depth``-th best on the words, and the expanded query's
-    ``depth``-th best is at least that, so only an expansion term can lift it:
-    once the expansion terms left cannot, their postings are only probed for
-    the documents in the running, and a document's word score is found by
-    probing only if its bound still reaches the top."""
+    Pruning: the expansion terms' postings are few (the expansion's
+    ``budget``) and are walked whole, so every expansion score is exact. A
+    document outside ``words.exact`` scores below the word lane's
+    ``depth``-th best on the words, and the expanded query's ``depth``-th
+    best is at least that: its word score is found (by probing, or a walk of
+    the word's postings when cheaper) only if its bound plus its expansion
+    score still reaches the floor."""
     n = max(lane.live, 1)
     norm_a, norm_b, k1p, delta = words.norms
     if not words.terms:  # the query had no word in the lane: its norms were never set
@@ -132,14 +134,8 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
             df = sum(hi - lo for _, _, lo, hi in runs) - lane.dead_df.get(t, 0)
             terms.append((bm25_idf(n, df) * qw, t, runs))
     terms.sort(key=lambda x: (-x[0], x[1]))
-    rest = [0.0] * (len(terms) + 1)
-    for i in range(len(terms) - 1, -1, -1):
-        rest[i] = rest[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
     exact, dropped, outside, wtop = words.exact, words.dropped, words.outside, words.top
     complete = not dropped and outside == 0.0  # every document's word score is in ``exact``
-    left = [0] * (len(terms) + 1)  # postings left to walk
-    for i in range(len(terms) - 1, -1, -1):
-        left[i] = left[i + 1] + sum(hi - lo for _, _, lo, hi in terms[i][2])
     ok: dict[int, bool] = {}
 
     def is_ok(s: int) -> bool:
@@ -148,110 +144,78 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
             a = ok[s] = allowed(s) if allowed is not None else True
         return a
 
-    def nth(scores: list[tuple[float, int]]) -> float:
-        """The depth-th best of (a lower bound of a score, slot) among the
-        allowed documents (-1 while there are fewer)."""
-        found = 0
-        for lo, s in sorted(scores, reverse=True):
-            found += is_ok(s)
-            if found == depth:
-                return lo
-        return -1.0
-
-    def lows(e: dict[int, float]) -> list[tuple[float, int]]:
-        """Lower bounds of the scores of the documents in ``e`` and of the word
-        lane's top: enough for a floor (the top's are allowed documents)."""
-        get = exact.get
-        return [(get(s, 0.0) + sc, s) for s, sc in e.items()] + [x for x in wtop if x[1] not in e]
-
     def word_bound(s: int) -> float:
         w = exact.get(s)
         return w if w is not None else dropped.get(s, outside)
 
+    # Every expansion term is walked whole: their postings are few (the
+    # expansion's ``budget``), and walking them costs less than the
+    # bookkeeping MaxScore needs to skip some (a floor over every document
+    # the word lane kept, once per term). A document's expansion score is so
+    # exact for all, and only its word score may need finding (below).
     exp: dict[int, float] = {}
-    j = 0
-    # a lower bound of the final depth-th best score: the word lane's own (a
-    # score here is at least the word score), raised by what the expansion
-    # terms walked so far add when the postings left are worth a pass
-    ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
-    while j < len(terms):
-        if prune and j and outside + rest[j] >= ff and left[j] > 2 * len(exp) + depth:
-            ff = max(ff, nth(lows(exp)))
-        if prune and j and outside + rest[j] < ff:
-            break  # no document outside the running can reach the top
-        w, _, runs = terms[j]
+    for w, _, runs in terms:
+        if not exp:  # (the first term: one comprehension; 0.0 + x is x)
+            for slots, tfs, lo, hi in runs:
+                exp.update({s: w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                            for s, tf in zip(slots[lo:hi], tfs[lo:hi]) if mask[s]})
+            continue
         get = exp.get
         for slots, tfs, lo, hi in runs:
             for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
                 if mask[s]:
                     exp[s] = get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-        j += 1
-    if j < len(terms):
-        # the documents in the running (a word score or an expansion term so
-        # far, and a bound that reaches the top); the terms left only probed for them
-        r = rest[j]
-        run = {s: sc for s, sc in exp.items() if word_bound(s) + sc + r >= ff}
-        run.update((s, 0.0) for s, sc in exact.items() if sc + r >= ff and s not in exp)
-        run.update((s, 0.0) for s, sc in dropped.items() if sc + r >= ff and s not in exp)
-        for k in range(j, len(terms)):
-            if k > j:
-                ff = max(ff, nth(lows(run)))
-                r = rest[k]
-                keep = [s for s, sc in run.items() if word_bound(s) + sc + r >= ff]
-                if len(keep) < len(run):
-                    run = {s: run[s] for s in keep}
-            w, _, runs = terms[k]
-            if len(run) * _PROBE_COST < left[k] - left[k + 1]:
-                for s in run:
-                    tf = lane.tf(s, runs)
-                    if tf:
-                        run[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-            else:
-                for slots, tfs, lo, hi in runs:
-                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                        if s in run:
-                            run[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-        exp = run
+    ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
     # The top: documents with an expansion score, and the word lane's top for
     # the rest. A document with neither scores its word score, which is no
     # more than the word lane's depth-th best: the top has depth documents at
     # least as good (ties go by slot in both lists alike).
     get = exact.get
-    out = [(ws + sc, s) for s, sc in exp.items() if (ws := get(s)) is not None]
+    # (below the floor a document with a word score cannot be in the top: no pair made for it)
+    out = [(f, s) for s, sc in exp.items() if (ws := get(s)) is not None and (f := ws + sc) >= ff]
     out += [x for x in wtop if x[1] not in exp]
     rest_docs = [(sc, s) for s, sc in exp.items() if s not in exact]
-    if rest_docs:
-        if complete:
-            out += rest_docs
-        elif not prune:
+    if rest_docs and not complete:
+        if not prune:
             out += [(_word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc, s) for sc, s in rest_docs]
         else:
-            # best expansion score first; each word score found raises the floor
-            # (a heap of the depth best allowed scores), which ends the probing
-            heap = heapq.nlargest(depth, [f for f, s in out if is_ok(s)])
-            heapq.heapify(heap)
-            if len(heap) == depth:
-                ff = max(ff, heap[0])
-            top_bound = max(outside, max(dropped.values(), default=0.0))
-            rest_docs.sort(reverse=True)
-            for sc, s in rest_docs:
-                if sc + top_bound < ff:
-                    break  # nor can any after it
-                if word_bound(s) + sc < ff:
-                    continue
-                f = _word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc
-                out.append((f, s))
-                if is_ok(s) and (len(heap) < depth or f > heap[0]):
-                    if len(heap) < depth:
-                        heapq.heappush(heap, f)
-                    else:
-                        heapq.heapreplace(heap, f)
-                    if len(heap) == depth:
-                        ff = max(ff, heap[0])
-    if allowed is not None:
-        out = [x for x in out if is_ok(x[1])]
+            # the floor: the depth-th best of the scores known (allowed ones)
+            known = [f for f, s in out if is_ok(s)]
+            if len(known) >= depth:
+                ff = max(ff, nth(known, depth))
+            # the documents whose bound still reaches it: their word scores,
+            # found together
+            need = {s: sc for sc, s in rest_docs if word_bound(s) + sc >= ff}
+            if need:
+                got = _word_scores(lane, words, need, norm_a, norm_b, k1p, delta)
+                out += [(got[s] + sc, s) for s, sc in need.items()]
+    elif rest_docs:  # (every document's word score is known: none outside has a word)
+        out += rest_docs
+    # (what is below the floor cannot be in the top: the sort is of the rest)
+    out = [x for x in out if x[0] >= ff and is_ok(x[1])] if allowed is not None or ff > 0 else out
     out.sort(reverse=True)
     return out[:depth]
+
+
+def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float], norm_a: float, norm_b: float,
+                 k1p: float, delta: float) -> dict[int, float]:
+    """The word-lane scores of ``docs``, summed in the lane's order of terms
+    (the same floats as the lane's own sums). A term's postings are probed
+    for each document, or walked once when that is cheaper."""
+    acc = dict.fromkeys(docs, 0.0)
+    lengths = lane.lengths
+    for w, runs in words.terms:
+        if len(acc) * _PROBE_COST < sum(hi - lo for _, _, lo, hi in runs):
+            for s in acc:
+                tf = lane.tf(s, runs)
+                if tf:
+                    acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+        else:
+            for slots, tfs, lo, hi in runs:
+                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                    if s in acc:
+                        acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+    return acc
 
 
 def _word_score(lane: Postings, words: Scored, s: int, norm_a: float, norm_b: float, k1p: float,

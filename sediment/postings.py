@@ -13,11 +13,9 @@ Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
   feedback reads a document's words without tokenizing it again (term ids
   only: a frequency is found in the term's postings).
 
-Scoring prunes (MaxScore, Turtle & Flood 1995): terms are taken rarest first,
-and once the terms left cannot lift a document that has none of the terms so
-far into the top ``depth``, the common terms' long posting lists are only
-probed for the documents already in the running, never walked. The top
-``depth`` is the same as without pruning, score for score.
+Scoring (``score``) weighs the query's terms by BM25 here and sums them in
+``maxscore.py``, which prunes (MaxScore): the top ``depth`` is the same as
+without pruning, score for score.
 """
 
 from __future__ import annotations
@@ -28,6 +26,8 @@ import sys
 from array import array
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from . import maxscore
+from .maxscore import Run, Scored  # noqa: F401  (Scored: re-exported for the lane's users)
 from .rank import Mask
 
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
@@ -39,13 +39,6 @@ K1 = 1.2
 B = 0.6
 DELTA = 0.5
 NO_SLOT = 0xFFFFFFFF
-# (slots, tfs, lo, hi): one run of a term's postings, slots ascending
-Run = tuple[array, array, int, int]
-# upper bounds are inflated by this much, so that rounding can never make a
-# pruned document's true score exceed its bound
-_SAFE = 1 + 1e-9
-# a probe (bisection) costs about this many steps of walking a posting list
-_PROBE_COST = 6
 
 
 
@@ -76,13 +69,16 @@ class Vocab:
     """A sorted, read-only vocabulary: all terms in one string, joined by
     newlines, and where each starts. Looked up by bisection. A dict of a
     million short strings costs ~150 bytes a term; this costs ~6 plus the
-    characters, which is what lets 100k memories fit in a few hundred MB."""
+    characters, which is what lets 100k memories fit in a few hundred MB.
+    The terms looked up last are remembered (a search looks each of its
+    terms up several times, and a bisection here is ~20 calls of Python)."""
 
-    __slots__ = ("blob", "starts")
+    __slots__ = ("blob", "starts", "_found")
 
     def __init__(self, blob: str = "", starts: array | None = None) -> None:
         self.blob = blob
         self.starts = starts if starts is not None else array("I", [0])  # n + 1 entries
+        self._found: dict[str, int | None] = {}
 
     @classmethod
     def from_sorted(cls, terms: list[str]) -> "Vocab":
@@ -103,29 +99,17 @@ class Vocab:
         return (self[i] for i in range(len(self)))
 
     def find(self, t: str) -> int | None:
-        i = bisect.bisect_left(self, t)
-        return i if i < len(self) and self[i] == t else None
-
-
-class Scored:
-    """What ``Postings.score`` knew at the end, for a further query that adds
-    terms to the same ones (the feedback lane): the exact score of every
-    document still in the running (``exact``); for those dropped on the way,
-    a bound their score is below (``dropped``); for every other document, the
-    bound ``outside`` (0: they have none of the terms). Every bound is below
-    the lane's ``depth``-th best score. ``terms``: (query weight × idf, runs)
-    in the order scores were summed, so that a score found again by probing
-    is the same float; ``top``, the lane's top list."""
-
-    __slots__ = ("exact", "dropped", "outside", "terms", "norms", "top")
-
-    def __init__(self) -> None:
-        self.top: list[tuple[float, int]] = []  # the lane's own top list
-        self.exact: dict[int, float] = {}
-        self.dropped: dict[int, float] = {}
-        self.outside = 0.0
-        self.terms: list[tuple[float, list[Run]]] = []
-        self.norms = (0.0, 0.0, 0.0, 0.0)
+        found = self._found
+        got = found.get(t, -1)
+        if got != -1:
+            return got
+        i: int | None = bisect.bisect_left(self, t)
+        if i == len(self) or self[i] != t:  # type: ignore[index]
+            i = None
+        if len(found) >= 4096:  # (read-only: what is remembered stays true; only its size is bounded)
+            found.clear()
+        found[t] = i
+        return i
 
 
 class Postings:
@@ -193,19 +177,21 @@ class Postings:
         """(term, weighted frequency) of one document (a lane with vectors)."""
         return [(t, tf) for t, tf, _ in self.vector_df(slot)]
 
-    def vector_df(self, slot: int, min_df: int = 0) -> list[tuple[str, int, int]]:
+    def vector_df(self, slot: int, min_df: int = 0, max_df: float | None = None) -> list[tuple[str, int, int]]:
         """(term, weighted frequency, live document frequency) of one document
         (a lane with vectors): the feedback lane's reading. A vector in the base
         holds term ids only; the frequency is found in the term's postings (by
         bisection: the vectors cost 4 bytes a term, not 6). Terms in fewer
-        than ``min_df`` documents are left out (before that search)."""
+        than ``min_df`` documents, or more than ``max_df``, are left out
+        (before the bisection: most of a memory's words are common ones)."""
+        top = max_df if max_df is not None else float("inf")
         d = self.vec_delta.get(slot)
         if d is not None:
             out = []
             for t in d:
                 ps, pt = self.delta[t]
                 k = bisect.bisect_left(ps, slot)
-                if k < len(ps) and ps[k] == slot and (df := self.df(t)) >= min_df:
+                if k < len(ps) and ps[k] == slot and min_df <= (df := self.df(t)) <= top:
                     out.append((t, pt[k], df))
             return out
         if slot + 1 >= len(self.vec_offsets):
@@ -221,18 +207,18 @@ class Postings:
             if i >= n_terms:
                 continue  # (not in a consistent index: checked here, not by a pass over every id at open)
             lo, hi = offs[i], offs[i + 1]
-            if hi - lo < min_df and not delta:  # (the delta may hold more of the term)
+            df = hi - lo
+            name: str | None = None  # (made only when needed: Vocab.__getitem__, inlined)
+            if delta or dead:  # (the delta may hold more of the term, and some may be dead)
+                name = blob[starts[i]:starts[i + 1] - 1]
+                extra = delta.get(name)
+                df += (len(extra[0]) if extra else 0) - dead.get(name, 0)
+            if df < min_df or df > top:
                 continue
             k = find(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:
                 continue  # (not in a consistent index)
-            t = blob[starts[i]:starts[i + 1] - 1]  # (Vocab.__getitem__, inlined: this loop is hot)
-            df = hi - lo
-            if delta or dead:
-                extra = delta.get(t)
-                df += (len(extra[0]) if extra else 0) - dead.get(t, 0)
-            if df >= min_df:
-                out.append((t, tfs[k], df))
+            out.append((name if name is not None else blob[starts[i]:starts[i + 1] - 1], tfs[k], df))
         return out
 
     def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
@@ -271,19 +257,19 @@ class Postings:
         return 0
 
     def score(self, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
-              depth: int, rare: bool = False, prune: bool = True, state: "Scored | None" = None
+              depth: int, rare: bool = False, prune: bool = True, state: Scored | None = None
               ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
         """BM25 over the slots whose ``mask`` byte is set: the top ``depth``
         (score, slot) (``matched`` tells which terms a slot has). With
         ``rare``, in the same pass, the rare-term ranking too: the sum of the
         IDFs of the query terms a document has, blind to how often and how long
         (it rewards covering more, and rarer, words of the query). ``prune``
-        changes the cost, never the result. ``state`` (if given) is filled
-        with what a further query over the same terms can reuse (``Scored``)."""
+        changes the cost, never the result (``maxscore.py``). ``state`` (if
+        given) is filled with what a further query over the same terms can
+        reuse (``Scored``)."""
         n = max(self.live, 1)
         avg = self.total_len / n if self.total_len else 1.0
-        lengths = self.lengths
-        norm_a, norm_b, k1p, delta = K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA
+        norms = (K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA)
         terms: list[tuple[float, float, str, list[Run]]] = []
         for t, qw in qterms.items():
             runs = self.runs(t)
@@ -292,108 +278,7 @@ class Postings:
             df = sum(hi - lo for _, _, lo, hi in runs) - self.dead_df.get(t, 0)
             idf = bm25_idf(n, df)
             terms.append((idf * qw, idf, t, runs))
-        # highest upper bound first: the common terms come last, where pruning skips them
-        terms.sort(key=lambda x: (-x[0], x[2]))
-        # what the terms from i on can still add: BM25's tf part is below k1 + 1
-        rest_w = [0.0] * (len(terms) + 1)
-        rest_idf = [0.0] * (len(terms) + 1)
-        rest_n = [0] * (len(terms) + 1)  # postings left to walk
-        for i in range(len(terms) - 1, -1, -1):
-            rest_w[i] = rest_w[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
-            rest_idf[i] = rest_idf[i + 1] + terms[i][1] * _SAFE
-            rest_n[i] = rest_n[i + 1] + sum(hi - lo for _, _, lo, hi in terms[i][3])
-        acc: dict[int, float] = {}
-        cover: dict[int, float] = {}
-        ok: dict[int, bool] = {}
-
-        def floor(scores: dict[int, float]) -> float:
-            """The depth-th best score among the allowed documents so far
-            (-1 while there are fewer): a bound the final one never falls below."""
-            if allowed is None:
-                # a C sort beats heapq.nlargest, whose loop is Python, at these sizes
-                return sorted(scores.values(), reverse=True)[depth - 1] if len(scores) >= depth else -1.0
-            found = 0
-            for s in sorted(scores, key=scores.__getitem__, reverse=True):
-                a = ok.get(s)
-                if a is None:
-                    a = ok[s] = allowed(s)
-                found += a
-                if found == depth:
-                    return scores[s]
-            return -1.0
-
-        i = 0
-        fw = fr = -1.0  # floors found so far: lower bounds of the final ones
-        dropped: dict[int, float] = {}
-        while i < len(terms):
-            # worth a look only when the postings left outweigh a pass over ``acc``
-            if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
-                if rest_w[i] >= fw:
-                    fw = floor(acc)
-                if rest_w[i] < fw:
-                    if rare and rest_idf[i] >= fr:
-                        fr = floor(cover)
-                    if not rare or rest_idf[i] < fr:
-                        break  # no document outside ``acc`` can reach either top list
-            w, idf, _, runs = terms[i]
-            acc_get = acc.get
-            if rare:  # both rankings in one pass over the postings
-                cover_get = cover.get
-                for slots, tfs, lo, hi in runs:
-                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                        if mask[s]:
-                            acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                            cover[s] = cover_get(s, 0.0) + idf
-            else:
-                for slots, tfs, lo, hi in runs:
-                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                        if mask[s]:
-                            acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-            i += 1
-        for j in range(i, len(terms)):
-            # the documents still in the running; those that cannot reach
-            # either top list any more are dropped, and probed no further
-            fw = floor(acc)
-            fr = floor(cover) if rare else 0.0
-            rw, ri = rest_w[j], rest_idf[j]
-            keep = [s for s, sc in acc.items() if sc + rw >= fw or rare and cover[s] + ri >= fr]
-            if len(keep) < len(acc):
-                if state is not None:
-                    for s, sc in acc.items():
-                        if sc + rw < fw and not (rare and cover[s] + ri >= fr):
-                            dropped[s] = sc + rw
-                acc = {s: acc[s] for s in keep}
-                if rare:
-                    cover = {s: cover[s] for s in keep}
-            w, idf, _, runs = terms[j]
-            if len(keep) * _PROBE_COST < rest_n[j] - rest_n[j + 1]:  # probe the list for each
-                for s in keep:
-                    tf = self.tf(s, runs)
-                    if tf:
-                        acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                        if rare:
-                            cover[s] += idf
-            else:  # walk it, for the documents in the running only
-                for slots, tfs, lo, hi in runs:
-                    for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                        if s in acc:
-                            acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                            if rare:
-                                cover[s] += idf
-        if state is not None:
-            state.exact, state.dropped = acc, dropped
-            state.outside = rest_w[i] if i < len(terms) else 0.0
-            state.terms = [(w, runs) for w, _, _, runs in terms]
-            state.norms = (norm_a, norm_b, k1p, delta)
-        if allowed is not None:
-            keep = [s for s in acc if (ok[s] if s in ok else allowed(s))]
-        else:
-            keep = list(acc)
-        top = sorted([(acc[s], s) for s in keep], reverse=True)[:depth]
-        top_rare = sorted([(cover[s], s) for s in keep], reverse=True)[:depth] if rare else []
-        if state is not None:
-            state.top = top
-        return top, top_rare
+        return maxscore.score(terms, norms, self.lengths, self.tf, mask, allowed, depth, rare, prune, state)
 
     def rebuild(self, remap: array | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,

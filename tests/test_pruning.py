@@ -64,12 +64,25 @@ def test_pruned_top_equals_exhaustive_top_on_a_generated_20k_index():
         allowed = (lambda k: int(k[1:]) % 5 != 0) if q % 4 == 0 else None
         _same(idx, words, bigrams, limit=limit, allowed=allowed, exclude=1 if q % 3 == 0 else 0,
               feedback=FB if q % 2 else None)
-    # and each lane's own ranking, score for score
+    # and each lane's own ranking, score for score: the rare-term ranking is
+    # found from subsets of the terms when pruning (up to 8 terms; more are
+    # summed in the walk, as without pruning), with words of equal idf (two
+    # subsets with the same sum), with and without a mask and a filter
     mask = bytes(1 for _ in idx.key_of)
-    for _ in range(20):
-        words = {t: 1.0 for t in rnd.sample(vocab[:20], 3) + rnd.sample(vocab[20:2000], 2)}
-        assert (idx.words.score(words, mask, None, 100, rare=True, prune=True)
-                == idx.words.score(words, mask, None, 100, rare=True, prune=False))
+    some = bytes(1 if s % 7 else 0 for s in range(len(idx.key_of)))
+    by_df: dict[int, list[str]] = {}
+    for t in vocab[200:3000]:
+        by_df.setdefault(idx.words.df(t), []).append(t)
+    twins = [ts[:2] for ts in by_df.values() if len(ts) > 1]
+    for q in range(30):
+        picked = rnd.sample(vocab[:20], rnd.randint(1, 4)) + rnd.sample(vocab[20:2000], rnd.randint(0, 7))
+        picked += rnd.choice(twins) if q % 2 else []
+        words = {t: 1.0 for t in picked}
+        allowed = (lambda s: s % 5 != 0) if q % 3 == 0 else None
+        m = some if q % 4 == 0 else mask
+        for depth in (10, 100):
+            assert (idx.words.score(words, m, allowed, depth, rare=True, prune=True)
+                    == idx.words.score(words, m, allowed, depth, rare=True, prune=False)), (q, depth)
 
 
 def test_pruning_does_skip_work():
@@ -144,3 +157,20 @@ def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whol
                 assert [s for _, s in got] == [s for _, s in whole], (q, depth, prune)
                 assert all(abs(a - b) < 1e-9 for (a, _), (b, _) in zip(got, whole))
     assert pruned_words  # the case where word scores must be found again was met
+
+
+def test_top_lists_are_the_sorted_pairs_ties_included():
+    """A lane's top list is taken without sorting every (score, slot) pair
+    (``maxscore.top_of``): it must be exactly the sorted pairs' head, also
+    when thousands tie at the cut (the rare-term lane of a one-word query:
+    every document scores that word's idf), and the depth-th best must be
+    the sorted values' one, in both the sort and the heap regime."""
+    from sediment.maxscore import nth, top_of
+    rnd = random.Random(11)
+    for n, values in ((50, 5), (3_000, 7), (20_000, 3), (20_000, 10_000), (5_000, 1)):
+        for depth in (1, 10, 100):
+            scores = {rnd.randrange(10 * n): rnd.randrange(values) / 7 for _ in range(n)}
+            want = sorted([(sc, s) for s, sc in scores.items()], reverse=True)
+            assert top_of(scores, depth) == want[:depth], (n, values, depth)
+            assert nth(scores, depth) == (want[depth - 1][0] if len(want) >= depth else -1.0)
+            assert nth(list(scores.values()), depth) == nth(scores, depth)

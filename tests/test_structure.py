@@ -23,8 +23,8 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "compact", "entry", "rank",
-     "validate", "textnorm", "tokenize", "lifecycle", "postings", "bulk", "feedback", "index", "search", "catalog",
-     "progress", "intent", "problems", "answers", "embedding", "dense", "renames"],
+     "validate", "textnorm", "tokenize", "lifecycle", "maxscore", "postings", "bulk", "feedback", "index", "search",
+     "catalog", "progress", "intent", "problems", "answers", "embedding", "dense", "renames"],
     ["files", "bodies", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen", "view",
      "system", "store", "moves", "gitutil", "notemerge", "syncmerge", "vectors"],
     ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",

@@ -1,0 +1,318 @@
+"""The scoring loop of a lane (``postings.Postings.score``): a query's terms
+summed over their postings, with MaxScore pruning (Turtle & Flood 1995), and
+the top lists taken from the sums. Pure; it knows postings only as runs of
+(slots, frequencies) and is given each term's weight, so the BM25 formula's
+constants stay with the lane.
+
+* Terms are taken highest bound first (the rare ones). Once the terms left
+  cannot lift a document that has none of the terms so far into the top
+  ``depth``, the common terms' long posting lists are only probed (or walked)
+  for the documents already in the running.
+* The rare-term ranking (a document's sum of the idfs of the terms it has)
+  depends only on which terms a document has: when pruning it is found from
+  the subsets of the query's terms by set operations (``rare_top``), so that
+  it never keeps a common term's list walking for its sake.
+* A top list is cut at the ``depth``-th best score, found by a heap over the
+  scores, before any (score, slot) pair is made (``top_of``).
+
+Every sum is made in the same order with and without pruning: the top lists
+are the same, score for score. The rest of Python's cost here is one step per
+posting walked, which is what the pruning saves.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
+
+from .rank import Mask
+
+# (slots, tfs, lo, hi): one run of a term's postings, slots ascending
+Run = tuple[array, array, int, int]
+# upper bounds are inflated by this much, so that rounding can never make a
+# pruned document's true score exceed its bound
+_SAFE = 1 + 1e-9
+# a probe (bisection) costs about this many steps of walking a posting list
+_PROBE_COST = 6
+# the rare-term ranking is found by subsets of the query's terms up to this
+# many terms (2^n - 1 subsets), else summed in the walk
+_SUBSETS_UP_TO = 8
+# below this many scores a C sort finds the depth-th best faster than a heap
+_SORT_BELOW = 1000
+
+
+class Scored:
+    """What ``Postings.score`` knew at the end, for a further query that adds
+    terms to the same ones (the feedback lane): the exact score of every
+    document still in the running (``exact``); for those dropped on the way,
+    a bound their score is below (``dropped``); for every other document, the
+    bound ``outside`` (0: they have none of the terms). Every bound is below
+    the lane's ``depth``-th best score. ``terms``: (query weight × idf, runs)
+    in the order scores were summed, so that a score found again by probing
+    is the same float; ``top``, the lane's top list."""
+
+    __slots__ = ("exact", "dropped", "outside", "terms", "norms", "top")
+
+    def __init__(self) -> None:
+        self.top: list[tuple[float, int]] = []  # the lane's own top list
+        self.exact: dict[int, float] = {}
+        self.dropped: dict[int, float] = {}
+        self.outside = 0.0
+        self.terms: list[tuple[float, list[Run]]] = []
+        self.norms = (0.0, 0.0, 0.0, 0.0)
+
+
+def nth(values: Sequence[float] | Mapping[int, float], depth: int) -> float:
+    """The ``depth``-th largest of ``values`` (a dict: of its values); -1
+    when there are fewer. (A heap of the best ``depth`` values, as
+    ``heapq.nlargest`` keeps, without the pair it makes for every value.)"""
+    vals = values.values() if isinstance(values, Mapping) else values
+    if len(vals) < depth or depth <= 0:
+        return -1.0
+    if len(vals) < _SORT_BELOW:
+        return sorted(vals, reverse=True)[depth - 1]
+    it = iter(vals)
+    best = [v for _, v in zip(range(depth), it)]
+    heapq.heapify(best)
+    low = best[0]
+    for v in it:
+        if v > low:
+            heapq.heapreplace(best, v)
+            low = best[0]
+    return low
+
+
+def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
+    """``sorted([(score, slot) ...], reverse=True)[:depth]`` without making
+    and sorting a pair for every document: the ``depth``-th best score is
+    found first, and only what reaches it is sorted (ties: highest slot first)."""
+    if depth <= 0:
+        return []
+    if len(scores) < 2 * depth or len(scores) < _SORT_BELOW:
+        return sorted([(sc, s) for s, sc in scores.items()], reverse=True)[:depth]
+    cut = nth(scores, depth)
+    reach = [s for s, sc in scores.items() if sc >= cut]
+    if len(reach) <= 4 * depth:
+        return sorted([(scores[s], s) for s in reach], reverse=True)[:depth]
+    # many tied at the cut (the rare-term lane of a common word): the highest slots of those
+    above = sorted([(sc, s) for s in reach if (sc := scores[s]) > cut], reverse=True)
+    tied = heapq.nlargest(depth - len(above), [s for s in reach if scores[s] == cut])
+    return above + [(cut, s) for s in tied]
+
+
+def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, float, float, float],
+          lengths: Sequence[int], tf_of: Callable[[int, list[Run]], int], mask: Mask,
+          allowed: Callable[[int], bool] | None, depth: int, rare: bool = False, prune: bool = True,
+          state: Scored | None = None) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+    """The top ``depth`` (score, slot) of the documents whose ``mask`` byte
+    is set, for ``terms`` (weight × idf, idf, term, runs), with BM25's
+    ``norms`` (k1 (1 - b), k1 b / avg length, k1 + 1, δ); ``tf_of`` probes a
+    slot's frequency in runs. With ``rare``, the rare-term ranking too (a
+    document's sum of the idfs of the terms it has). See
+    ``Postings.score``."""
+    norm_a, norm_b, k1p, delta = norms
+    # highest upper bound first: the common terms come last, where pruning skips them
+    terms = sorted(terms, key=lambda x: (-x[0], x[2]))
+    if rare and prune and len(terms) <= _SUBSETS_UP_TO:
+        # the rare-term ranking apart, from which terms each document has:
+        # the BM25 ranking alone then decides how much is walked
+        top, _ = score(terms, norms, lengths, tf_of, mask, allowed, depth, False, prune, state)
+        return top, rare_top([(idf, runs) for _, idf, _, runs in terms], tf_of, mask, allowed, depth)
+    # what the terms from i on can still add: BM25's tf part is below k1 + 1
+    rest_w = [0.0] * (len(terms) + 1)
+    rest_idf = [0.0] * (len(terms) + 1)
+    rest_n = [0] * (len(terms) + 1)  # postings left to walk
+    for i in range(len(terms) - 1, -1, -1):
+        rest_w[i] = rest_w[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
+        rest_idf[i] = rest_idf[i + 1] + terms[i][1] * _SAFE
+        rest_n[i] = rest_n[i + 1] + sum(hi - lo for _, _, lo, hi in terms[i][3])
+    acc: dict[int, float] = {}
+    cover: dict[int, float] = {}
+    ok: dict[int, bool] = {}
+
+    def floor(scores: dict[int, float]) -> float:
+        """The depth-th best score among the allowed documents so far
+        (-1 while there are fewer): a bound the final one never falls below."""
+        if allowed is None:
+            return nth(scores, depth)
+        found = 0
+        for s in sorted(scores, key=scores.__getitem__, reverse=True):
+            a = ok.get(s)
+            if a is None:
+                a = ok[s] = allowed(s)
+            found += a
+            if found == depth:
+                return scores[s]
+        return -1.0
+
+    i = 0
+    fw = fr = -1.0  # floors found so far: lower bounds of the final ones
+    dropped: dict[int, float] = {}
+    while i < len(terms):
+        # worth a look only when the postings left outweigh a pass over ``acc``
+        if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
+            if rest_w[i] >= fw:
+                fw = floor(acc)
+            if rest_w[i] < fw:
+                if rare and rest_idf[i] >= fr:
+                    fr = floor(cover)
+                if not rare or rest_idf[i] < fr:
+                    break  # no document outside ``acc`` can reach either top list
+        w, idf, _, runs = terms[i]
+        if not acc:  # the first term: nothing to add to (a slot is in one run of a term;
+            # 0.0 + x is x, so the sums are the same floats)
+            for slots, tfs, lo, hi in runs:
+                acc.update({s: w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                            for s, tf in zip(slots[lo:hi], tfs[lo:hi]) if mask[s]})
+            if rare:
+                cover = dict.fromkeys(acc, idf)
+            i += 1
+            continue
+        acc_get = acc.get
+        if rare:  # both rankings in one pass over the postings
+            cover_get = cover.get
+            for slots, tfs, lo, hi in runs:
+                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                    if mask[s]:
+                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                        cover[s] = cover_get(s, 0.0) + idf
+        else:
+            for slots, tfs, lo, hi in runs:
+                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                    if mask[s]:
+                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+        i += 1
+    for j in range(i, len(terms)):
+        # the documents still in the running; those that cannot reach
+        # either top list any more are dropped, and probed no further
+        fw = floor(acc)
+        fr = floor(cover) if rare else 0.0
+        rw, ri = rest_w[j], rest_idf[j]
+        keep = [s for s, sc in acc.items() if sc + rw >= fw or rare and cover[s] + ri >= fr]
+        if len(keep) < len(acc):
+            if state is not None:
+                for s, sc in acc.items():
+                    if sc + rw < fw and not (rare and cover[s] + ri >= fr):
+                        dropped[s] = sc + rw
+            acc = {s: acc[s] for s in keep}
+            if rare:
+                cover = {s: cover[s] for s in keep}
+        w, idf, _, runs = terms[j]
+        if len(keep) * _PROBE_COST < rest_n[j] - rest_n[j + 1]:  # probe the list for each
+            for s in keep:
+                tf = tf_of(s, runs)
+                if tf:
+                    acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                    if rare:
+                        cover[s] += idf
+        else:  # walk it, for the documents in the running only
+            for slots, tfs, lo, hi in runs:
+                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                    if s in acc:
+                        acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                        if rare:
+                            cover[s] += idf
+    if state is not None:
+        state.exact, state.dropped = acc, dropped
+        state.outside = rest_w[i] if i < len(terms) else 0.0
+        state.terms = [(w, runs) for w, _, _, runs in terms]
+        state.norms = (norm_a, norm_b, k1p, delta)
+    mine, mine_rare = acc, cover
+    if allowed is not None:
+        mine = {s: sc for s, sc in acc.items() if (ok[s] if s in ok else allowed(s))}
+        mine_rare = {s: cover[s] for s in mine} if rare else {}
+    top = top_of(mine, depth)
+    top_rare = top_of(mine_rare, depth) if rare else []
+    if state is not None:
+        state.top = top
+    return top, top_rare
+
+
+def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Run]], int], mask: Mask,
+             allowed: Callable[[int], bool] | None, depth: int) -> list[tuple[float, int]]:
+    """The rare-term ranking's top ``depth`` (the sum of the idfs of the
+    terms a document has, ``terms`` as (idf, runs) in the order they are
+    summed; ties: highest slot first), found without a step of Python per
+    posting: the subsets of the terms are taken best sum first, and the
+    documents that have exactly a subset's terms are found by set
+    operations (or by probing, for a few documents against a long list),
+    until ``depth`` documents are found. The sums are the walk's floats
+    (each summed in term order from 0)."""
+    if depth <= 0:
+        return []
+    k = len(terms)
+    sums: dict[float, list[int]] = {}
+    for bits in range(1, 1 << k):
+        c = 0.0
+        for i in range(k):
+            if bits >> i & 1:
+                c += terms[i][0]
+        sums.setdefault(c, []).append(bits)
+    sets: dict[int, set[int]] = {}
+    sizes = [sum(hi - lo for _, _, lo, hi in runs) for _, runs in terms]
+
+    def whole(i: int) -> set[int]:
+        got = sets.get(i)
+        if got is None:
+            got = sets[i] = set()
+            for slots, _, lo, hi in terms[i][1]:
+                got.update(slots[lo:hi])
+        return got
+
+    def having(docs: set[int], i: int, want: bool) -> set[int]:
+        """Those of ``docs`` that have term i (``want``) or lack it."""
+        if i not in sets and len(docs) * _PROBE_COST < sizes[i]:
+            runs = terms[i][1]
+            return {s for s in docs if bool(tf_of(s, runs)) == want}
+        return docs & whole(i) if want else docs - whole(i)
+
+    out: list[tuple[float, int]] = []
+
+    def take(c: float, ordered: Iterable[int], docs: set[int] | None, left: int) -> bool:
+        """Append the documents of ``docs`` (None: all) in ``ordered`` (highest
+        slot first) that the search may return, up to ``depth`` in all; True
+        when that many are found. ``left``: how many of ``docs`` there are."""
+        for s in ordered:
+            if docs is None or s in docs:
+                if mask[s] and (allowed is None or allowed(s)):
+                    out.append((c, s))
+                    if len(out) == depth:
+                        return True
+                left -= 1
+                if not left:
+                    break
+        return False
+
+    for c in sorted(sums, reverse=True):
+        group: set[int] = set()
+        for bits in sums[c]:
+            members = sorted((i for i in range(k) if bits >> i & 1), key=sizes.__getitem__)
+            if k == 1:  # (every posting of the one term: no set needed)
+                if take(c, descending(terms[0][1]), None, sizes[0]):
+                    return out
+                continue
+            docs = whole(members[0])
+            for i in members[1:]:
+                if not docs:
+                    break
+                docs = having(docs, i, True)
+            for i in range(k):
+                if docs and not bits >> i & 1:
+                    docs = having(docs, i, False)
+            if len(sums[c]) == 1:
+                # a subset of its own: its documents are in its shortest list,
+                # walked from the end until enough are found
+                if docs and take(c, descending(terms[members[0]][1]), docs, len(docs)):
+                    return out
+            else:
+                group |= docs
+        if group and take(c, sorted(group, reverse=True), None, len(group)):
+            return out
+    return out
+
+
+def descending(runs: list[Run]) -> Iterator[int]:
+    """A term's slots, highest first (its runs ascend, one after the other)."""
+    for slots, _, lo, hi in reversed(runs):
+        yield from reversed(slots[lo:hi])
