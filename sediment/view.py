@@ -226,7 +226,7 @@ class View:
         tick = Ticker(self.progress, "open", len(files))
         # the notes the snapshot cannot give (all of them on a cold open):
         # parsed and tokenized by a pool of processes when there are many
-        fresh = [rel for rel, _ in files if rel not in snap or snap[rel][1][2] is None]
+        fresh = [rel for rel, _ in files if rel not in snap]
         workers = C.pool_size(len(fresh), self.open_processes)
         parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
                           tok=self.tokenizer, workers=workers, first=len(self.index.key_of)) if workers else None

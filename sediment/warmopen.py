@@ -29,22 +29,26 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
     for rel, st in files:
         tick()
         hit = snap.get(rel)
-        if hit is None or hit[1][2] is None:  # (no meta: JSON cannot keep it exactly, dates: parse it)
+        if hit is None:
             if view.index.delta_terms > FOLD_TERMS:  # (checked where the delta can grow only)
                 view.index.fold()
             view.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
             continue
         slot, (_, version, meta, off) = hit
         hit[1][2] = None  # (the entry keeps its own compact copy: this one may go now)
-        meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
         try:
             with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
                 data = fh.read()
         except OSError:
             continue  # gone already, or unreadable: the slot dies below
+        same = E.content_version(data) == version
+        if meta is None or off is None:  # (CRLF, a BOM, properties with a warning)
+            if kept(view, rel, st, data, slot if same else None):
+                matched.add(slot)
+            continue
+        meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
         eid = E.id_of(meta, rel)
-        if (off is None or E.content_version(data) != version or eid in view.entries
-                or view.index.key_of[slot] != eid):
+        if not same or eid in view.entries or view.index.key_of[slot] != eid:
             if view.index.delta_terms > FOLD_TERMS:
                 view.index.fold()
             view.load_file(rel, st, data)
@@ -59,3 +63,26 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
         view._register(entry)
         matched.add(slot)
     return matched
+
+
+def kept(view: Any, rel: str, st: os.stat_result, data: bytes, slot: int | None) -> bool:
+    """A note the snapshot keeps the terms of, not its frontmatter or text
+    (``slot``: of these very bytes): parsed again, its slot's terms kept
+    (same bytes, same terms), so an open with nothing changed does not
+    rewrite the snapshot."""
+    outcome = C.read_parse(view.root, rel, view.tz, view.max_meta_size, data)
+    if (slot is None or outcome[0] != "ok" or outcome[1].id in view.entries
+            or view.index.key_of[slot] != outcome[1].id):
+        if view.index.delta_terms > FOLD_TERMS:
+            view.index.fold()
+        view.load_file(rel, st, data, outcome)
+        return False
+    _, entry, off, _ = outcome
+    if off is not None:
+        entry._cache["off"] = off
+        at = view._shelf.find(slot, entry.version, len(data) - off)
+        if at is not None:
+            entry.keep_body(view._shelf, at)
+    view.file_stats[rel] = C.stamp(st)
+    view._register(entry)
+    return True
