@@ -208,8 +208,8 @@ class View:
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never
-        hide an edit; anything not matching it is parsed and indexed afresh."""
-        self.feed.skip_to_end()
+        hide an edit; anything not matching it is parsed and indexed afresh.
+        The feed is placed before, by the open's recovery (``health``)."""
         snap: dict[str, tuple[int, list[Any]]] = {}
         try:
             if self.snapshot_path is not None:
