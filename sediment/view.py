@@ -383,8 +383,11 @@ class View:
         self._register(entry)
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry), S.flags(entry))
         self.dirty = True
-        if self.ready and self.save_snapshots and "erased" in entry.meta and self._writer_lock.held_here():
-            # (an erase, under the writer lock: scrubbed now; an erased: typed by hand waits for the snapshot)
+
+    def save_bodies(self) -> None:
+        """(The store, holding the writer lock) rewrite the body store now if
+        a body it could hold is in memory; otherwise it waits for the snapshot."""
+        if self.save_snapshots:
             self._shelf.save(self.index.key_of, self.entries)
 
     # ------------------------------------------------------------------ keeping current
