@@ -305,7 +305,6 @@ class WriterLock:
         self._pid = os.getpid()
         self._thread_lock = threading.RLock()
         self._depth = 0
-        self._owner = 0  # the thread holding it (while _depth > 0)
         self._fh: IO[bytes] | None = None
 
     @contextlib.contextmanager
@@ -317,7 +316,6 @@ class WriterLock:
         try:
             if self._depth == 0:
                 self._acquire_file(deadline, timeout)
-                self._owner = threading.get_ident()
             self._depth += 1
             try:
                 yield
@@ -327,10 +325,6 @@ class WriterLock:
                     self._release_file()
         finally:
             self._thread_lock.release()
-
-    def held_here(self) -> bool:
-        """Whether the calling thread holds the lock now."""
-        return self._depth > 0 and self._owner == threading.get_ident()
 
     def can_open(self) -> bool:
         """Whether this process may open the lock file for writing (created if

@@ -17,6 +17,7 @@ from . import obsidian as O
 from .adopt import adopt_all
 from .errors import LockTimeout, StorageError
 from .files import is_temp, read_nofollow
+from .journal import JournalRead
 from .progress import Ticker
 from .store import SYSTEM, Store
 from .view import Problem, View
@@ -33,8 +34,7 @@ def recover(store: Store) -> dict[str, int]:
             report[key] += n
         report["temp_removed"] = store.sweep_temps()
         store.journal.maybe_compact()
-        if view.ready:
-            view.feed.skip_to_end()
+        view.feed.skip_to_end()  # (under the lock: at an open, the feed reads on from here)
     return report
 
 
@@ -51,10 +51,16 @@ def recover_at_open(store: Store) -> bool:
     meanwhile is its own to finish, and one seen open sends us down the
     locked path, which waits for that writer as before. (An open that finds
     the caches out of date saves them under the writer lock only if it is
-    free at once: it never waits on a writer for a cache.)"""
+    free at once: it never waits on a writer for a cache.)
+
+    The view's feed starts where recovery read the journal to, so that an
+    intent appended after that read (by a writer killed at once) is seen by
+    the feed, and the next write finishes it."""
     why = store.parts.writes_off
     if why is None:
-        if _nothing_pending(store):
+        jr = _nothing_pending(store)
+        if jr is not None:
+            store.view.feed.start_at(jr.offset, jr.epoch)
             return True
         try:
             recover(store)
@@ -64,6 +70,7 @@ def recover_at_open(store: Store) -> bool:
             cause = exc.__cause__
             if isinstance(cause, OSError) and cause.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
                 store.turn_writes_off(f"{why} (the root is read-only to this process)")
+    store.view.feed.skip_to_end()  # (nothing of ours to finish here)
     try:
         pending = len(store.journal.pending(store.journal.read().records))
     except OSError:
@@ -75,18 +82,19 @@ def recover_at_open(store: Store) -> bool:
     return False
 
 
-def _nothing_pending(store: Store) -> bool:
-    """Whether the locked recovery can be skipped: a journal of ours (its epoch
-    line readable), no intent without its done, and a lock file this process
-    may open (media that refuse writes fail here, as the lock would)."""
+def _nothing_pending(store: Store) -> JournalRead | None:
+    """The journal, read without the lock, if the locked recovery can be
+    skipped: a journal of ours (its epoch line readable), no intent without
+    its done, and a lock file this process may open (media that refuse writes
+    fail here, as the lock would)."""
     journal = store.journal
     if journal.off:
-        return False
+        return None
     try:
         jr = journal.read()
     except OSError:
-        return False
-    return bool(jr.epoch) and not journal.pending(jr.records) and store.lock.can_open()
+        return None
+    return jr if jr.epoch and not journal.pending(jr.records) and store.lock.can_open() else None
 
 
 def sweep_at_open(store: Store) -> None:

@@ -247,6 +247,11 @@ class Feed:
         self.pos: tuple[int, str, tuple[int, int]] = (0, "", (-1, 0))
         self.open_ops: dict[Any, dict[str, Any]] = {}  # begins seen without their done
 
+    def start_at(self, offset: int, epoch: str) -> None:
+        """Read on from ``offset`` (where a read of this epoch ended): the
+        next poll reads whatever was appended since."""
+        self.pos = (offset, epoch, (-1, 0))
+
     def skip_to_end(self) -> None:
         """Our own records are never read back: after each of our appends (under
         the lock, so nothing else came between) the position moves past it."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import weakref
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -155,23 +156,33 @@ class Semantic:
         return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
                 "seconds": round(time.monotonic() - t0, 3)}
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.embed()
-            except (SedimentError, OSError, ValueError, ImportError) as exc:
-                self.error = f"{type(exc).__name__}: {exc}"
-                log.warning("sediment: the semantic lane stopped: %s", self.error)
+    @staticmethod
+    def _run(lane: "weakref.ref[Semantic]", stop: threading.Event, wake: threading.Event) -> None:
+        """The background thread. It holds its lane (and so the view) only
+        while it embeds: a repository dropped without ``close()`` is collected,
+        and the lane's finalizer (``nudge``) then ends this thread."""
+        while not stop.is_set():
+            me = lane()
+            if me is None:
                 return
-            self._wake.wait()
-            self._wake.clear()
+            try:
+                me.embed()
+            except (SedimentError, OSError, ValueError, ImportError) as exc:
+                me.error = f"{type(exc).__name__}: {exc}"
+                log.warning("sediment: the semantic lane stopped: %s", me.error)
+                return
+            del me
+            wake.wait()
+            wake.clear()
 
     def nudge(self) -> None:
         """Start the background thread, or wake it to embed what is new."""
         if not self._background:
             return
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="sediment-embed", daemon=True)
+            weakref.finalize(self, _wake_to_end, self._stop, self._wake)  # (collected, or the interpreter exits)
+            self._thread = threading.Thread(target=Semantic._run, args=(weakref.ref(self), self._stop, self._wake),
+                                            name="sediment-embed", daemon=True)
             self._thread.start()
         else:
             self._wake.set()
@@ -258,6 +269,11 @@ class Semantic:
             e = entries.get(index.key_of[slot] or "")
             return e is not None and D.is_cjk(e.body) != query_cjk
         return other
+
+def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
+    stop.set()
+    wake.set()
+
 
 def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None) -> Semantic | None:
     """The lane a root asked for: ``semantic=`` (True, an embedder, False), else

@@ -156,6 +156,12 @@ class Store:
         fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
         return fresh
 
+    def save_bodies(self) -> None:
+        """Rewrite the body store now (the caller holds the writer lock) if a
+        body it could hold is in memory: after an erase, so that the erased
+        text leaves the disk at once. Anything else waits for the snapshot."""
+        self.view.save_bodies()
+
     def rewrite(self, entry: Entry, *, meta: Mapping[str, Any], body: str | None = None) -> Entry:
         """Replace a note in place with new frontmatter (and body), and tell the
         view and other processes."""

@@ -43,6 +43,7 @@ from . import entry as E
 from . import obsidian as O
 from . import search as S
 from . import tokenize as T
+from . import warmopen as W
 from .compact import Named, Pool
 from .entry import Entry
 from .errors import Ambiguous, LockTimeout, NotFound, ParseError
@@ -58,10 +59,6 @@ log = logging.getLogger("sediment")
 
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 
-# a cold open folds the index's delta into its compact base past this many
-# terms: a safety valve for very large roots (a fold costs ~10 µs a term, so
-# it is not worth it below a few hundred thousand memories' worth of terms)
-FOLD_TERMS = 2_000_000
 
 
 class View:
@@ -211,8 +208,8 @@ class View:
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never
-        hide an edit; anything not matching it is parsed and indexed afresh."""
-        self.feed.skip_to_end()
+        hide an edit; anything not matching it is parsed and indexed afresh.
+        The feed is placed before, by the open's recovery (``health``)."""
         snap: dict[str, tuple[int, list[Any]]] = {}
         try:
             if self.snapshot_path is not None:
@@ -229,12 +226,12 @@ class View:
         tick = Ticker(self.progress, "open", len(files))
         # the notes the snapshot cannot give (all of them on a cold open):
         # parsed and tokenized by a pool of processes when there are many
-        fresh = [rel for rel, _ in files if rel not in snap or snap[rel][1][2] is None]
+        fresh = [rel for rel, _ in files if rel not in snap]
         workers = C.pool_size(len(fresh), self.open_processes)
         parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
                           tok=self.tokenizer, workers=workers, first=len(self.index.key_of)) if workers else None
         try:
-            matched = self._load_files(files, snap, parsed, tick)
+            matched = W.load_files(self, files, snap, parsed, tick)
         finally:
             if parsed is not None:
                 parsed.close()  # stops the pool
@@ -254,45 +251,6 @@ class View:
             self.save_snapshot(timeout=0.0)
         elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
             self._shelf.save(self.index.key_of, self.entries, self._writer_lock, 0.0)
-
-    def _load_files(self, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, list[Any]]],
-                    parsed: Iterator[C.Outcome] | None, tick: Ticker) -> set[int]:
-        """load_all's walk over the files: the snapshot's slots it could keep."""
-        matched: set[int] = set()
-        root = str(self.root)
-        for rel, st in files:
-            tick()
-            hit = snap.get(rel)
-            if hit is None or hit[1][2] is None:  # (no meta: JSON cannot keep it exactly, dates: parse it)
-                if self.index.delta_terms > FOLD_TERMS:  # (checked where the delta can grow only)
-                    self.index.fold()
-                self.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
-                continue
-            slot, (_, version, meta, off) = hit
-            hit[1][2] = None  # (the entry keeps its own compact copy: this one may go now)
-            meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
-            try:
-                with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
-                    data = fh.read()
-            except OSError:
-                continue  # gone already, or unreadable: the slot dies below
-            eid = E.id_of(meta, rel)
-            if (off is None or E.content_version(data) != version or eid in self.entries
-                    or self.index.key_of[slot] != eid):
-                if self.index.delta_terms > FOLD_TERMS:
-                    self.index.fold()
-                self.load_file(rel, st, data)
-                continue
-            if "id" in meta:  # (a person's note may have none: its id is its path's)
-                meta["id"] = self.index.key_of[slot]  # (equal: checked above) one string, not two
-            at = self._shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
-            entry = Entry(meta=meta, body=data[off:].decode("utf-8") if at is None else None, path=rel,
-                          version=version, tz=self.tz, stored=(self._shelf, at))
-            entry._cache.off, entry._cache.plain = off, True
-            self.file_stats[rel] = C.stamp(st)
-            self._register(entry)
-            matched.add(slot)
-        return matched
 
     def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
         if not self.save_snapshots or self.snapshot_path is None:
@@ -425,8 +383,11 @@ class View:
         self._register(entry)
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry), S.flags(entry))
         self.dirty = True
-        if self.ready and self.save_snapshots and "erased" in entry.meta and self._writer_lock.held_here():
-            # (an erase, under the writer lock: scrubbed now; an erased: typed by hand waits for the snapshot)
+
+    def save_bodies(self) -> None:
+        """(The store, holding the writer lock) rewrite the body store now if
+        a body it could hold is in memory; otherwise it waits for the snapshot."""
+        if self.save_snapshots:
             self._shelf.save(self.index.key_of, self.entries)
 
     # ------------------------------------------------------------------ keeping current

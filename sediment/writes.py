@@ -207,6 +207,7 @@ def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged
             keep = {k: entry.meta[k] for k in ("id", "created", "updated") if k in entry.meta}
             tomb = {**keep, "status": "purged", "reason": why, "erased": E.now_iso()}
             entry = store.rewrite(entry, meta=tomb, body="Erased: the text of this memory was removed.\n")
+            store.save_bodies()  # the erased text leaves the body store now, not at the next snapshot
         fresh = moves.move(store, entry, "archive", entry.room, op="purge",
                            meta_changes={"status": "purged", "reason": why})
         limit.record()

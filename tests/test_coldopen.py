@@ -193,3 +193,32 @@ def test_an_open_after_a_hand_edit_does_not_wait_for_a_writer(tmp_path):
     assert snapshot.stat().st_mtime_ns == before  # not saved while the lock was busy
     Repository(root).close()
     assert snapshot.stat().st_mtime_ns != before  # the next open saved it
+
+
+def test_notes_the_snapshot_cannot_keep_do_not_rewrite_it_at_each_open(tmp_path):
+    """A note read again at every open (CRLF line ends, a BOM, properties
+    that cannot be read) is indexed with the same terms as long as its bytes
+    hash to the snapshot's version: a second open with nothing changed leaves
+    ``index.bin`` alone, and an edit of such a note still shows."""
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        repo.add("a plain memory about walruses", title="walrus")
+    (root / "windows.md").write_bytes(b"---\r\ntitle: crlf\r\n---\r\nwritten on windows\r\n")
+    (root / "bom.md").write_bytes(b"\xef\xbb\xbf---\ntitle: bom\n---\nbyte order mark\n")
+    (root / "props.md").write_bytes(b"---\ntitle: [unclosed\n---\nproperties nobody can read\n")
+    snapshot, store = root / "_system" / "cache" / "index.bin", root / "_system" / "cache" / "bodies.bin"
+    Repository(root).close()  # the first open after the hand edits saves the snapshot
+    first, kept = snapshot.stat(), store.stat()
+    for policy in ({}, {"open_processes": 2}):  # (2: the other notes, if any, parsed by a pool)
+        with Repository(root, policy=policy) as repo:
+            assert {h.entry.path for h in repo.search("windows mark nobody", record=False)} == {
+                "windows.md", "bom.md", "props.md"}
+            assert [p.code for p in repo.check() if p.path == "props.md"] == ["properties"]
+        again = snapshot.stat()
+        assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns), "rewritten"
+        assert store.stat().st_ino == kept.st_ino, "the body store rewritten"
+    (root / "windows.md").write_bytes(b"---\r\ntitle: crlf\r\n---\r\nedited on windows\r\n")
+    with Repository(root) as repo:
+        assert [h.entry.path for h in repo.search("edited", record=False)] == ["windows.md"]
+        assert repo.search("written", record=False) == []
+    assert snapshot.stat().st_ino != first.st_ino

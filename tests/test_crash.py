@@ -42,7 +42,7 @@ from pathlib import Path
 import pytest
 
 import sediment
-from sediment import Repository
+from sediment import Repository, health
 from sediment.journal import Journal
 
 from _disk import errors, scan, temp_files
@@ -812,3 +812,31 @@ def test_a_kill_in_a_batch_of_moves_leaves_every_memory_once(tmp_path, point, pe
     assert {e.layer for e in repo.list()} == set(layers)
     done = repo.metabolize(dry_run=False, confirm=True, now=now)  # the rest can simply be done again
     assert len(done.moves) == 12 - moved and {e.layer for e in repo.list()} == {"sediment"}
+
+
+def test_an_intent_begun_just_after_the_lock_free_open_read_the_journal_is_finished(tmp_path, monkeypatch):
+    """The open that finds nothing to recover takes no lock, so a writer may
+    append an intent right after the open read the journal, and then be
+    killed. The view's feed reads on from where that read ended, so the
+    intent is seen and the next write finishes it (here: a move killed
+    before its source went, rolled forward), instead of the memory staying
+    in two files until the next open."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    dst = f"sediment/topic/{e.name}.md"
+    checked = health._nothing_pending
+
+    def then_a_writer_begins_and_dies(store):
+        nothing = checked(store)
+        (root / dst).parent.mkdir(parents=True)
+        shutil.copyfile(root / e.path, root / dst)  # the new file complete, the old not yet removed
+        Journal(root / "_system" / "journal.log").begin("move", id=e.id, src=e.path, dst=dst, ver=e.version)
+        return nothing
+    monkeypatch.setattr(health, "_nothing_pending", then_a_writer_begins_and_dies)
+    repo = Repository(root, policy=POLICY)
+    monkeypatch.undo()
+    assert pending_ops(root)  # (the open took the lock-free path)
+    repo.add("a later write by this process", title="later")
+    assert not pending_ops(root)
+    assert [x.path for x in scan(root)[e.id]] == [dst]
+    assert repo.get(e.id).path == dst and errors(repo) == []

@@ -215,6 +215,28 @@ def test_compaction_keeps_only_live_vectors(tmp_path):
     assert vf.similarities(np.ones(4)).tolist() == pytest.approx([before[1], before[3]], abs=1e-6)
 
 
+def test_a_repository_dropped_without_close_ends_its_embedding_thread(tmp_path):
+    """The embedding thread holds its lane only while it embeds: a repository
+    dropped without ``close()`` is collected, its view (every memory, the
+    index) with it, and the thread ends instead of waiting forever."""
+    import gc
+    import weakref
+    repo = Repository(tmp_path / "root", semantic=Concepts())  # (not in OPENED: it is dropped)
+    repo.add("latte every morning")
+    repo.search("latte", record=False)  # starts the thread
+    deadline = time.monotonic() + 30
+    while repo.semantic.status()["state"] != "ready" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    thread, view = repo.semantic._thread, weakref.ref(repo.view)
+    assert thread is not None and thread.is_alive()
+    del repo
+    gc.collect()
+    thread.join(30)  # (a guard against waiting forever, not a speed target)
+    assert not thread.is_alive()
+    gc.collect()
+    assert view() is None
+
+
 def test_the_background_thread_embeds_without_being_asked(tmp_path):
     emb = Concepts()
     repo = _root(tmp_path, emb)

@@ -1,0 +1,88 @@
+"""An open against the index snapshot (``_system/cache/index.bin``): which
+notes' slots the view can keep as they are, and which notes are read into it
+afresh (``View.load_file``). A slot is kept only for a file whose bytes hash to
+the version the snapshot recorded, at the path it recorded, under the id the
+slot holds: anything else is parsed and indexed again, so the snapshot can
+never hide an edit."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+from . import coldopen as C
+from . import entry as E
+from .entry import Entry
+from .progress import Ticker
+
+# a cold open folds the index's delta into its compact base past this many
+# terms: a safety valve for very large roots (a fold costs ~10 µs a term, so
+# it is not worth it below a few hundred thousand memories' worth of terms)
+FOLD_TERMS = 2_000_000
+
+
+def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, list[Any]]],
+               parsed: Iterator[C.Outcome] | None, tick: Ticker) -> set[int]:
+    """load_all's walk over the files: the snapshot's slots it could keep."""
+    matched: set[int] = set()
+    root = str(view.root)
+    for rel, st in files:
+        tick()
+        hit = snap.get(rel)
+        if hit is None:
+            if view.index.delta_terms > FOLD_TERMS:  # (checked where the delta can grow only)
+                view.index.fold()
+            view.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
+            continue
+        slot, (_, version, meta, off) = hit
+        hit[1][2] = None  # (the entry keeps its own compact copy: this one may go now)
+        try:
+            with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
+                data = fh.read()
+        except OSError:
+            continue  # gone already, or unreadable: the slot dies below
+        same = E.content_version(data) == version
+        if meta is None or off is None:  # (CRLF, a BOM, properties with a warning)
+            if kept(view, rel, st, data, slot if same else None):
+                matched.add(slot)
+            continue
+        meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
+        eid = E.id_of(meta, rel)
+        if not same or eid in view.entries or view.index.key_of[slot] != eid:
+            if view.index.delta_terms > FOLD_TERMS:
+                view.index.fold()
+            view.load_file(rel, st, data)
+            continue
+        if "id" in meta:  # (a person's note may have none: its id is its path's)
+            meta["id"] = view.index.key_of[slot]  # (equal: checked above) one string, not two
+        at = view._shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
+        entry = Entry(meta=meta, body=data[off:].decode("utf-8") if at is None else None, path=rel,
+                      version=version, tz=view.tz, stored=(view._shelf, at))
+        entry._cache.off, entry._cache.plain = off, True
+        view.file_stats[rel] = C.stamp(st)
+        view._register(entry)
+        matched.add(slot)
+    return matched
+
+
+def kept(view: Any, rel: str, st: os.stat_result, data: bytes, slot: int | None) -> bool:
+    """A note the snapshot keeps the terms of, not its frontmatter or text
+    (``slot``: of these very bytes): parsed again, its slot's terms kept
+    (same bytes, same terms), so an open with nothing changed does not
+    rewrite the snapshot."""
+    outcome = C.read_parse(view.root, rel, view.tz, view.max_meta_size, data)
+    if (slot is None or outcome[0] != "ok" or outcome[1].id in view.entries
+            or view.index.key_of[slot] != outcome[1].id):
+        if view.index.delta_terms > FOLD_TERMS:
+            view.index.fold()
+        view.load_file(rel, st, data, outcome)
+        return False
+    _, entry, off, _ = outcome
+    if off is not None:
+        entry._cache["off"] = off
+        at = view._shelf.find(slot, entry.version, len(data) - off)
+        if at is not None:
+            entry.keep_body(view._shelf, at)
+    view.file_stats[rel] = C.stamp(st)
+    view._register(entry)
+    return True
