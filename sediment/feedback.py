@@ -8,10 +8,9 @@ alone cannot find another) and in at most a small share of them (a common word
 identifies nothing, and its long postings cost most), within a postings
 budget, and never a lone CJK character (what jieba leaves uncut: 买, 新, 好 —
 generic words, which the bigram lane covers). A document's share goes by its
-rank for a query with CJK text (1/rank: fused scores are nearly flat, 1/61 and
-1/63, so a share of them weighed the memory that names the entity like the
-two below it), by its fused score otherwise. The best terms, with the query's own words, make the expanded
-query, scored by BM25 over the word lane (``score``: the word lane's own scores
+rank, 1/rank (fused scores are nearly flat, 1/61 and 1/63, so a share of them
+weighed the memory that names the entity like the two below it). The best
+terms, with the query's own words, make the expanded query, scored by BM25 over the word lane (``score``: the word lane's own scores
 plus the expansion terms', so only those are walked): so a memory comes up
 that shares no word with the question but shares words with the memories that
 answered it (a phone model named in one, talked about in
@@ -56,11 +55,9 @@ class Feedback:
     # that would pass this is left out (a latency budget for large roots; no
     # root of the retrieval benchmarks comes near it)
     budget: int = 5_000
-    # a feedback document's share ∝ 1/rank^power (0: ∝ its fused score), for a
-    # query with CJK text and without: rank shares gained CMRC and zhmem and
-    # were mixed on LoCoMo (benchmarks/README.md, "Ranking choices")
+    # a feedback document's share ∝ 1/rank^power (0: ∝ its fused score, which
+    # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
     rank_power: float = 1.0
-    rank_power_latin: float = 0.0
     single_cjk: bool = False  # a lone CJK character may be an expansion term
     covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
     covered_weight: float = 1.0  # ... the lane is fused at this weight
@@ -70,11 +67,16 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
               fb: Feedback, cjk: bool = True) -> dict[str, float]:
     """Expansion terms and their query weights from the (slot, fused score) of
     the feedback documents, best first; the best one weighs ``fb.weight``.
-    ``cjk``: the query has CJK text (``fb.terms`` terms, ``fb.max_share`` and
-    ``fb.rank_power``, else the ``_latin`` ones)."""
-    power = fb.rank_power if cjk else fb.rank_power_latin
+    ``cjk``: the query has CJK text (``fb.terms`` terms and ``fb.max_share``,
+    else the ``_latin`` ones)."""
+    power = fb.rank_power
     if power:
-        docs = [(s, 1 / r ** power) for r, (s, _) in enumerate(docs, 1)]
+        by_rank, rank, prev = [], 0, None
+        for pos, (s, fused) in enumerate(docs, 1):
+            if fused != prev:  # equal fused scores share a rank (and a share)
+                rank, prev = pos, fused
+            by_rank.append((s, 1 / rank ** power))
+        docs = by_rank
     total = sum(w for _, w in docs) or 1.0
     n = max(lane.live, 1)
     max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
