@@ -10,8 +10,9 @@ budget, and never a lone CJK character (what jieba leaves uncut: 买, 新, 好 �
 generic words, which the bigram lane covers). A document's share goes by its
 rank, 1/rank (fused scores are nearly flat, 1/61 and 1/63, so a share of them
 weighed the memory that names the entity like the two below it). The best
-terms, with the query's own words, make the expanded query, scored by BM25 over the word lane (``score``: the word lane's own scores
-plus the expansion terms', so only those are walked): so a memory comes up
+terms, with the query's own words, make the expanded query, scored by BM25
+over the word lane (``score``: the word lane's own scores plus the expansion
+terms', so only those are walked): so a memory comes up
 that shares no word with the question but shares words with the memories that
 answered it (a phone model named in one, talked about in
 another) — always through a lexical match, as the candidate rule requires.
