@@ -7,6 +7,8 @@
   expanded query, and the lanes beyond the query's own lexical match never
   push every direct hit out of the first ``limit``;
 * ``explain=True``: each hit's lane ranks and the expansion terms;
+* the expansion: the first result's words lead it (feedback memories weigh
+  by rank), in Chinese and English; a lone CJK character is never a term;
 * term vectors: kept through a snapshot; a snapshot of the previous format is
   rebuilt, never misread.
 """
