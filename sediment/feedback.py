@@ -2,13 +2,17 @@
 as a further query of their own.
 
 The first few fused results are taken as relevant; each term of theirs that
-is not in the query earns (its document's share of their fused score) ×
-(tf / length) × idf, counting only terms found in at least two documents (a
-term of one memory alone cannot find another) and in at most a small share of
-them (a common word identifies nothing, and its long postings cost most), within
-a postings budget. The best terms, with the query's own words, make the expanded
-query, scored by BM25 over the word lane (``score``: the word lane's own scores
-plus the expansion terms', so only those are walked): so a memory comes up
+is not in the query earns (its document's share) × (tf / length) × idf,
+counting only terms found in at least two documents (a term of one memory
+alone cannot find another) and in at most a small share of them (a common word
+identifies nothing, and its long postings cost most), within a postings
+budget, and never a lone CJK character (what jieba leaves uncut: 买, 新, 好 —
+generic words, which the bigram lane covers). A document's share goes by its
+rank, 1/rank (fused scores are nearly flat, 1/61 and 1/63, so a share of them
+weighed the memory that names the entity like the two below it). The best
+terms, with the query's own words, make the expanded query, scored by BM25
+over the word lane (``score``: the word lane's own scores plus the expansion
+terms', so only those are walked): so a memory comes up
 that shares no word with the question but shares words with the memories that
 answered it (a phone model named in one, talked about in
 another) — always through a lexical match, as the candidate rule requires.
@@ -25,6 +29,7 @@ from typing import Callable, Mapping, Sequence
 from .maxscore import _PROBE_COST, Run, Scored, nth
 from .postings import B, DELTA, K1, Postings, bm25_idf
 from .rank import Mask
+from .textnorm import is_cjk
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +57,10 @@ class Feedback:
     # that would pass this is left out (a latency budget for large roots; no
     # root of the retrieval benchmarks comes near it)
     budget: int = 5_000
+    # a feedback document's share ∝ 1/rank^power (0: ∝ its fused score, which
+    # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
+    rank_power: float = 1.0
+    single_cjk: bool = False  # a lone CJK character may be an expansion term
     covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
     covered_weight: float = 1.0  # ... the lane is fused at this weight
 
@@ -62,6 +71,14 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     the feedback documents, best first; the best one weighs ``fb.weight``.
     ``cjk``: the query has CJK text (``fb.terms`` terms and ``fb.max_share``,
     else the ``_latin`` ones)."""
+    power = fb.rank_power
+    if power:
+        by_rank, rank, prev = [], 0, None
+        for pos, (s, fused) in enumerate(docs, 1):
+            if fused != prev:  # equal fused scores share a rank (and a share)
+                rank, prev = pos, fused
+            by_rank.append((s, 1 / rank ** power))
+        docs = by_rank
     total = sum(w for _, w in docs) or 1.0
     n = max(lane.live, 1)
     max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
@@ -73,7 +90,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
         share = fused / total
         mine: dict[str, float] = {}
         for t, tf, df in lane.vector_df(slot, fb.min_df, max_df):
-            if t in query:
+            if t in query or len(t) == 1 and not fb.single_cjk and is_cjk(t):
                 continue
             idf = idfs.get(t)
             if idf is None:

@@ -7,6 +7,8 @@
   expanded query, and the lanes beyond the query's own lexical match never
   push every direct hit out of the first ``limit``;
 * ``explain=True``: each hit's lane ranks and the expansion terms;
+* the expansion: the first result's words lead it (feedback memories weigh
+  by rank), in Chinese and English; a lone CJK character is never a term;
 * term vectors: kept through a snapshot; a snapshot of the previous format is
   rebuilt, never misread.
 """
@@ -189,3 +191,76 @@ def test_cli_explain_prints_lanes_and_expansion(second_hop, capsys, monkeypatch)
     assert hits[0]["explain"]["lanes"]["words"] == 1
     assert main(["--root", str(repo.root), "search", "which phone did Wei buy"]) in (0, None)
     assert "lanes:" not in capsys.readouterr().out
+
+
+def test_the_best_match_leads_the_expansion_of_a_chinese_query(tmp_path):
+    """The feedback memories weigh by rank: fused scores are nearly flat (1/61
+    against 1/63), and a share of them let the second and third results' words
+    outweigh the phone the best match names."""
+    repo = Repository(tmp_path / "root")
+    mem = {
+        "mine": "新手机是华为Mate60，屏幕很亮。",
+        "colleague": "同事的手机是小米14，充电很快。",
+        "cousin": "表姐的手机是OPPO Reno，拍照不错。",
+        "mine_later": "Mate60的电池不耐用，半天就没电了。",
+        "colleague_later": "小米14的电池不耐用，半天就没电了。",
+        "cousin_later": "Reno的电池不耐用，半天就没电了。",
+        "lunch": "中午吃了牛肉面，味道不错。",
+        "walk": "周末去公园散步，天气很好。",
+        "work": "今天加班到九点，很累。",
+    }
+    name = {repo.add(text).id: k for k, text in mem.items()}
+    hits = repo.search("新手机的屏幕", record=False, explain=True)
+    found = [name[h.entry.id] for h in hits]
+    assert found[0] == "mine"
+    # the first memory found only through the expansion is the one about my phone
+    assert [k for k in found if k.endswith("_later")][0] == "mine_later"
+    expansion = hits[0].explain["expansion"]  # type: ignore[index]
+    assert max(expansion, key=expansion.get) in ("mate60", "mat")
+    assert expansion["mate60"] > 1.5 * expansion["reno"]
+
+
+def test_a_lone_chinese_character_is_never_an_expansion_term(tmp_path):
+    """What jieba leaves uncut (买, 新, 好) is a generic word: as an expansion
+    term it brought memories about shoes to a question about a phone."""
+    repo = Repository(tmp_path / "root")
+    mem = {
+        "bought": "终于换了新手机，买的是iPhone 15，挑了个深色的，旧的Find X7留给我妈用。",
+        "linda": "琳达的手机是红米K70，她说拍照比我的好。",
+        "case": "给手机买了个新壳子，透明的，很快就黄了。",
+        "battery": "iPhone 15的电池越来越不经用，下午三点就只剩两成电，充电器得随身带着。",
+        "linda_again": "琳达换了红米K70，拍照比我的好多了。",
+        "mum": "我妈说Find X7的屏幕字大，看着舒服。",
+        "shoes": "买了新的运动鞋，跑步很舒服，比旧的好。",
+        "park": "周末去公园散步，天气很好，买了杯新出的奶茶。",
+        "noodles": "中午吃了牛肉面，味道比上次好。",
+    }
+    name = {repo.add(text).id: k for k, text in mem.items()}
+    hits = repo.search("我的新手机后来出了什么毛病？", record=False, explain=True)
+    found = [name[h.entry.id] for h in hits]
+    assert found[0] == "bought" and "battery" in found
+    assert "shoes" not in found and "park" not in found
+    expansion = hits[0].explain["expansion"]  # type: ignore[index]
+    assert expansion and not [t for t in expansion if len(t) == 1]
+    assert {"iphone15", "findx7"} <= set(expansion)
+
+
+def test_the_best_match_leads_the_expansion_of_an_english_query(tmp_path):
+    repo = Repository(tmp_path / "root")
+    mem = {
+        "mine": "My new phone is a Pixel 8, the screen is bright.",
+        "colleague": "My colleague's phone is a Xiaomi 14, it charges fast.",
+        "cousin": "My cousin's phone is an Oppo Reno, with a nice camera.",
+        "mine_later": "The Pixel 8 battery drains by noon.",
+        "colleague_later": "The Xiaomi 14 battery drains by noon.",
+        "cousin_later": "The Oppo Reno battery drains by noon.",
+        "lunch": "Lunch was beef noodles, nice and spicy.",
+        "walk": "A walk in the park on Sunday, sunny weather.",
+    }
+    name = {repo.add(text).id: k for k, text in mem.items()}
+    hits = repo.search("new phone screen", record=False, explain=True)
+    found = [name[h.entry.id] for h in hits]
+    assert found[0] == "mine" and [k for k in found if k.endswith("_later")][0] == "mine_later"
+    expansion = hits[0].explain["expansion"]  # type: ignore[index]
+    assert max(expansion, key=expansion.get) in ("pixel8", "pixel", "8")
+    assert expansion["pixel8"] > 1.5 * expansion["reno"]

@@ -1,0 +1,346 @@
+"""Ranking variants on English and Chinese data in one process, over roots
+built once: one row per variant, every retrieval benchmark of the "Ranking
+choices" table (LoCoMo turn and session level, CMRC 2018 dev, zhmem).
+
+    python benchmarks/ranking_table.py --data PATH base b=0.75 weight=rare:1.5
+    python benchmarks/ranking_table.py --data PATH --roots DIR ...   # keep the roots, reuse them next time
+    python benchmarks/ranking_table.py --data PATH --misses          # why LoCoMo sessions are missed
+
+The roots are made as the benchmark scripts make theirs (same texts, titles
+and add times; ``record=False``), so the ``base`` row is their figures. A
+variant changes one thing in this process and is undone before the next:
+
+* ``b=X``, ``k1=X``: BM25's constants; ``rrf-k=N``: the fusion's K;
+* ``weight=LANE:W``: a lane's share in the fusion (words, rare, bigrams, feedback);
+* ``feedback=FIELD:VALUE[;FIELD:VALUE]``: the feedback lane's settings (``feedback.Feedback``);
+* ``common=SHARE``: a query word in more than SHARE of the memories counts
+  nothing (Robertson–Spärck Jones idf is negative above one half);
+* ``ties=average``: equal lane scores share their average rank, not the best;
+* ``passage=LINES``: a further lane over the fused top 50, a memory's best
+  window of LINES lines by the summed idf of the query words it has (memories
+  of more lines only) — **a measurement**: it tokenizes the candidates at query
+  time, which the library may not do;
+* ``local-feedback=LINES``: expansion terms taken only from the lines within
+  LINES of a line with a telling query word (in at most half the memories),
+  for memories longer than that — a measurement too (tokenizes at query time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import heapq
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench_locomo as BL  # noqa: E402  (also puts the repository on sys.path)
+import gen  # noqa: E402
+
+from sediment import Repository  # noqa: E402
+from sediment import feedback as F  # noqa: E402
+from sediment import index as I  # noqa: E402
+from sediment import postings as P  # noqa: E402
+from sediment import rank as R  # noqa: E402
+from sediment import search as S  # noqa: E402
+
+DEPTH = 50
+ZHMEM = HERE / "zhmem" / "zhmem.json"
+
+
+# ------------------------------------------------------------------ roots
+
+def build(data: Path, roots: Path) -> dict[str, Any]:
+    """Every benchmark's roots under ``roots`` (and what to ask them), as the scripts make them."""
+    meta: dict[str, Any] = {"locomo": [], "zhmem": []}
+    for s in json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8")):
+        sess = BL.sessions(s["conversation"])
+        turns = [(n, date, t) for n, date, ts in sess for t in ts]
+        known = {t["dia_id"] for _, _, t in turns}
+        sess_of = {t["dia_id"]: n for n, _, t in turns}
+        qas = []
+        for qa in s["qa"]:
+            ev = BL.normalise_evidence(qa.get("evidence") or [], known) if qa.get("category") in BL.CATEGORIES else []
+            if ev:
+                qas.append((qa["category"], qa["question"], ev, sorted({sess_of[d] for d in ev})))
+        conv: dict[str, Any] = {"qas": qas}
+        with Repository(roots / f"{s['sample_id']}-turns") as repo:
+            conv["turns"] = {repo.add(BL.turn_line(date, t), now=gen.add_time(i)).id: t["dia_id"]
+                             for i, (_, date, t) in enumerate(turns)}
+        with Repository(roots / f"{s['sample_id']}-sessions") as repo:
+            conv["sessions"] = {repo.add("\n".join(BL.turn_line(date, t) for t in ts), title=date or f"session {n}",
+                                         now=gen.add_time(i)).id: n for i, (n, date, ts) in enumerate(sess)}
+        conv["name"] = s["sample_id"]
+        meta["locomo"].append(conv)
+        print(f"  built {s['sample_id']}", flush=True)
+    raw = json.loads((data / "cmrc2018" / "cmrc2018_dev.json").read_text(encoding="utf-8"))
+    paras, qs = [], []
+    for art in raw["data"]:
+        for p in art["paragraphs"]:
+            paras.append((art.get("title") or "", p["context"]))
+            qs.extend((qa["question"], len(paras) - 1) for qa in p["qas"])
+    with Repository(roots / "cmrc") as repo:
+        meta["cmrc"] = {"ids": {repo.add(ctx, title=title or None, now=gen.add_time(i)).id: i
+                                for i, (title, ctx) in enumerate(paras)}, "qs": qs}
+    i_add = 0
+    for n, person in enumerate(json.loads(ZHMEM.read_text(encoding="utf-8"))["people"]):
+        with Repository(roots / f"zh-{n}") as repo:
+            ids = {}
+            for m in person["memories"]:
+                ids[repo.add(m["text"], now=gen.add_time(i_add)).id] = m["id"]
+                i_add += 1
+        meta["zhmem"].append({"ids": ids, "qs": [(q["question"], q["evidence"], q["type"])
+                                                 for q in person["questions"]]})
+    (roots / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    return meta
+
+
+def ranked(repo: Repository, ids: dict[str, Any], q: str) -> list[Any]:
+    return [ids[h.entry.id] for h in repo.search(q, limit=DEPTH, record=False)]
+
+
+def mrr(order: list[Any], relevant: set[Any]) -> float:
+    return next((1 / i for i, k in enumerate(order, 1) if k in relevant), 0.0)
+
+
+def evaluate(meta: dict[str, Any], roots: Path) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for level in ("turn", "session"):
+        r10, rr, cat1 = [], [], []
+        for conv in meta["locomo"]:
+            with Repository(roots / f"{conv['name']}-{level}s") as repo:
+                for cat, q, ev, sess in conv["qas"]:
+                    rel = set(ev if level == "turn" else sess)
+                    order = ranked(repo, conv[f"{level}s"], q)
+                    r10.append(len(rel & set(order[:10])) / len(rel))
+                    rr.append(mrr(order, rel))
+                    if cat == 1:
+                        cat1.append(r10[-1])
+        out[f"{level} R@10"], out[f"{level} MRR"] = sum(r10) / len(r10), sum(rr) / len(rr)
+        out[f"{level} multi-hop R@10"] = sum(cat1) / len(cat1)
+    c = meta["cmrc"]
+    with Repository(roots / "cmrc") as repo:
+        ranks = []
+        for q, p in c["qs"]:
+            order = ranked(repo, c["ids"], q)
+            ranks.append(order.index(p) + 1 if p in order else None)
+    n = len(ranks)
+    out["CMRC R@1"] = sum(r == 1 for r in ranks) / n
+    out["CMRC R@5"] = sum(r is not None and r <= 5 for r in ranks) / n
+    out["CMRC MRR"] = sum(1 / r for r in ranks if r) / n
+    r10, rr = [], []
+    for i, person in enumerate(meta["zhmem"]):
+        with Repository(roots / f"zh-{i}") as repo:
+            for q, ev, _ in person["qs"]:
+                order = ranked(repo, person["ids"], q)
+                r10.append(sum(e in order[:10] for e in ev) / len(ev))
+                rr.append(mrr(order, set(ev)))
+    out["zhmem R@10"], out["zhmem MRR"] = sum(r10) / len(r10), sum(rr) / len(rr)
+    return out
+
+
+def misses(meta: dict[str, Any], roots: Path) -> None:
+    """LoCoMo session level: of the (question, relevant session) pairs not in
+    the top 10, how many share with the question only words that more than
+    half of the conversation's sessions have (a speaker's name)."""
+    got: Counter[tuple[str, str]] = Counter()
+    for conv in meta["locomo"]:
+        with Repository(roots / f"{conv['name']}-sessions") as repo:
+            ids = conv["sessions"]
+            for cat, q, _, sess in conv["qas"]:
+                hits = repo.search(q, limit=DEPTH, record=False, explain=True)
+                order = [ids[h.entry.id] for h in hits]
+                seen: Counter[str] = Counter(t for h in hits for t in h.explain["terms"])  # type: ignore[index]
+                for r in sess:
+                    if r in order[:10]:
+                        continue
+                    h = next((h for h in hits if ids[h.entry.id] == r), None)
+                    terms = set(h.explain["terms"]) if h else set()  # type: ignore[index]
+                    telling = {t for t in terms if seen[t] <= len(hits) / 2}
+                    got[(BL.CATEGORIES[cat], "a telling word" if telling else "only common words")] += 1
+    rows = [[cat, kind, str(n)] for (cat, kind), n in sorted(got.items())]
+    print(gen.table(rows, ["category", "the missed session shares with the question", "pairs"]))
+    print(f"{sum(got.values())} (question, relevant session) pairs outside the top 10")
+
+
+# ------------------------------------------------------------------ variants
+
+def _set(saved: list, obj: Any, attr: str, value: Any) -> None:
+    saved.append((obj, attr, getattr(obj, attr)))
+    setattr(obj, attr, value)
+
+
+def _lines(cache: dict[str, list[list[str]]], tok: Any, entry: Any) -> list[list[str]]:
+    got = cache.get(entry.id)
+    if got is None:
+        got = cache[entry.id] = [tok.terms(line)[0] for line in entry.body.split("\n") if line.strip()]
+    return got
+
+
+def _passage_run(orig: Callable, width: int) -> Callable:
+    cache: dict[str, list[list[str]]] = {}
+
+    def run(index: Any, entries: Any, tok: Any, query: str, *, limit: int, **kw: Any) -> Any:
+        hits = orig(index, entries, tok, query, limit=max(limit, DEPTH), **kw)
+        words, _ = S.query_terms(tok, query)
+        n = max(index.words.live, 1)
+        idf = {t: P.bm25_idf(n, df) * w for t, w in words.items() if (df := index.words.df(t))}
+        best = []
+        for h in hits:
+            lines = _lines(cache, tok, h.entry)
+            sc = 0.0
+            if idf and len(lines) > width:
+                for i in range(len(lines) - width + 1):
+                    sc = max(sc, sum(idf.get(t, 0.0) for t in set().union(*lines[i:i + width])))
+            best.append(sc)
+        lane = sorted(((sc, i) for i, sc in enumerate(best) if sc > 0), reverse=True)
+        fused, _ = R.rrf([("passage", lane)])
+        order = sorted(range(len(hits)), key=lambda i: -(hits[i].score + fused.get(i, 0.0)))
+        return [hits[i] for i in order[:limit]]
+    return run
+
+
+def _local_expansion(ctx: dict[str, Any], width: int) -> Callable:
+    cache: dict[str, list[list[str]]] = {}
+
+    def expansion(lane: Any, docs: Any, query: Any, fb: Any, cjk: bool = True) -> dict[str, float]:
+        n = max(lane.live, 1)
+        total = sum(w for _, w in docs) or 1.0
+        max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
+        telling = {t for t in query if 0 < lane.df(t) <= n / 2}
+        gain: dict[str, float] = {}
+        for slot, fused in docs:
+            lines = _lines(cache, ctx["tok"], ctx["entries"][ctx["index"].key_of[slot]])
+            near = range(len(lines))
+            if len(lines) > 2 * width + 1:
+                at = [i for i, ln in enumerate(lines) if telling & set(ln)]
+                near = sorted({j for i in at for j in range(max(0, i - width), min(len(lines), i + width + 1))}) or near
+            tf = Counter(t for i in near for t in lines[i])
+            length = sum(tf.values()) or 1
+            for t, k in tf.items():
+                if t not in query and fb.min_df <= (df := lane.df(t)) <= max_df:
+                    gain[t] = gain.get(t, 0.0) + fused / total * k * P.bm25_idf(n, df) / length
+        top = heapq.nlargest(fb.terms if cjk else fb.terms_latin, [(g, t) for t, g in gain.items()])
+        return {t: fb.weight * g / top[0][0] for g, t in top} if top else {}
+    return expansion
+
+
+def _average_ties(fused: dict, ranks: dict, rankings: Any, weights: Any = None) -> Any:
+    for name, top in rankings:
+        w = weights.get(name, 1.0) if weights else 1.0
+        top = list(top)
+        i = 0
+        while i < len(top):
+            j = i
+            while j + 1 < len(top) and round(top[j + 1][0], 9) == round(top[i][0], 9):
+                j += 1
+            for s in (x[1] for x in top[i:j + 1]):
+                fused[s] = fused.get(s, 0.0) + w / (R.RRF_K + (i + j + 2) / 2)
+                ranks.setdefault(s, {})[name] = i + 1
+            i = j + 1
+    return fused, ranks
+
+
+def apply(variant: str) -> Callable[[], None]:
+    """Make the variant's change in this process; returns its undo."""
+    name, _, arg = variant.partition("=")
+    saved: list = []
+    if name == "base":
+        pass
+    elif name in ("b", "k1"):
+        _set(saved, P, name.upper(), float(arg))
+    elif name == "rrf-k":
+        _set(saved, R, "RRF_K", int(arg))
+    elif name == "weight":
+        lane, w = arg.split(":")
+        orig = I.rrf
+        _set(saved, I, "rrf", lambda rankings, weights=None: orig(rankings, {lane: float(w), **(weights or {})}))
+        if lane == "feedback":  # (fused apart: rrf_add)
+            add = I.rrf_add
+            _set(saved, I, "rrf_add", lambda f, r, rk, weights=None: add(
+                f, r, rk, {k: v * float(w) for k, v in (weights or {}).items()}))
+    elif name == "feedback":
+        kv: dict[str, Any] = {}
+        for item in arg.split(";"):
+            k, v = item.split(":")
+            kind = type(getattr(F.Feedback(), k))
+            kv[k] = v.lower() in ("1", "true", "yes") if kind is bool else kind(v)
+        fb = S.feedback
+        _set(saved, S, "feedback", lambda policy: dataclasses.replace(fb(policy) or F.Feedback(), **kv))
+    elif name == "common":
+        idf = P.bm25_idf
+        _set(saved, P, "bm25_idf", lambda n, df: 0.0 if df > float(arg) * n else idf(n, df))
+    elif name == "ties":
+        _set(saved, R, "rrf_add", _average_ties)
+        _set(saved, I, "rrf_add", _average_ties)
+    elif name == "passage":
+        _set(saved, S, "run", _passage_run(S.run, int(arg)))
+    elif name == "local-feedback":
+        ctx: dict[str, Any] = {}
+        run = S.run
+
+        def keep(index: Any, entries: Any, tok: Any, query: str, **kw: Any) -> Any:
+            ctx.update(index=index, entries=entries, tok=tok)
+            return run(index, entries, tok, query, **kw)
+        _set(saved, S, "run", keep)
+        _set(saved, F, "expansion", _local_expansion(ctx, int(arg)))
+    else:
+        raise SystemExit(f"unknown variant {variant!r}")
+
+    def undo() -> None:
+        for obj, attr, value in reversed(saved):
+            setattr(obj, attr, value)
+    return undo
+
+
+COLUMNS = ("turn R@10", "turn MRR", "session R@10", "session MRR", "session multi-hop R@10",
+           "CMRC R@1", "CMRC R@5", "CMRC MRR", "zhmem R@10", "zhmem MRR")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=gen.default_data_dir(), help="the bench-data folder")
+    ap.add_argument("--roots", type=Path, help="build the roots here once and reuse them (default: a temp folder)")
+    ap.add_argument("--misses", action="store_true", help="LoCoMo session misses by what they share with the question")
+    ap.add_argument("variants", nargs="*", default=["base"])
+    a = ap.parse_args(argv)
+    roots = a.roots or Path(tempfile.mkdtemp(prefix="sediment-ranking-"))
+    print(f"sediment ranking_table  ({gen.source_fingerprint()})", flush=True)
+    try:
+        if (roots / "meta.json").exists():
+            meta = json.loads((roots / "meta.json").read_text(encoding="utf-8"))
+        else:
+            roots.mkdir(parents=True, exist_ok=True)
+            meta = build(a.data, roots)
+        if a.misses:
+            misses(meta, roots)
+        rows = []
+        for v in a.variants if not a.misses or a.variants != ["base"] else []:
+            undo = apply(v)
+            t0 = time.perf_counter()
+            try:
+                got = evaluate(meta, roots)
+            finally:
+                undo()
+            rows.append([v] + [f"{got[c]:.4f}" for c in COLUMNS])
+            print(f"  {v}: {time.perf_counter() - t0:.0f} s", flush=True)
+        if rows:
+            print("| variant | " + " | ".join(COLUMNS) + " |")
+            print("|" + "---|" * (len(COLUMNS) + 1))
+            for r in rows:
+                print("| " + " | ".join(r) + " |")
+    finally:
+        if a.roots is None:
+            shutil.rmtree(roots, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
