@@ -57,14 +57,19 @@ TAIL = 0.001
 
 @dataclass(frozen=True)
 class DenseRules:
-    floor: float = 0.20
+    floor: float = 0.20  # the plain cosine's floor
+    floor_centered: float = 0.25  # the floor of a centred cosine (see ``center``)
+    raw_floor: float = -1.0  # with centring, the plain cosine's own floor
+    raw_z: float = 1.0  # with centring, the plain cosine must still stand this many deviations out
     z: float = 2.0
-    z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone
+    z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone, no centring
+    center: bool = True  # similarities after the corpus mean is subtracted (vectors.similarities)
     weight_max: float = 3.0  # the blend's weight in the fusion (the lexical lanes weigh TAIL then)
     evidence_skip: float = 0.5  # from this share on, the dense lane only fills a list that ran dry
     depth: int = 100  # candidates kept per query before filtering
     cross_top: int = 5  # the candidates whose script is compared with the query's
     alpha: float = 0.6  # the similarity's share of the blend (the lexical score has the rest)
+    alpha_evidence: float = 1.0  # how far alpha rises toward 1 as the lexical evidence falls to none
     lexical_depth: int = 50  # direct lexical hits per lexical lane in the blend's union
 
 
@@ -132,26 +137,39 @@ def cross_language(query: str, texts: Sequence[str]) -> float:
     return sum(1 for t in texts if is_cjk(t) != q) / len(texts)
 
 
-def alpha_for(cross: float, rules: DenseRules) -> float:
+def alpha_for(cross: float, rules: DenseRules, evidence: float = 1.0) -> float:
     """The similarity's share of the blend: ``alpha``, rising to 1 as the
     lane's best candidates are all in the other script than the query (the
-    lexical scores are then of notes that share only its common words)."""
-    return rules.alpha + (1.0 - rules.alpha) * cross
+    lexical scores are then of notes that share only its common words), and
+    as the query's lexical evidence falls toward none (``alpha_evidence``: its
+    few words found are then common ones)."""
+    weak = max(0.0, 1.0 - evidence / rules.evidence_skip) * rules.alpha_evidence
+    a = rules.alpha + (1.0 - rules.alpha) * weak
+    return a + (1.0 - a) * cross
 
 
-def select(sims: Any, rules: DenseRules) -> list[int]:
-    """Rows above the calibrated floor, best first (at most ``rules.depth``)."""
+def select(sims: Any, rules: DenseRules, raw: Any = None) -> list[int]:
+    """Rows above the calibrated floor, best first (at most ``rules.depth``).
+    ``sims`` are what the lane ranks by; with ``raw`` (the plain cosines, when
+    ``sims`` are centred) a row must also stand ``raw_z`` deviations out among
+    those: a query of nothing in particular, whose centred remainder is only
+    the corpus's own spread, then finds nothing."""
     import numpy as np
     n = len(sims)
     finite = sims[np.isfinite(sims)]  # (a NaN row never passes the floor, nor sets it)
     if not len(finite):
         return []
     mean, std = float(finite.mean()), float(finite.std())
-    floor = max(rules.floor, mean + rules.z * std) if len(finite) >= rules.z_min_docs else rules.floor
+    many = len(finite) >= rules.z_min_docs
+    floor = max(rules.floor if raw is None else rules.floor_centered, mean + rules.z * std) if many else rules.floor
+    raw_floor = -np.inf
+    if raw is not None and many:
+        fin = raw[np.isfinite(raw)]
+        raw_floor = max(rules.raw_floor, float(fin.mean()) + rules.raw_z * float(fin.std()))
     k = min(rules.depth, n)
     top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
     top = top[np.argsort(-sims[top], kind="stable")]
-    return [int(r) for r in top if sims[r] >= floor]
+    return [int(r) for r in top if sims[r] >= floor and (raw is None or raw[r] > raw_floor)]
 
 
 def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Callable[[int], float | None],
