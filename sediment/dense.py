@@ -8,7 +8,13 @@ query clears a floor that holds for the whole corpus (``floor``, absolute)
 (``z`` standard deviations above their mean). The second test is the
 calibration: sentence encoders give every text of the same genre a
 similarity well above zero, so an absolute floor alone either lets a whole
-chat log in or shuts real paraphrases out, depending on the corpus.
+chat log in or shuts real paraphrases out, depending on the corpus. From
+``z_min_docs`` vectors on, the similarities are *centred* (the corpus mean
+taken from the query and every vector first: ``vectors.VectorFile.scan``),
+with their own floor (``floor_centered``), and the plain cosine must still
+stand ``raw_z`` deviations out: a query of nothing in particular has a
+centred remainder that is only the corpus's own spread, and would otherwise
+match whatever note is least like the rest.
 
 **Evidence.** How much the lane weighs depends on how much lexical evidence
 the query has: the idf-weighted share of its words (and CJK bigrams) that
@@ -29,8 +35,10 @@ Such a query is answered by one ranking of the union of the dense candidates
 and the query's direct lexical hits, ordered by a blend of their *scores*
 (``blend``): ``alpha`` × the similarity, scaled so that the corpus's mean is 0
 and the best candidate 1, plus (1 − ``alpha``) × the BM25 score, scaled by the
-best of its lane; ``alpha`` rises to 1 with the share of the lane's best
-candidates written in the other script. A candidate written in the other script than the query
+best of its lane; ``alpha`` rises to 1 as the query's lexical evidence
+falls to none (the few words found are then common ones: a one-word match
+would get the full lexical score as the best of its lane) and with the share
+of the lane's best candidates written in the other script. A candidate written in the other script than the query
 cannot be matched lexically at all, so its lexical part is not held against
 it: it is ranked by its similarity alone. That ranking enters the fusion with
 the lane's full weight and the lexical and feedback lanes weigh ``TAIL``:
