@@ -54,7 +54,8 @@ class VectorFile:
         self._size = 0  # bytes of the file already read
         self._ino = 0
         self._sum: Any = None  # (dim,) float64: the sum of the rows, for the corpus mean
-        self._summed = 0  # the rows in it
+        self._done = 0  # the rows looked at for it
+        self._summed = 0  # the rows in it (not NaN)
         self.reload()
 
     def __len__(self) -> int:
@@ -87,7 +88,7 @@ class VectorFile:
             return
         if st.st_ino != self._ino or size < self._size:  # replaced or cut: read it whole
             self._rows, self._keys, self._mem, self._scale = {}, [], None, None
-            self._sum, self._summed, self._size = None, 0, 0
+            self._sum, self._done, self._summed, self._size = None, 0, 0, 0
         self._ino = st.st_ino
         np = require_numpy()
         with open(self.path, "rb", opener=open_nofollow) as fh:
@@ -110,27 +111,27 @@ class VectorFile:
         self._keys.extend(new)
         for i, k in enumerate(new, start):
             self._rows[k] = i  # a key appended twice: the later row
-        self._add_to_sum(start)
 
-    def _add_to_sum(self, start: int, chunk: int = 8192) -> None:
-        """Add rows ``start:`` to the running sum the corpus mean is taken from
-        (a NaN row, a model's fault, is left out of it)."""
+    def mean(self, chunk: int = 8192) -> Any:
+        """The mean of every row (unit vectors, dequantized), or None without
+        rows. Kept as a running sum: the rows appended since the last call are
+        added to it (a NaN row, a model's fault, is left out)."""
         np = require_numpy()
         n = len(self._keys)
         if self._sum is None or self._sum.shape != (self.dim,):
-            self._sum, self._summed, start = np.zeros(self.dim, dtype=np.float64), 0, 0
-        for i in range(start, n, chunk):
-            scale = self._scale[i:i + chunk]
+            self._sum, self._done = np.zeros(self.dim, dtype=np.float64), 0
+            self._summed = 0
+        for i in range(self._done, n, chunk):
+            j = min(i + chunk, n)
+            scale = self._scale[i:j]
             ok = np.isfinite(scale)
-            rows = self._mem[i:i + chunk][ok].astype(np.float32) * scale[ok, None]
+            rows = self._mem[i:j][ok].astype(np.float32) * scale[ok, None]
             self._sum += rows.sum(axis=0, dtype=np.float64)
             self._summed += int(ok.sum())
-
-    def mean(self) -> Any:
-        """The mean of every row (unit vectors, dequantized), or None without rows."""
-        if self._sum is None or not self._summed:
+        self._done = n
+        if not self._summed:
             return None
-        return (self._sum / self._summed).astype(require_numpy().float32)
+        return (self._sum / self._summed).astype(np.float32)
 
     def add(self, keys: Sequence[bytes], vectors: Any) -> None:
         """Append vectors (float, shape (len(keys), dim)) for these keys."""
@@ -178,7 +179,6 @@ class VectorFile:
         self._keys.extend(keys)
         for i, k in enumerate(keys, start):
             self._rows[k] = i
-        self._add_to_sum(start)
 
     def similarities(self, query: Any, chunk: int = 8192) -> Any:
         """Cosine of a query vector with every row (float32, one per row)."""
