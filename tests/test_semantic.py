@@ -381,3 +381,14 @@ def test_a_reader_sees_what_another_process_appended_and_the_mean(tmp_path):
     want /= np.linalg.norm(x - mu, axis=1) * np.linalg.norm(q / np.linalg.norm(q) - mu)
     assert raw == pytest.approx(x @ (q / np.linalg.norm(q)), abs=0.02)
     assert cen == pytest.approx(want, abs=0.03)
+
+
+def test_a_nan_row_stays_out_of_the_corpus_mean(tmp_path):
+    vf = VectorFile(None, None, 5)
+    vecs = np.random.default_rng(3).normal(size=(6, 4)).astype(np.float32)
+    vecs[2] = np.nan  # a model's fault on one text
+    vf.add([bytes([i]) * 16 for i in range(6)], vecs)
+    ok = np.delete(vecs, 2, axis=0)
+    assert vf.mean() == pytest.approx((ok / np.linalg.norm(ok, axis=1, keepdims=True)).mean(axis=0), abs=0.01)
+    raw, cen = vf.scan(np.ones(4), center=True)
+    assert np.isnan(cen).tolist() == [False, False, True, False, False, False]
