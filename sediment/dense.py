@@ -145,13 +145,13 @@ def cross_language(query: str, texts: Sequence[str]) -> float:
     return sum(1 for t in texts if is_cjk(t) != q) / len(texts)
 
 
-def alpha_for(cross: float, rules: DenseRules, evidence: float = 1.0) -> float:
+def alpha_for(cross: float, rules: DenseRules, evidence: float | None = None) -> float:
     """The similarity's share of the blend: ``alpha``, rising to 1 as the
     lane's best candidates are all in the other script than the query (the
     lexical scores are then of notes that share only its common words), and
     as the query's lexical evidence falls toward none (``alpha_evidence``: its
-    few words found are then common ones)."""
-    weak = max(0.0, 1.0 - evidence / rules.evidence_skip) * rules.alpha_evidence
+    few words found are then common ones; ``None``: not by evidence)."""
+    weak = 0.0 if evidence is None else max(0.0, 1.0 - evidence / rules.evidence_skip) * rules.alpha_evidence
     a = rules.alpha + (1.0 - rules.alpha) * weak
     return a + (1.0 - a) * cross
 

@@ -222,6 +222,7 @@ class Semantic:
                     if len(texts) < self.rules.cross_top:
                         texts.append(entries[eid].body)
         cross = D.cross_language(query, texts)
+        calibrated = len(self.vectors) >= self.rules.z_min_docs
         found = D.lexical_evidence(words, bigrams, index.df, len(index))
         evidence = found * (1 - cross)
         if evidence >= self.rules.evidence_skip or not cands:
@@ -230,7 +231,10 @@ class Semantic:
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
                             self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
-                            D.alpha_for(cross, self.rules, found), self.rules.weight_max)]
+                            # (trusted more by evidence only where the similarities are
+                            # calibrated: the spread test and centring, from z_min_docs on)
+                            D.alpha_for(cross, self.rules, found if calibrated else None),
+                            self.rules.weight_max)]
 
     def _similarities(self, query: str) -> tuple[Any, Any]:
         """The query's similarity to every cached vector, as the lane ranks by

@@ -343,9 +343,9 @@ def test_weak_lexical_evidence_leans_on_the_similarity(tmp_path):
     from sediment.dense import DenseRules
     repo = _root(tmp_path, Concepts())
     memory = repo.add("latte and espresso, mornings")
-    note = repo.add("rain every monday, 咖啡 never")
-    for t in ("a kitten asleep", "backup snapshot at night", "deploys through argocd"):
-        repo.add(t)
+    note = repo.add("rain, rain every monday, and 咖啡 never")
+    for i in range(50):  # (from 50 vectors on the similarities are calibrated: the lane may lean)
+        repo.add(f"{('a kitten asleep', 'backup snapshot at night', 'deploys through argocd')[i % 3]} {i}")
     repo.embed()
     q = "any coffee every day?"
     assert [h.entry.id for h in repo.search(q, record=False)][:2] == [memory.id, note.id]
