@@ -74,9 +74,9 @@ def clip(text: str, *, budget: int, narrow: str) -> tuple[str, int]:
     return body, more
 
 
-def _when(e: Entry, which: str = "updated") -> str:
+def _when(e: Entry) -> str:
     try:
-        return (e.updated if which == "updated" else e.created).date().isoformat()
+        return e.updated.date().isoformat()
     except (ParseError, ValueError, OverflowError, KeyError):  # a person's odd date shows as '?'
         return "?"
 

@@ -127,15 +127,10 @@ def _open_checked(path: Path, expected_version: str) -> tuple[int, Identity]:
 
 
 def _write_temp(target: Path, data: bytes, mode: int) -> tuple[Path, Identity]:
-    tmp = files.temp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o666)
+    """``files.write_temp`` fsync'd and closed: its name and its identity."""
+    tmp, fd = files.write_temp(target, data, mode=mode)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if hasattr(os, "fchmod"):
-                os.fchmod(fd, mode)  # the note keeps the permissions the person gave it
             os.fsync(fd)
             st = os.fstat(fd)
         finally:

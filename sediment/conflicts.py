@@ -411,11 +411,13 @@ class Scan:
     candidates: int
 
 
-def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = None) -> Scan:
+def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = None,
+         generic: Generic | None = None) -> Scan:
     """Conflict candidates over the view (held by the caller), strongest
-    first. ``pairs``: candidates already drawn (with the generic filter)."""
+    first. ``pairs``: candidates already drawn with the ``generic`` filter
+    (pass both, so the words are tokenized once)."""
     only = None if ids is None else {view.resolve(i).id for i in ids}
-    generic = Generic(view.tokenizer)
+    generic = generic or Generic(view.tokenizer)
     if pairs is None:
         pairs = candidate_pairs(view, ids=only, generic=generic)
     clauses = Clauses(view.tokenizer, generic)

@@ -167,7 +167,7 @@ def relevance(index: Any, words: Mapping[str, float], bigrams: Mapping[str, floa
     return best
 
 
-def _reminders(store: Store, view: Any, query: str, taken: set[str], events: Mapping[str, Mapping[str, Entry]],
+def _reminders(store: Store, view: Any, query: str, events: Mapping[str, Mapping[str, Entry]],
                extra: S.ExtraLanes | None = None) -> tuple[list[Entry], dict[str, str]]:
     """Hits over the floor, then their neighbours; and per id the terms to centre a snippet on."""
     words, bigrams = S.query_terms(view.tokenizer, query)
@@ -180,7 +180,7 @@ def _reminders(store: Store, view: Any, query: str, taken: set[str], events: Map
     floor = store.policy.context_floor
     out: list[Entry] = []
     focus: dict[str, str] = {}
-    seen = set(taken)
+    seen: set[str] = set()
     direct = []
     for h in hits:
         e = view.entries[h.key]
@@ -316,7 +316,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
         if cat is None:
             cat = _CATALOGS[view] = Catalog()
         cat.update(view.entries)
-        near, focus = _reminders(store, view, query, set(), cat.events, extra) if query else ([], {})
+        near, focus = _reminders(store, view, query, cat.events, extra) if query else ([], {})
         usage = store.usage.load()
         skip = {e.id for e in near}
         rest_total = cat.rest_count() - len(skip)

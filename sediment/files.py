@@ -120,10 +120,11 @@ def fsync_dirs(folders: Iterable[Path]) -> None:
             os.close(fd)
 
 
-def write_temp(target: Path, data: bytes) -> tuple[Path, int]:
+def write_temp(target: Path, data: bytes, *, mode: int | None = None) -> tuple[Path, int]:
     """A temp file beside ``target`` holding ``data``, not yet fsync'd (the
     caller fsyncs it, with others: ``fsync_all``, before linking it in place
-    with ``move_new``): its name and its open descriptor."""
+    with ``move_new``): its name and its open descriptor. ``mode``: the
+    permissions it gets (a note replaced keeps the ones its person gave it)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_BINARY", 0), 0o666)
@@ -131,6 +132,8 @@ def write_temp(target: Path, data: bytes) -> tuple[Path, int]:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
+        if mode is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -220,27 +223,46 @@ def append_line(path: Path, line: str, *, durable: bool = True, whole: bool = Fa
     takes): the file must exist (FileNotFoundError), and a torn last line (a
     crash cut an append short) is cut off first, so that the new line neither
     glues itself to it nor leaves it behind as damage. Readers never read past
-    the last newline, so the cut changes nothing they saw. One descriptor for
-    the look and the write."""
+    the last newline, so the cut changes nothing they saw; text a person
+    pasted is ended as a line of its own instead (``last_line_end``). One
+    descriptor for the look and the write."""
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     flags = os.O_RDWR if whole else os.O_WRONLY | os.O_CREAT
     fd = os.open(path, flags | os.O_APPEND | NOFOLLOW, 0o644)
     try:
         if whole:
             size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":  # (usually: one byte read)
-                start = max(0, size - 65536)
-                tail = os.pread(fd, size - start, start)
-                cut = tail.rfind(b"\n")
-                if cut >= 0 or start == 0:
-                    os.ftruncate(fd, start + cut + 1)  # (no line at all: 0)
-                else:  # longer than any append: no torn record but pasted bytes, ended as a line of their own
-                    data = b"\n" + data
+            end, pasted = last_line_end(fd, size)
+            if pasted:
+                data = b"\n" + data
+            elif end < size:
+                os.ftruncate(fd, end)
         os.write(fd, data)
         if durable:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+TORN_AT_MOST = 65536  # far longer than any append: a line without its newline longer than this was pasted
+
+
+def last_line_end(fd: int, size: int) -> tuple[int, bool]:
+    """Where the last whole line of a log (open at ``fd``, ``size`` bytes)
+    ends, and whether bytes after the last newline were pasted. A torn last
+    line (an append a crash cut short) is shorter than any append: the end
+    is before it, where the next append cuts it off. A tail with no newline
+    in its last ``TORN_AT_MOST`` bytes is longer than any append: text a
+    person pasted, a line of its own (the next append ends it), so the end
+    is the file's. The journal's appends and its feed both ask here, so they
+    agree. Usually one byte read: the last line is whole."""
+    if not size or os.pread(fd, 1, size - 1) == b"\n":
+        return size, False
+    start = max(0, size - TORN_AT_MOST)
+    cut = os.pread(fd, size - start, start).rfind(b"\n")
+    if cut >= 0 or start == 0:
+        return start + cut + 1, False  # (no line at all: 0)
+    return size, True
 
 
 def resolve_inside(root: Path, rel: str) -> Path:

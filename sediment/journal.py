@@ -30,7 +30,7 @@ from typing import Any
 
 from .entry import LAYERS
 from .errors import StorageError
-from .files import append_line, atomic_write, header_value
+from .files import append_line, atomic_write, header_value, last_line_end
 
 COMPACT_BYTES = 1 << 20
 
@@ -103,17 +103,10 @@ class Journal:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 first = fh.readline()
-                if st.st_size and os.pread(fh.fileno(), 1, st.st_size - 1) == b"\n":
-                    tail = b"\n"  # (usually: one byte read, the last line is whole)
-                else:
-                    fh.seek(max(0, st.st_size - 65536))
-                    tail = fh.read()
+                end, _ = last_line_end(fh.fileno(), st.st_size)  # a torn last line is not ours to skip past
         except FileNotFoundError:
             return 0, "", (-1, 0)
-        epoch = header_value(first, "epoch")
-        cut = tail.rfind(b"\n")  # a torn last line is not ours to skip past
-        end = st.st_size - len(tail) + cut + 1 if cut >= 0 else 0
-        return end, epoch, (st.st_size, st.st_mtime_ns)
+        return end, header_value(first, "epoch"), (st.st_size, st.st_mtime_ns)
 
     def read(self, offset: int = 0, epoch: str | None = None) -> JournalRead:
         """Records from ``offset`` on (reading only that part of the file). If the
@@ -273,6 +266,9 @@ class Feed:
         now_seen = (st.st_size, st.st_mtime_ns)
         if now_seen == seen:
             return []
+        if st.st_size < offset:  # cut back by hand (a paste taken out again): we may miss records
+            self.pos = self.journal.head()
+            return None
         jr = self.journal.read(offset, epoch)
         self.pos = (jr.offset, jr.epoch, now_seen)
         if jr.epoch != epoch:

@@ -15,12 +15,11 @@ from typing import Any, Iterable
 
 from . import entry as E
 from . import validate as V
-from . import writes
+from . import moves, writes
 from .entry import Entry
 from .errors import InvalidInput, PolicyError, SedimentError, StorageError
 from .files import atomic_write
 from .lifecycle import Move, Strength, bigram_similarity, plan, strength as _strength
-from .moves import move_batch
 from .store import Store, add_link
 from .progress import Ticker
 from .view import View
@@ -123,7 +122,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
             store.rewrite(view.entries[new.id], meta=meta)
         for e in sorted(covered.values(), key=lambda x: x.id):
             cur = store.reread(e)
-            store.move(cur, "archive", cur.room, op="consolidate", meta_changes={
+            moves.move(store, cur, "archive", cur.room, op="consolidate", meta_changes={
                 "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
                 "superseded_by": [E.wikilink(new.name)]})
         return view.entries[new.id]
@@ -171,10 +170,10 @@ def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageE
     refusal that stopped them, if any."""
     applied: list[Move] = []
     tick = Ticker(view.progress, "metabolize", len(result.moves))
-    moves = result.moves
-    for start in range(0, len(moves), BATCH):
+    todo = result.moves
+    for start in range(0, len(todo), BATCH):
         batch: list[tuple[Move, Entry, dict[str, Any], Any]] = []
-        for m in moves[start:start + BATCH]:
+        for m in todo[start:start + BATCH]:
             e = view.entries.get(m.id)
             if e is None:
                 tick()
@@ -197,8 +196,8 @@ def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageE
         except StorageError as exc:
             if batch:
                 result.skipped.append((batch[0][0], str(exc)))
-            return applied, _refused(result, exc, [m for m, *_ in batch[1:]] + moves[start + BATCH:])
-        outcomes = move_batch(store, [(e, planned, seqs.get(i)) for i, (_, e, _, planned) in enumerate(batch)],
+            return applied, _refused(result, exc, [m for m, *_ in batch[1:]] + todo[start + BATCH:])
+        outcomes = moves.move_batch(store, [(e, planned, seqs.get(i)) for i, (_, e, _, planned) in enumerate(batch)],
                               op="metabolize")
         refusal: StorageError | None = None
         for i, ((m, *_), got) in enumerate(zip(batch, outcomes)):
@@ -218,7 +217,7 @@ def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageE
                 if isinstance(got, StorageError) and refusal is None:
                     refusal = got
         if refusal is not None:  # stop here and say what was not done
-            return applied, _refused(result, refusal, moves[start + BATCH:])
+            return applied, _refused(result, refusal, todo[start + BATCH:])
         with contextlib.suppress(OSError, StorageError):  # a journal left long costs reading time only
             store.journal.maybe_compact()
     return applied, None

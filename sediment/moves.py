@@ -1,10 +1,13 @@
-"""Moves in batches (metabolize): the steps of ``Store.move``, in phases, so
+"""Moves: one (``move``: the verbs) or a batch (``move_batch``: metabolize),
+by the same steps. A batch takes each step for all its moves at once, so
 that each fsync waits together with the batch's others (``files.fsync_all``)
-and a folder is fsync'd once for a batch instead of once for each move.
+and a folder is fsync'd once for a batch instead of once for each move; a
+single move is a batch of one.
 
 A move is durable in this order, for one move as for a batch:
 
-1. its intent is in the journal, fsync'd (the caller: ``Journal.begin_many``);
+1. its intent is in the journal, fsync'd (``move``: ``Journal.begin``; a
+   batch's caller: ``Journal.begin_many``);
 2. its new copy is complete: written to a temp file beside the destination
    and fsync'd;
 3. the temp file is linked at the destination, never over a file that is
@@ -25,20 +28,46 @@ is left twice, and a temp file left over is swept at the next open.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import Any, Mapping, Union
 
 from . import entry as E
 from . import names as N
 from .checked import Changed, Detached, detach
 from .entry import Entry
 from .errors import Conflict, SedimentError, StorageError
-from .files import fsync_all, fsync_dirs, in_threads, move_new, resolve_inside, write_temp
+from .files import fsync_all, fsync_dirs, in_threads, move_new, read_nofollow, resolve_inside, write_temp
 from .store import MovePlan, Store
 
+log = logging.getLogger("sediment")
+
 Outcome = Union[Entry, SedimentError]
+
+
+def move(store: Store, entry: Entry, layer: str, room: str, *, meta_changes: Mapping[str, Any],
+         op: str) -> Entry:
+    """Move (and possibly restamp) one memory, journaled as ``op``; the
+    caller holds the lock. The memory as it is now; ``Conflict`` (a person's
+    save kept, or a file in the way) or ``StorageError`` (the intent left
+    open for recovery) otherwise. A move to where it is already is a rewrite."""
+    plan = store.prepare_move(entry, layer, room, meta_changes)
+    seq = None
+    if plan[0] != entry.path:
+        if resolve_inside(store.root, plan[0]).exists():  # in the way: refused before anything is journaled
+            raise Conflict(f"cannot move {entry.path} to {plan[0]}: a file is already there", id=entry.id)
+        seq = store.journal.begin(op, **store.intent(entry, plan))
+    got = move_batch(store, [(entry, plan, seq)], op=op)[0]
+    if not isinstance(got, StorageError):
+        with contextlib.suppress(OSError, StorageError):  # the move stands: a long journal costs reading time only
+            if store.journal.maybe_compact():
+                log.debug("journal compacted")
+    if isinstance(got, SedimentError):
+        raise got
+    assert got is not None  # (only the moves after a refused one are not attempted)
+    return got
 
 
 @dataclass
@@ -154,14 +183,18 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(source, target)  # never over a file that appeared meanwhile
-                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
-                if "off" in entry._cache:
-                    fresh._cache["off"] = entry._cache["off"]
-                return _Move(i, entry, plan, seq, target, source, fresh, True)
+                return _Move(i, entry, plan, seq, target, source, _same(entry, rel), True)
             except FileExistsError:
                 raise
-            except OSError:  # no hard links here: a copy of the same bytes
+            except OSError:  # no hard links here: a copy of the bytes read, as they are (not rendered again)
                 pass
+            try:
+                kept: bytes | None = read_nofollow(source)
+            except OSError:
+                kept = None
+            if kept is not None and E.content_version(kept) == entry.version:
+                return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, write_temp(target, kept))
+            # (gone or saved since it was read: the copy is rendered, and the detach withdraws it)
         new = entry.with_(meta=meta)
         data = text if text is not None else E.render(new).encode("utf-8")
         temp = write_temp(target, data)
@@ -171,6 +204,14 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
     except OSError as exc:  # nothing is at the destination: recovery closes the intent
         raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
     return _Move(i, entry, plan, seq, target, source, store.written(rel, new, data), False, temp)
+
+
+def _same(entry: Entry, rel: str) -> Entry:
+    """``entry`` at ``rel``, its bytes unchanged."""
+    fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
+    if "off" in entry._cache:
+        fresh._cache["off"] = entry._cache["off"]
+    return fresh
 
 
 def _link(store: Store, m: _Move, out: list[Outcome | None], op: str) -> bool:

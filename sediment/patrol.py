@@ -177,10 +177,11 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
     # one pass over the postings of rare words serves every pairwise section
     # (the bigram lane would double the work and find the same near-duplicates:
     # two texts that share most of their bigrams share most of their words)
-    words = C.candidate_pairs(view, generic=C.Generic(view.tokenizer))
+    generic = C.Generic(view.tokenizer)
+    words = C.candidate_pairs(view, generic=generic)
     report.comparisons = words.comparisons
 
-    scanned = C.scan(view, pairs=words)
+    scanned = C.scan(view, pairs=words, generic=generic)
     conflict_keys = {tuple(sorted((c.a, c.b))) for c in scanned.conflicts}
     sec["conflicts"] = [_pair_item(entries[c.a], entries[c.b], f"{c.kind}: {c.clue}",
                                    f"sediment supersede {c.a} {c.b} --reason {c.kind}-conflict"

@@ -110,6 +110,7 @@ class SharedUsage:
         return symlink_in(self.root, FOLDER)
 
     def signature(self) -> tuple:
+        """The summaries' names, times and sizes: unchanged, nothing to re-read."""
         if self.link():
             return ()
         try:
@@ -123,16 +124,19 @@ class SharedUsage:
             except OSError:
                 continue
             sig.append((n, st.st_mtime_ns, st.st_size))
-        return (self.mine(), *sig)
+        return tuple(sig)
 
     def others(self) -> dict[str, Usage]:
         """Every other machine's totals, combined."""
         sig = self.signature()
         if sig == self._sig:
             return self._others
-        mine = sig[0] if sig else None
+        # this machine's name is read when the summaries changed, not at every
+        # call (a search's tie-breaks call this): a name made since (by the
+        # first sync) comes with this machine's own summary, which changes them
+        mine = self.mine() if sig else None
         out: dict[str, Usage] = {}
-        for n, *_ in sig[1:]:
+        for n, *_ in sig:
             if n == f"{mine}.jsonl":
                 continue  # this machine's own records are its log, which is newer
             try:

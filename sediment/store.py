@@ -48,6 +48,8 @@ from .view import View
 
 log = logging.getLogger("sediment")
 
+CLOSE_WAIT = 0.25  # seconds a close waits for the writer lock to save the index snapshot (a cache)
+
 # what a move will write: (target path, meta, same bytes?, new text or None, new copy's version)
 MovePlan = tuple[str, dict[str, Any], bool, "bytes | None", str]
 
@@ -111,11 +113,13 @@ class Store:
 
     def save_view(self) -> None:
         """Save the index snapshot if the view changed (at close). A cache: when
-        it cannot be written, the next open rebuilds what it lacks."""
+        it cannot be written now, the next open or close saves it, and an open
+        until then rebuilds what it lacks. So a close waits for another
+        process's write only briefly (``CLOSE_WAIT``), never the lock timeout."""
         if not self.view.dirty or not self.view.save_snapshots or self.parts.writes_off:
             return
         try:  # lock order as in writes: the file lock, then the view lock
-            with self.lock.hold(self.policy.lock_timeout_seconds), self.view.lock:
+            with self.lock.hold(min(self.policy.lock_timeout_seconds, CLOSE_WAIT)), self.view.lock:
                 if self.view.dirty:
                     self.view.save_snapshot()
         except (LockTimeout, StorageError) as exc:
@@ -123,15 +127,13 @@ class Store:
 
     # ------------------------------------------------------------------ single files
 
-    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None,
-                text: bytes | None = None) -> Entry:
+    def publish(self, rel: str, entry: Entry, *, exclusive: bool = False, expected: str | None = None) -> Entry:
         """Write ``entry`` at ``rel`` atomically; returns it as now on disk.
 
         ``expected``: the version of the note this write replaces (what was
         read). If a person's save landed since, it is kept, nothing is
-        written, and ``Conflict`` raised. ``text``: ``entry`` rendered already."""
-        if text is None:
-            text = E.render(entry).encode("utf-8")
+        written, and ``Conflict`` raised."""
+        text = E.render(entry).encode("utf-8")
         N.refuse_persons(rel)
         target = resolve_inside(self.root, rel)
         try:
@@ -258,77 +260,9 @@ class Store:
 
     @staticmethod
     def intent(entry: Entry, plan: MovePlan) -> dict[str, Any]:
-        """The journal record of a move's intent (``begin``)."""
+        """The journal record of a move's intent (``begin``). The moves
+        themselves, one or a batch, are ``moves``'s."""
         return {"id": entry.id, "src": entry.path, "dst": plan[0], "ver": entry.version, "dver": plan[4]}
-
-    def move(self, entry: Entry, layer: str, room: str, *, meta_changes: Mapping[str, Any],
-             op: str, planned: MovePlan | None = None, seq: str | None = None, compact: bool = True) -> Entry:
-        """Move (and possibly restamp) one memory; journaled. Caller holds the lock.
-
-        Order matters: the intent is durable before any file changes; the new
-        file is complete (atomic write) before the old one is removed. A crash
-        in between leaves both; recovery sees the intent and removes the old one.
-
-        A batch (metabolize) passes what ``prepare_move`` gave and the ``seq``
-        of an intent it journaled already (``begin_many``: one fsync for many
-        moves), and ``compact=False`` (it compacts the journal once, at the end).
-        """
-        N.refuse_persons(entry.path)
-        rel, meta, same_bytes, text, dver = planned or self.prepare_move(entry, layer, room, meta_changes)
-        if rel == entry.path:
-            if seq is not None:  # journaled as a move, done as a rewrite
-                self.journal.done(seq=seq, op=op)
-            return entry if same_bytes else self.rewrite(entry, meta=meta)
-        target = resolve_inside(self.root, rel)
-        source = self.root / entry.path
-        if target.exists():
-            if seq is not None:
-                self.journal.done(seq=seq, op=op)
-            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
-        if seq is None:
-            seq = self.journal.begin(op, **self.intent(entry, (rel, meta, same_bytes, text, dver)))
-        try:
-            linked = False
-            if same_bytes:  # git sees a pure rename: the same file under a second name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(source, target)  # never over a file that appeared meanwhile
-                    linked = True
-                except FileExistsError:
-                    raise
-                except OSError:  # no hard links here: a copy of the same bytes
-                    pass
-            if linked:
-                fsync_dir(target.parent)
-                fresh = Entry(meta=entry.meta, body=entry.body, path=rel, version=entry.version, tz=entry.tz)
-                if "off" in entry._cache:
-                    fresh._cache["off"] = entry._cache["off"]
-            else:
-                fresh = self.publish(rel, entry.with_(meta=meta), exclusive=True, text=text)
-            # the source goes only if it is still what we read, else it stays
-            # (a person saved it while we moved it) and our copy is withdrawn
-            try:
-                remove_checked(source, entry.version, same_file_as=target if linked else None)
-            except Changed as exc:
-                self._withdraw(target, None if linked else fresh.version)
-                raise self._kept(entry.path, exc, "moving", id=entry.id) from exc
-        except FileExistsError:
-            self.note_done(seq=seq, op=op)
-            raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there",
-                           id=entry.id) from None
-        except Conflict:
-            self.note_done(entry.path, seq=seq, op=op)
-            raise
-        except OSError as exc:
-            # leave the intent pending: recovery sorts out which copy is whole
-            raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
-        if fresh.room == entry.room and entry.id in self.view.index:
-            self.view.relocate(entry, fresh)
-        else:  # the room is indexed too
-            self.view.forget_path(entry.path)
-            self.view.load_known(fresh)
-        self._prune_rooms(source.parent)
-        return fresh.warn(*self.note_done(entry.path, rel, seq=seq, op=op, compact=compact))
 
     def _prune_rooms(self, folder: Path) -> None:
         """Remove the room folders a move emptied (Obsidian shows empty folders),

@@ -103,7 +103,7 @@ def _stage(g: Git) -> list[str]:
     return staged
 
 
-def _commit_pending(g: Git, store: Store, ident: list[str], message: str) -> int:
+def _commit_pending(g: Git, ident: list[str], message: str) -> int:
     staged = _stage(g)
     if staged:
         g.run(*ident, "commit", "-q", "--no-verify", "-m", message, "--", ".")
@@ -188,7 +188,7 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: li
             shared.write_mine(store.usage.load())  # committed with the rest
         except StorageError as exc:
             log.warning("sediment: %s", exc)
-    res.committed += _commit_pending(g, store, ident, "sediment sync: this machine's changes")
+    res.committed += _commit_pending(g, ident, "sediment sync: this machine's changes")
     counts = _ahead_behind(g, ref) if ref else None
     ahead = counts is None or counts[0] > 0
     if counts is not None and counts[1] > 0:

@@ -22,6 +22,7 @@ import logging
 from typing import Any, Iterable
 
 from . import entry as E
+from .conflicts import active
 from .errors import SedimentError
 from .store import Store
 from .syncmerge import is_note
@@ -44,19 +45,15 @@ def repair(store: Store, changed: Iterable[str] | None = None) -> list[str]:
     return done
 
 
-def _active(e: E.Entry) -> bool:
-    # only sediment's memories (in layer folders): a person's own notes are never rewritten
-    return e.status == "active" and e.layer != "archive" and is_note(e.path)
-
-
 def _no_exact_duplicates(store: Store, ids: list[str]) -> list[str]:
     view, out = store.view, []
     seen: set[str] = set()
     for eid in ids:
         e = view.entries.get(eid)
-        if e is None or eid in seen or not _active(e) or not e.text.strip():
+        # (active: sediment's memories only; a person's own notes are never rewritten)
+        if e is None or eid in seen or not active(e) or not e.text.strip():
             continue
-        group = [x for x in view.same_text(e.text) if _active(x)]  # sorted by id
+        group = [x for x in view.same_text(e.text) if active(x)]  # sorted by id
         seen.update(x.id for x in group)
         if len(group) < 2:
             continue

@@ -100,7 +100,7 @@ class View:
         self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
         self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None  # (old, new id): renamed by hand
         self._renames = Renames()
-        self.temps_seen: set[str] = set()  # temp files of interrupted writes the walks met
+        self.temps_seen: set[str] = set()  # temp files of interrupted writes the open's walk met (not later's)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -207,7 +207,7 @@ class View:
                 self.problems.pop(rel, None)
             else:
                 self.problems[rel] = Problem(rel, f"cannot read this folder: {exc.strerror}", code="storage")
-        return walk_notes(self.root, self.rules, unreadable, self.temps_seen.add)
+        return walk_notes(self.root, self.rules, unreadable, None if self.ready else self.temps_seen.add)
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import entry as E
+from . import moves
 from . import names as N
 from . import validate as V
 from .entry import Entry
@@ -162,7 +163,7 @@ def move(store: Store, id: str, layer: str, *, room: str | None = None, reason: 
         changes: dict[str, Any] = {"reason": E.one_line(reason) if reason else None}
         if layer == "archive" and entry.status == "active":
             changes["status"] = "archived"
-        return store.move(entry, layer, new_room, meta_changes=changes, op="move")
+        return moves.move(store, entry, layer, new_room, meta_changes=changes, op="move")
 
 
 def archive(store: Store, id: str, *, reason: str) -> Entry:
@@ -171,7 +172,7 @@ def archive(store: Store, id: str, *, reason: str) -> Entry:
         entry = store.reread(view.resolve(id))
         _refuse_purged(entry, "archive")
         status = "superseded" if entry.status == "superseded" else "archived"
-        return store.move(entry, "archive", entry.room, op="archive",
+        return moves.move(store, entry, "archive", entry.room, op="archive",
                           meta_changes={"status": status, "reason": why})
 
 
@@ -190,7 +191,7 @@ def restore(store: Store, id: str, *, layer: str = "shallow", confirm: bool = Fa
             raise InvalidInput(f"{entry.path} was erased: only its tombstone is left", id=entry.id)
         if entry.status == "purged" and not confirm:
             raise PolicyError(f"{entry.path} is purged; restoring it needs confirm=True", rule="confirm")
-        return store.move(entry, layer, entry.room, op="restore",
+        return moves.move(store, entry, layer, entry.room, op="restore",
                           meta_changes={"status": "active", "reason": None, "superseded_by": None})
 
 
@@ -206,7 +207,8 @@ def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged
             keep = {k: entry.meta[k] for k in ("id", "created", "updated") if k in entry.meta}
             tomb = {**keep, "status": "purged", "reason": why, "erased": E.now_iso()}
             entry = store.rewrite(entry, meta=tomb, body="Erased: the text of this memory was removed.\n")
-        fresh = store.move(entry, "archive", entry.room, op="purge", meta_changes={"status": "purged", "reason": why})
+        fresh = moves.move(store, entry, "archive", entry.room, op="purge",
+                           meta_changes={"status": "purged", "reason": why})
         limit.record()
         return fresh
 

@@ -41,6 +41,14 @@ def _root(tmp_path: Path) -> Path:
     return root
 
 
+def _alone() -> None:
+    """The pool forks only while no other thread runs (pool_size): a thread
+    an earlier test left running (a repository never closed: its semantic
+    lane, its watcher) is named here, not seen as a pool that did not run."""
+    others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+    assert others == [], f"threads an earlier test left running: {others}"
+
+
 def _cold(root: Path, processes: int) -> tuple[bytes, dict, list, list[int]]:
     shutil.rmtree(root / "_system" / "cache", ignore_errors=True)
     children: list[int] = []  # worker processes alive while the open reports progress
@@ -56,6 +64,7 @@ def _cold(root: Path, processes: int) -> tuple[bytes, dict, list, list[int]]:
 
 @needs_fork
 def test_a_pooled_cold_open_ends_with_the_serial_one(tmp_path):
+    _alone()
     root = _root(tmp_path)
     serial = _cold(root, processes=1)
     pooled = _cold(root, processes=2)
@@ -76,6 +85,7 @@ def test_notes_moved_by_hand_cost_a_pooled_open_no_merge_each(tmp_path):
     again while the workers' batches wait; its old slot is in the base and
     is dropped without merging the batches (a merge is a pass over the
     whole base: one per moved note made the open quadratic)."""
+    _alone()
     root = _root(tmp_path)
     Repository(root).close()  # a snapshot
     notes = sorted(p for p in (root / "shallow").rglob("*.md") if "deploy" in p.read_text(encoding="utf-8"))
@@ -99,6 +109,7 @@ def test_notes_moved_by_hand_cost_a_pooled_open_no_merge_each(tmp_path):
 
 @needs_fork
 def test_no_pool_while_another_thread_runs_or_when_switched_off(tmp_path):
+    _alone()
     from sediment.coldopen import POOL_MIN_FILES, pool_size
     assert pool_size(POOL_MIN_FILES, 0) == pool_size(10_000, 0) and pool_size(POOL_MIN_FILES - 1, 0) == 0
     assert pool_size(10_000, 1) == 0  # the policy switch

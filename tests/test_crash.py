@@ -544,6 +544,40 @@ def test_text_pasted_into_the_journal_costs_no_record_before_it(tmp_path):
     assert Repository(root, policy=POLICY).get(e.id).text == "after the paste"
 
 
+def test_a_view_opened_after_a_paste_into_the_journal_reads_on_from_its_end(tmp_path):
+    """The view of a process opened while pasted text ends the journal starts
+    its feed where the next append puts its record (after the paste, which
+    the append ends as a line of its own): at the next write of another
+    process it reads that write, not every record since the journal's start."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    for i in range(20):
+        writer.add(f"a note written before the paste {i}")
+    with open(root / "_system" / "journal.log", "ab") as fh:
+        fh.write(("pasted by hand " * 5000).encode())  # 75,000 bytes, no newline
+    reader = Repository(root, policy=POLICY)
+    new = writer.add("written after the paste")
+    # what the reader's next sync re-reads (each path a stat, the changed ones a
+    # parse): before, every path the journal named since its start
+    assert reader.store.view.feed.poll() == [new.path]
+
+
+def test_a_paste_taken_out_of_the_journal_again_costs_no_record_after_it(tmp_path):
+    """The paste's bytes removed again by hand (an editor's undo) while a view
+    had read on from its end: the journal is now shorter than where that view
+    stood, and it looks again from a rescan rather than miss what comes next."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    writer.add("a note written before the paste")
+    journal = root / "_system" / "journal.log"
+    before = journal.read_bytes()
+    journal.write_bytes(before + ("pasted by hand " * 5000).encode())
+    reader = Repository(root, policy=POLICY)
+    journal.write_bytes(before)
+    new = writer.add("written after the paste was taken out")
+    assert reader.get(new.id).text == "written after the paste was taken out"
+
+
 # ---------------------------------------------------------------------------
 # temp files of interrupted writes are swept on open
 
@@ -568,6 +602,21 @@ def test_temp_files_of_interrupted_writes_are_swept_on_open(tmp_path):
     assert temp_files(root) == []
     assert [x.path for x in scan(root)[e.id]] == [e.path]
     assert errors(repo) == []
+
+
+def test_the_walks_after_the_open_keep_no_record_of_temp_files(tmp_path):
+    """Only the open asks which temp files its walk met (to sweep them). A
+    process that stays open walks the root again and again (refresh, the
+    watcher's rescans) while other processes write, each write with a new
+    temp name: what it keeps of them must not grow with every walk."""
+    root = tmp_path / "mem"
+    _one_memory(root)
+    repo = Repository(root, policy=POLICY)
+    for i in range(5):  # another process's write in flight at each walk
+        (root / "shallow" / f".note-{i}.md.{i:08x}.tmp").write_bytes(b"---\nid: half")
+        repo.refresh()
+    assert repo.store.view.temps_seen == set()
+    assert len(temp_files(root)) == 5  # (they are the writers' to finish: the next open sweeps what is left)
 
 
 def test_temp_file_of_an_interrupted_cache_save_is_swept_on_open(tmp_path):
@@ -619,6 +668,45 @@ def test_an_open_with_nothing_to_recover_does_not_wait_for_a_writer(tmp_path):
     repo = Repository(root, policy=POLICY)
     assert temp_files(root) == [] and not pending_ops(root)
     assert [x.path for x in scan(root)[e.id]] == [e.path]
+
+
+HOLD_LOCK = r'''
+import fcntl, sys
+fh = open(sys.argv[1], "a+b")
+fcntl.flock(fh, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the parent closes our stdin
+'''
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_a_close_does_not_wait_the_lock_timeout_for_another_process(tmp_path):
+    """A close saves the index snapshot (a cache) if the view changed. While
+    another process holds the writer lock for a long write, the close gives
+    up on it after a short wait, not the lock timeout; the next open saves
+    it once the lock is free, and nothing the view held is lost."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    note = root / e.path
+    note.write_text(note.read_text(encoding="utf-8").replace("the original text", "edited by hand"),
+                    encoding="utf-8")
+    snapshot = root / "_system" / "cache" / "index.bin"
+    before = snapshot.read_bytes()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(root / "_system" / "lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        repo = Repository(root, policy={**POLICY, "lock_timeout_seconds": 30})
+        assert repo.get(e.id).text == "edited by hand" and repo.view.dirty  # (the open could not save it)
+        started = time.monotonic()
+        repo.close()
+        assert time.monotonic() - started < 15  # before: the full 30 s
+        assert snapshot.read_bytes() == before
+    finally:
+        holder.communicate(timeout=30)
+    with Repository(root, policy=POLICY) as again:
+        assert again.get(e.id).text == "edited by hand"
+    assert snapshot.read_bytes() != before
 
 
 def test_a_search_in_a_fresh_process_imports_no_lock_library(tmp_path):

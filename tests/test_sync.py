@@ -11,6 +11,8 @@ lines edited on two machines, which ``check()`` names and search leaves out.
 from __future__ import annotations
 
 import datetime as dt
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +114,36 @@ def test_usage_travels_so_both_machines_plan_the_same(machines):
     assert [p for p in git(a, "ls-files").stdout.splitlines() if p.startswith("_system/")] == [
         "_system/policy.yaml", *[p for p in git(a, "ls-files", "_system/shared").stdout.splitlines()]]
     del x
+
+
+def test_searches_read_the_machine_name_only_when_the_summaries_change(machines):
+    """Each search's tie-breaks ask for the other machines' usage; the answer
+    is cached until a summary changes, and so is this machine's own name
+    (which tells its own summary from the others'): not a file read a search."""
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the staging database is pg-7", kind="fact", value=0.1, now=T0)
+        repo.add("the staging database is pg-8", kind="fact", value=0.1, now=T0)  # a tie
+        assert repo.search("staging database", record=True)
+    sync(a)
+    sync(b)  # B's name is made here; B has A's summary now
+    name = (b / "_system" / "usage" / "machine").resolve()
+    opened: list[str] | None = None
+
+    def hook(event: str, args: tuple) -> None:
+        if opened is not None and event == "open" and isinstance(args[0], (str, Path)):
+            opened.append(str(Path(args[0]).resolve()))
+
+    sys.addaudithook(hook)  # (it cannot be removed: it records only while ``opened`` is a list)
+    with open_root(b) as repo:
+        assert repo.strength(x.id).recalls == 1  # A's recall, through A's summary
+        opened = []
+        try:
+            for _ in range(20):
+                assert len(repo.search("staging database", record=False)) == 2
+        finally:
+            reads, opened = opened.count(str(name)), None
+    assert reads == 0
 
 
 def test_one_note_moved_to_two_layers_ends_in_one_file_archive_first(machines, monkeypatch):
