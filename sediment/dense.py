@@ -71,7 +71,7 @@ class DenseRules:
     raw_z: float = 1.0  # with centring, the plain cosine must still stand this many deviations out
     z: float = 2.0
     z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone, no centring
-    center: bool = True  # similarities after the corpus mean is subtracted (vectors.similarities)
+    center: bool = True  # similarities after the corpus mean is subtracted (vectors.VectorFile.scan)
     weight_max: float = 3.0  # the blend's weight in the fusion (the lexical lanes weigh TAIL then)
     evidence_skip: float = 0.5  # from this share on, the dense lane only fills a list that ran dry
     depth: int = 100  # candidates kept per query before filtering
