@@ -56,6 +56,8 @@ class VectorFile:
         self._sum: Any = None  # (dim,) float64: the sum of the rows, for the corpus mean
         self._done = 0  # the rows looked at for it
         self._summed = 0  # the rows in it (not NaN)
+        self._mean: Any = None  # the last mean made of it (the same object until rows are added)
+        self._centred: Any = None  # (rows, mean, x·mean, |x - mean|, mean·mean), see _centre
         self.reload()
 
     def __len__(self) -> int:
@@ -89,6 +91,7 @@ class VectorFile:
         if st.st_ino != self._ino or size < self._size:  # replaced or cut: read it whole
             self._rows, self._keys, self._mem, self._scale = {}, [], None, None
             self._sum, self._done, self._summed, self._size = None, 0, 0, 0
+            self._mean = self._centred = None
         self._ino = st.st_ino
         np = require_numpy()
         with open(self.path, "rb", opener=open_nofollow) as fh:
@@ -128,10 +131,10 @@ class VectorFile:
             rows = self._mem[i:j][ok].astype(np.float32) * scale[ok, None]
             self._sum += rows.sum(axis=0, dtype=np.float64)
             self._summed += int(ok.sum())
+        if self._done != n or self._mean is None:
+            self._mean = (self._sum / self._summed).astype(np.float32) if self._summed else None
         self._done = n
-        if not self._summed:
-            return None
-        return (self._sum / self._summed).astype(np.float32)
+        return self._mean
 
     def add(self, keys: Sequence[bytes], vectors: Any) -> None:
         """Append vectors (float, shape (len(keys), dim)) for these keys."""
@@ -204,21 +207,32 @@ class VectorFile:
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(q))
         q = q / (norm or 1.0)
-        if mu is None:
-            for i in range(0, n, chunk):
-                raw[i:i + chunk] = (self._mem[i:i + chunk].astype(np.float32) @ q) * self._scale[i:i + chunk]
-            return raw, None
-        cen = np.empty(n, dtype=np.float32)
-        mm, qm = float(mu @ mu), float(q @ mu)
-        qn = max(1.0 - 2.0 * qm + mm, 1e-12) ** 0.5  # |q - mean| (q is a unit vector)
-        both = np.stack([q, mu], axis=1)
         for i in range(0, n, chunk):
-            xq, xm = ((self._mem[i:i + chunk].astype(np.float32) @ both) * self._scale[i:i + chunk, None]).T
-            # |x - mean|, with |x| = 1 (rows were unit vectors before quantization)
-            xn = np.sqrt(np.maximum(1.0 - 2.0 * xm + mm, 1e-12))
-            raw[i:i + chunk] = xq
-            cen[i:i + chunk] = (xq - qm - xm + mm) / (qn * xn)
+            raw[i:i + chunk] = (self._mem[i:i + chunk].astype(np.float32) @ q) * self._scale[i:i + chunk]
+        if mu is None:
+            return raw, None
+        xm, xn, mm = self._centre(mu, chunk)
+        qm = float(q @ mu)
+        qn = max(1.0 - 2.0 * qm + mm, 1e-12) ** 0.5  # |q - mean| (q is a unit vector)
+        cen = (raw - qm - xm + mm) / (qn * xn)
         return raw, cen
+
+    def _centre(self, mu: Any, chunk: int) -> tuple[Any, Any, float]:
+        """Per row ``x·mean`` and ``|x - mean|`` (with ``|x| = 1``: rows were
+        unit vectors before quantization), and ``mean·mean``; kept until the
+        mean changes (rows appended), so a query pays one pass, not two."""
+        np = require_numpy()
+        n = len(self._keys)
+        got = self._centred
+        if got is not None and got[0] == n and got[1] is mu:
+            return got[2], got[3], got[4]
+        xm = np.empty(n, dtype=np.float32)
+        for i in range(0, n, chunk):
+            xm[i:i + chunk] = (self._mem[i:i + chunk].astype(np.float32) @ mu) * self._scale[i:i + chunk]
+        mm = float(mu @ mu)
+        xn = np.sqrt(np.maximum(1.0 - 2.0 * xm + mm, 1e-12))
+        self._centred = (n, mu, xm, xn, mm)
+        return xm, xn, mm
 
     def compact(self, live: Iterable[bytes]) -> int:
         """Rewrite the file with only ``live`` keys; returns the rows dropped."""
