@@ -17,7 +17,8 @@ record=False)``. Three systems in the same run, on the same vectors: lexical
 no floor), and fused (the library with the lane). R@1/R@5/R@10 and MRR (within
 the top 10), overall and per query kind (reworded / cross) — and, for fused,
 how often an unrelated query (a distractor's words) brings a memory of the set
-into the top 5: the floor's false alarms.
+into the top 5: the floor's false alarms; and the same for 40 off-topic
+questions (``OFF_TOPIC``), lexical and fused.
 """
 
 from __future__ import annotations
@@ -42,6 +43,27 @@ import distractors  # noqa: E402
 from sediment import Repository  # noqa: E402
 
 LIMIT = 10
+
+# Questions about none of the set's memories (general knowledge, nonsense),
+# for a second false-alarm line: how often such a question brings a memory of
+# the set into the top 5. Written later than the frozen set, during the
+# tuning of centred similarities (benchmarks/README.md), so not held out.
+OFF_TOPIC = [
+    "How do I bake sourdough bread at home?", "What is the capital of Australia?",
+    "Explain quantum entanglement simply.", "Best way to learn to juggle three balls?",
+    "How tall is Mount Kilimanjaro?", "Who wrote the novel Moby Dick?",
+    "What is the boiling point of water on Mars?", "How do octopuses change colour?",
+    "Recommend a good chess book for beginners.", "When did the Roman Empire fall?",
+    "How many moons does Jupiter have?", "What is a xylophone made of?", "Why is the sky blue?",
+    "How do I fix a flat bicycle tyre?", "What are the rules of cricket?", "Translate hello into Swahili.",
+    "What does a blockchain miner do?", "How long do tortoises live?",
+    "Which planet has the strongest winds?", "What is the plot of Hamlet?",
+    "量子纠缠是什么意思？", "怎么在家做酸面包？", "澳大利亚的首都是哪里？", "乞力马扎罗山有多高？",
+    "罗马帝国是什么时候灭亡的？", "木星有多少颗卫星？", "为什么天空是蓝色的？", "自行车轮胎漏气怎么补？",
+    "章鱼是怎么变色的？", "板球的规则是什么？", "乌龟能活多少年？", "哈姆雷特讲的是什么故事？",
+    "区块链矿工是做什么的？", "火星上水的沸点是多少？", "怎么学会抛三个球？",
+    "xylophone quartet", "purple elephant dance", "蓝色大象跳舞", "random words banana satellite", "香蕉 卫星 随便",
+]
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -84,13 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--distractors", type=int, default=distractors.COUNT)
     ap.add_argument("--tmp", help="where to make the temp folder")
+    ap.add_argument("--embedder", metavar="MODULE:NAME",
+                    help="a callable that makes the embedder to measure (default: the bundled model)")
     args = ap.parse_args(argv)
+    semantic: object = True
+    if args.embedder:
+        import importlib
+        mod, _, name = args.embedder.partition(":")
+        semantic = getattr(importlib.import_module(mod), name)()
     mems = load()
     noise = distractors.turns(args.distractors)
     tmp = Path(tempfile.mkdtemp(prefix="sediment-para-", dir=args.tmp))
     try:
         t = time.perf_counter()
-        repo, ids = build(tmp / "root", mems, noise, True)
+        repo, ids = build(tmp / "root", mems, noise, semantic)
         built = time.perf_counter() - t
         t = time.perf_counter()
         emb = repo.embed()
@@ -121,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
         for q in probes:
             top = [h.entry.id for h in repo.search(q, limit=5, record=False)]
             alarms += any(eid in ids for eid in top)
+        off = {"lexical": 0, "fused": 0}
+        for q in OFF_TOPIC:
+            for name, lane in (("lexical", None), ("fused", sem)):
+                repo.semantic = lane
+                off[name] += any(h.entry.id in ids for h in repo.search(q, limit=5, record=False))
+        repo.semantic = sem
         print(f"fused search: median {statistics.median(q_ms):.1f} ms a query "
               f"(includes embedding the query)")
         for kind in ("all", "reworded", "cross", "reworded/zh", "reworded/en", "reworded/mixed",
@@ -130,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name:<12} {s.line(kind)}")
         print(f"\nfalse alarms: {alarms} of {len(probes)} distractor queries bring a memory of the set "
               f"into the fused top 5")
+        print(f"off-topic questions: {off['lexical']} (lexical) and {off['fused']} (fused) of {len(OFF_TOPIC)} "
+              f"bring a memory of the set into the top 5")
         repo.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

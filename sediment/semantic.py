@@ -124,14 +124,16 @@ class Semantic:
 
     # --------------------------------------------------------------- embedding
 
-    def _missing(self) -> list[tuple[bytes, str]]:
+    def _missing(self) -> tuple[list[tuple[bytes, str]], int]:
+        """The texts with no vector yet, by key, and how many memories there are
+        (one pass over the entries: a search wakes the background for this)."""
         with self.view.reading() as view:
             out: dict[bytes, str] = {}
             for e in view.entries.values():
                 k = self._key(e)
                 if k not in self.vectors and k not in out:
                     out[k] = text_of(e)
-            return list(out.items())
+            return list(out.items()), len(view.entries)
 
     def embed(self, progress: Progress | None = None) -> dict[str, Any]:
         """Compute every missing vector now; returns counts and seconds."""
@@ -140,7 +142,7 @@ class Semantic:
             if isinstance(self.embedder, Bundled):
                 self.embedder.load()  # so that a query never waits for the model
             self.vectors.reload()
-            todo = self._missing()
+            todo, memories = self._missing()
             for i in range(0, len(todo), BATCH):
                 if self._stop.is_set():
                     break
@@ -149,10 +151,11 @@ class Semantic:
                 if progress is not None:  # a batch takes about a second: each is worth a tick
                     progress("embed", min(i + BATCH, len(todo)), len(todo))
             self._ready = True
-            with self.view.reading() as view:
-                live = {self._key(e) for e in view.entries.values()}
-            if len(self.vectors) > 2 * max(len(live), 1000):  # mostly stale rows: rewrite
-                self.vectors.compact(live)
+            if len(self.vectors) > 2 * max(memories, 1000):  # mostly stale rows: rewrite
+                with self.view.reading() as view:
+                    live = {self._key(e) for e in view.entries.values()}
+                if len(self.vectors) > 2 * max(len(live), 1000):
+                    self.vectors.compact(live)
         return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
                 "seconds": round(time.monotonic() - t0, 3)}
 
@@ -192,7 +195,7 @@ class Semantic:
     def nearest(self, query: str, k: int) -> list[str]:
         """The ids of the ``k`` memories most similar to ``query``, with no floor
         and no fusion: the dense lane alone, for benchmarks beside the fused search."""
-        sims = self.vectors.similarities(require_numpy().asarray(self.embedder([query]))[0])
+        sims, _ = self._similarities(query)
         by_key = self._ids_by_key()
         out: list[str] = []
         for r in sims.argsort()[::-1]:
@@ -216,14 +219,13 @@ class Semantic:
         if not self._ready or self.error or not len(self.vectors):
             return []
         self.vectors.reload()
-        q = self.embedder([query])
         np = require_numpy()
-        sims = self.vectors.similarities(np.asarray(q)[0])
+        sims, raw = self._similarities(query)
         by_key = self._ids_by_key()
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
         texts: list[str] = []  # of the best candidates, for the script test
-        for r in D.select(sims, self.rules):
+        for r in D.select(sims, self.rules, raw):
             for eid in by_key.get(self.vectors.key(r), ()):
                 slot = index.slot_of.get(eid)
                 if slot is not None and eid in entries:
@@ -231,14 +233,29 @@ class Semantic:
                     if len(texts) < self.rules.cross_top:
                         texts.append(entries[eid].body)
         cross = D.cross_language(query, texts)
-        evidence = D.lexical_evidence(words, bigrams, index.df, len(index)) * (1 - cross)
+        calibrated = len(self.vectors) >= self.rules.z_min_docs
+        found = D.lexical_evidence(words, bigrams, index.df, len(index))
+        evidence = found * (1 - cross)
         if evidence >= self.rules.evidence_skip or not cands:
             return [D.DenseLane(cands, D.TAIL)]
         return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims),
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
                             self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
-                            D.alpha_for(cross, self.rules), self.rules.weight_max)]
+                            # (trusted more by evidence only where the similarities are
+                            # calibrated: the spread test and centring, from z_min_docs on)
+                            D.alpha_for(cross, self.rules, found if calibrated else None),
+                            self.rules.weight_max)]
+
+    def _similarities(self, query: str) -> tuple[Any, Any]:
+        """The query's similarity to every cached vector, as the lane ranks by
+        (centred on the corpus mean from ``z_min_docs`` vectors up: vectors.py
+        says why; below that, the mean of a few notes is no genre's), and the
+        plain cosine (None when that is what the first is)."""
+        q = require_numpy().asarray(self.embedder([query]))[0]
+        center = self.rules.center and len(self.vectors) >= self.rules.z_min_docs
+        raw, cen = self.vectors.scan(q, center=center)
+        return (raw, None) if cen is None else (cen, raw)
 
     def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]
                  ) -> Callable[[Any, Callable[[int], bool] | None, int], list[Any]]:

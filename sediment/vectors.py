@@ -53,6 +53,11 @@ class VectorFile:
         self._scale: Any = None  # (n,) float32
         self._size = 0  # bytes of the file already read
         self._ino = 0
+        self._sum: Any = None  # (dim,) float64: the sum of the rows, for the corpus mean
+        self._done = 0  # the rows looked at for it
+        self._summed = 0  # the rows in it (not NaN)
+        self._mean: Any = None  # the last mean made of it (the same object until rows are added)
+        self._centred: Any = None  # (rows, mean, x·mean, |x - mean|, mean·mean), see _centre
         self.reload()
 
     def __len__(self) -> int:
@@ -68,7 +73,10 @@ class VectorFile:
         return self._keys[row]
 
     def reload(self) -> None:
-        """Map what the file holds now (records another process appended too)."""
+        """Map what the file holds now (records another process appended too).
+        A file that only grew has its new keys read, not all of them again (a
+        full embed appends a batch at a time: rereading every key at each would
+        be quadratic); a replaced one (compacted by another process) is read whole."""
         if self.path is None:
             return
         try:
@@ -80,8 +88,10 @@ class VectorFile:
         size = st.st_size
         if (st.st_ino, size) == (self._ino, self._size):
             return
-        if st.st_ino != self._ino:  # replaced (compacted by another process): read it whole
+        if st.st_ino != self._ino or size < self._size:  # replaced or cut: read it whole
             self._rows, self._keys, self._mem, self._scale = {}, [], None, None
+            self._sum, self._done, self._summed, self._size = None, 0, 0, 0
+            self._mean = self._centred = None
         self._ino = st.st_ino
         np = require_numpy()
         with open(self.path, "rb", opener=open_nofollow) as fh:
@@ -95,13 +105,36 @@ class VectorFile:
             self.dim, self._size = dim, size
             return
         table = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))
-        keys = [bytes(k) for k in table[:, :16]]
-        self._scale = table[:, 16:20].copy().view("<f4").reshape(n)
+        start = len(self._keys)
+        new = [bytes(k) for k in table[start:, :16]]
+        scale = table[start:, 16:20].copy().view("<f4").reshape(n - start)
+        self._scale = scale if self._scale is None or not start else np.concatenate([self._scale[:start], scale])
         self._mem = table[:, 20:].view(np.int8)
-        self.dim, self._keys, self._size = dim, keys, HEADER + n * rec
-        self._rows = {}
-        for i, k in enumerate(keys):
+        self.dim, self._size = dim, HEADER + n * rec
+        self._keys.extend(new)
+        for i, k in enumerate(new, start):
             self._rows[k] = i  # a key appended twice: the later row
+
+    def mean(self, chunk: int = 8192) -> Any:
+        """The mean of every row (unit vectors, dequantized), or None without
+        rows. Kept as a running sum: the rows appended since the last call are
+        added to it (a NaN row, a model's fault, is left out)."""
+        np = require_numpy()
+        n = len(self._keys)
+        if self._sum is None or self._sum.shape != (self.dim,):
+            self._sum, self._done = np.zeros(self.dim, dtype=np.float64), 0
+            self._summed = 0
+        for i in range(self._done, n, chunk):
+            j = min(i + chunk, n)
+            scale = self._scale[i:j]
+            ok = np.isfinite(scale)
+            rows = self._mem[i:j][ok].astype(np.float32) * scale[ok, None]
+            self._sum += rows.sum(axis=0, dtype=np.float64)
+            self._summed += int(ok.sum())
+        if self._done != n or self._mean is None:
+            self._mean = (self._sum / self._summed).astype(np.float32) if self._summed else None
+        self._done = n
+        return self._mean
 
     def add(self, keys: Sequence[bytes], vectors: Any) -> None:
         """Append vectors (float, shape (len(keys), dim)) for these keys."""
@@ -151,19 +184,55 @@ class VectorFile:
             self._rows[k] = i
 
     def similarities(self, query: Any, chunk: int = 8192) -> Any:
-        """Cosine of a unit query vector with every row (float32, one per row).
-        Rows are widened chunk by chunk, so the peak is one chunk of float32."""
+        """Cosine of a query vector with every row (float32, one per row)."""
+        return self.scan(query, center=False, chunk=chunk)[0]
+
+    def scan(self, query: Any, center: bool = True, chunk: int = 8192) -> tuple[Any, Any]:
+        """The cosine of a query vector with every row, and with ``center``
+        also the cosine after the corpus mean is subtracted from the query and
+        from every row (else None). Rows are widened chunk by chunk, so the
+        peak is one chunk of float32.
+
+        Why centre: a sentence encoder gives every text of one genre (a chat
+        log, a wiki) a large shared component. What is left after removing it
+        is what sets a text apart, and that is what a paraphrase shares with
+        its memory. Both cosines come out of one product with two columns
+        (``x·q`` and ``x·mean`` of each row)."""
         np = require_numpy()
         n = len(self._keys)
-        out = np.empty(n, dtype=np.float32)
+        raw = np.empty(n, dtype=np.float32)
+        mu = self.mean() if center else None
         if not n:
-            return out
+            return raw, (np.empty(0, dtype=np.float32) if mu is not None else None)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(q))
         q = q / (norm or 1.0)
         for i in range(0, n, chunk):
-            out[i:i + chunk] = (self._mem[i:i + chunk].astype(np.float32) @ q) * self._scale[i:i + chunk]
-        return out
+            raw[i:i + chunk] = (self._mem[i:i + chunk].astype(np.float32) @ q) * self._scale[i:i + chunk]
+        if mu is None:
+            return raw, None
+        xm, xn, mm = self._centre(mu, chunk)
+        qm = float(q @ mu)
+        qn = max(1.0 - 2.0 * qm + mm, 1e-12) ** 0.5  # |q - mean| (q is a unit vector)
+        cen = (raw - qm - xm + mm) / (qn * xn)
+        return raw, cen
+
+    def _centre(self, mu: Any, chunk: int) -> tuple[Any, Any, float]:
+        """Per row ``x·mean`` and ``|x - mean|`` (with ``|x| = 1``: rows were
+        unit vectors before quantization), and ``mean·mean``; kept until the
+        mean changes (rows appended), so a query pays one pass, not two."""
+        np = require_numpy()
+        n = len(self._keys)
+        got = self._centred
+        if got is not None and got[0] == n and got[1] is mu:
+            return got[2], got[3], got[4]
+        xm = np.empty(n, dtype=np.float32)
+        for i in range(0, n, chunk):
+            xm[i:i + chunk] = (self._mem[i:i + chunk].astype(np.float32) @ mu) * self._scale[i:i + chunk]
+        mm = float(mu @ mu)
+        xn = np.sqrt(np.maximum(1.0 - 2.0 * xm + mm, 1e-12))
+        self._centred = (n, mu, xm, xn, mm)
+        return xm, xn, mm
 
     def compact(self, live: Iterable[bytes]) -> int:
         """Rewrite the file with only ``live`` keys; returns the rows dropped."""

@@ -331,3 +331,102 @@ def test_a_lexical_hit_the_lane_did_not_find_needs_its_own_relevance(tmp_path):
     assert latte.id in reminds and grey.id not in reminds
     about = [m.id for m in repo.about("espresso latte mocha monday").memories]
     assert latte.id in about and grey.id not in about
+
+
+class Genre:
+    """Chat turns ("I talked about ...") share a large component, as a
+    sentence encoder's vectors of one genre do; a question ("... said?") has
+    less of it, a note least; the concepts are smaller components on top."""
+    model_id = "test-genre-1"
+    CONCEPTS = (("coffee", "latte", "espresso"), ("weather",), ("rain",))
+
+    def __call__(self, texts):
+        out = []
+        for t in texts:
+            low = t.lower()
+            genre = 2.0 if "talked" in low else 1.0 if "said" in low else 0.5
+            out.append([genre] + [0.05 + 0.6 * sum(low.count(w) for w in ws) for ws in self.CONCEPTS])
+        return np.asarray(out, dtype=np.float32)
+
+
+def test_similarity_is_centred_on_the_corpus_mean(tmp_path):
+    # By plain cosine, the chat turns that mention coffee in passing are
+    # closer to the question than the memory about it: the genre they share
+    # with the question outweighs what it is about. Taken from the corpus
+    # mean, what is left of the question is its concept, and the memory
+    # comes first.
+    from sediment.dense import DenseRules
+    repo = _root(tmp_path, Genre())
+    memory = repo.add("A latte or an espresso each morning")
+    for i in range(60):
+        w = "weather" if i % 2 else "rain"
+        repo.add(f"I talked about the {w} and the {w}{', and coffee' if i < 6 else ''}, day {i}")
+    repo.embed()
+    q = "coffee: what was said?"
+    sem = repo.semantic
+    assert sem.nearest(q, 1) == [memory.id]
+    hits = repo.search(q, limit=3, record=False)
+    assert hits and hits[0].entry.id == memory.id
+    sem.rules = DenseRules(center=False)  # the plain cosine: a chat turn first
+    assert sem.nearest(q, 1) != [memory.id]
+    assert repo.search(q, limit=3, record=False)[0].entry.id != memory.id
+
+
+def test_weak_lexical_evidence_leans_on_the_similarity(tmp_path):
+    # Most of the question's words are in no memory; the one found ("every")
+    # is in a note less like it. With a fixed share for the lexical score, that
+    # note (the best BM25 of the query, so a full lexical score) outranked the
+    # memory the dense lane put first; the less lexical evidence, the more the
+    # blend is the similarity.
+    from sediment.dense import DenseRules
+    repo = _root(tmp_path, Concepts())
+    memory = repo.add("latte and espresso, mornings")
+    note = repo.add("rain, rain every monday, and 咖啡 never")
+    for i in range(50):  # (from 50 vectors on the similarities are calibrated: the lane may lean)
+        repo.add(f"{('a kitten asleep', 'backup snapshot at night', 'deploys through argocd')[i % 3]} {i}")
+    repo.embed()
+    q = "any coffee every day?"
+    assert [h.entry.id for h in repo.search(q, record=False)][:2] == [memory.id, note.id]
+    repo.semantic.rules = DenseRules(alpha_evidence=0.0)
+    assert [h.entry.id for h in repo.search(q, record=False)][0] == note.id
+
+
+def test_a_reader_sees_what_another_process_appended_and_the_mean(tmp_path):
+    path = tmp_path / "v.bin"
+    lock = tmp_path / "lock"
+    rng = np.random.default_rng(7)
+    writer = VectorFile(path, WriterLock.for_path(lock), 5)
+    reader = VectorFile(path, WriterLock.for_path(lock), 5)
+    rows, keys = [], []
+    for batch in range(4):
+        vecs = rng.normal(size=(3, 6)).astype(np.float32)
+        ks = [bytes([batch, i]) * 8 for i in range(3)]
+        writer.add(ks, vecs)
+        rows.append(vecs / np.linalg.norm(vecs, axis=1, keepdims=True))
+        keys += ks
+        reader.reload()  # only the new records are read, the old ones kept
+        assert len(reader) == len(keys) and [reader.key(i) for i in range(len(keys))] == keys
+        assert reader.mean() == pytest.approx(np.concatenate(rows).mean(axis=0), abs=0.01)
+    # compacted by the writer (a new file): the reader reads it whole again
+    writer.compact(keys[3:6])
+    reader.reload()
+    assert [reader.key(i) for i in range(len(reader))] == keys[3:6]
+    assert reader.mean() == pytest.approx(rows[1].mean(axis=0), abs=0.01)
+    q = rng.normal(size=6)
+    raw, cen = reader.scan(q, center=True)
+    x, mu = rows[1], rows[1].mean(axis=0)
+    want = (x - mu) @ (q / np.linalg.norm(q) - mu)
+    want /= np.linalg.norm(x - mu, axis=1) * np.linalg.norm(q / np.linalg.norm(q) - mu)
+    assert raw == pytest.approx(x @ (q / np.linalg.norm(q)), abs=0.02)
+    assert cen == pytest.approx(want, abs=0.03)
+
+
+def test_a_nan_row_stays_out_of_the_corpus_mean(tmp_path):
+    vf = VectorFile(None, None, 5)
+    vecs = np.random.default_rng(3).normal(size=(6, 4)).astype(np.float32)
+    vecs[2] = np.nan  # a model's fault on one text
+    vf.add([bytes([i]) * 16 for i in range(6)], vecs)
+    ok = np.delete(vecs, 2, axis=0)
+    assert vf.mean() == pytest.approx((ok / np.linalg.norm(ok, axis=1, keepdims=True)).mean(axis=0), abs=0.01)
+    raw, cen = vf.scan(np.ones(4), center=True)
+    assert np.isnan(cen).tolist() == [False, False, True, False, False, False]
