@@ -151,10 +151,13 @@ def main(argv: list[str] | None = None) -> int:
             top = [h.entry.id for h in repo.search(q, limit=5, record=False)]
             alarms += any(eid in ids for eid in top)
         off = {"lexical": 0, "fused": 0}
+        off_hits = {"lexical": 0, "fused": 0}  # how many set memories they bring, in all
         for q in OFF_TOPIC:
             for name, lane in (("lexical", None), ("fused", sem)):
                 repo.semantic = lane
-                off[name] += any(h.entry.id in ids for h in repo.search(q, limit=5, record=False))
+                found = sum(h.entry.id in ids for h in repo.search(q, limit=5, record=False))
+                off[name] += found > 0
+                off_hits[name] += found
         repo.semantic = sem
         print(f"fused search: median {statistics.median(q_ms):.1f} ms a query "
               f"(includes embedding the query)")
@@ -166,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nfalse alarms: {alarms} of {len(probes)} distractor queries bring a memory of the set "
               f"into the fused top 5")
         print(f"off-topic questions: {off['lexical']} (lexical) and {off['fused']} (fused) of {len(OFF_TOPIC)} "
-              f"bring a memory of the set into the top 5")
+              f"bring a memory of the set into the top 5 ({off_hits['lexical']} and {off_hits['fused']} "
+              f"such memories in all, of {5 * len(OFF_TOPIC)} places)")
         repo.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

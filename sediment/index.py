@@ -408,7 +408,12 @@ class Index:
         fused, ranks = rrf(rankings, weights)
         expanded: dict[str, float] = {}
         if feedback is not None and feedback.docs > 0 and fused:
-            seeds = best(fused, self.key_of, tiebreak, feedback.docs)
+            # seeds only among the query's own lexical matches: a lane's
+            # similarity-only hit would expand the query from a memory that
+            # shares nothing with it (a question about nothing then brings
+            # whatever matches that memory's words)
+            pool = fused if not lanes else {s: v for s, v in fused.items() if s in direct}
+            seeds = best(pool, self.key_of, tiebreak, feedback.docs) if pool else []
             # (a query has bigrams exactly when it has CJK text)
             expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback, bool(bigrams))
             if expanded:

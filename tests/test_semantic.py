@@ -161,6 +161,22 @@ def test_the_floor_keeps_unrelated_notes_out(tmp_path):
     assert hits == []
 
 
+def test_feedback_never_expands_from_a_memory_found_by_similarity_alone(tmp_path):
+    # the feedback lane expands a query with the words of its best results; a
+    # result the dense lane found by meaning alone shares no word with the
+    # question, so its words (年糕) must not bring memories that match only them
+    repo = _root(tmp_path, Concepts())
+    for i in range(100):
+        repo.add(f"note {i} about the weather and rain, day {i}")
+    repo.add("a zebra crossing near the office")
+    cat = repo.add("家里的橘猫叫年糕，三岁了")
+    decoys = {repo.add(f"年糕 and a latte at the spring festival, table {i}").id for i in range(3)}
+    repo.embed()
+    hits = [h.entry.id for h in repo.search("kitten zebra", record=False)]
+    assert cat.id in hits
+    assert not decoys & set(hits)
+
+
 def test_the_lane_never_pushes_every_direct_hit_out(tmp_path):
     repo = _root(tmp_path, Concepts())
     direct = repo.add("peanut butter sandwich recipe zebra")
