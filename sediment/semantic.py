@@ -195,11 +195,11 @@ class Semantic:
     def nearest(self, query: str, k: int) -> list[str]:
         """The ids of the ``k`` memories most similar to ``query``, with no floor
         and no fusion: the dense lane alone, for benchmarks beside the fused search."""
-        sims, _ = self._similarities(query)
+        sims, _, keys = self._similarities(query)
         by_key = self._ids_by_key()
         out: list[str] = []
         for r in sims.argsort()[::-1]:
-            out += by_key.get(self.vectors.key(int(r)), [])
+            out += by_key.get(keys[int(r)], [])
             if len(out) >= k:
                 break
         return out[:k]
@@ -220,13 +220,13 @@ class Semantic:
             return []
         self.vectors.reload()
         np = require_numpy()
-        sims, raw = self._similarities(query)
+        sims, raw, keys = self._similarities(query)
         by_key = self._ids_by_key()
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
         texts: list[str] = []  # of the best candidates, for the script test
         for r in D.select(sims, self.rules, raw):
-            for eid in by_key.get(self.vectors.key(r), ()):
+            for eid in by_key.get(keys[r], ()):
                 slot = index.slot_of.get(eid)
                 if slot is not None and eid in entries:
                     cands.append((float(sims[r]), slot))
@@ -238,7 +238,7 @@ class Semantic:
         evidence = found * (1 - cross)
         if evidence >= self.rules.evidence_skip or not cands:
             return [D.DenseLane(cands, D.TAIL)]
-        return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims),
+        return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims, keys),
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
                             self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
@@ -247,15 +247,15 @@ class Semantic:
                             D.alpha_for(cross, self.rules, found if calibrated else None),
                             self.rules.weight_max)]
 
-    def _similarities(self, query: str) -> tuple[Any, Any]:
+    def _similarities(self, query: str) -> tuple[Any, Any, list[bytes]]:
         """The query's similarity to every cached vector, as the lane ranks by
         (centred on the corpus mean from ``z_min_docs`` vectors up: vectors.py
         says why; below that, the mean of a few notes is no genre's), and the
-        plain cosine (None when that is what the first is)."""
+        plain cosine (None when that is what the first is); and the rows' keys."""
         q = require_numpy().asarray(self.embedder([query]))[0]
         center = self.rules.center and len(self.vectors) >= self.rules.z_min_docs
-        raw, cen = self.vectors.scan(q, center=center)
-        return (raw, None) if cen is None else (cen, raw)
+        raw, cen, keys = self.vectors.scan_keys(q, center=center)
+        return (raw, None, keys) if cen is None else (cen, raw, keys)
 
     def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]
                  ) -> Callable[[Any, Callable[[int], bool] | None, int], list[Any]]:
@@ -268,15 +268,17 @@ class Semantic:
                     for post, terms in ((index.words, words), (index.bigrams, bigrams)) if terms]
         return rankings
 
-    def _similarity(self, sims: Any) -> Callable[[int], float | None]:
+    def _similarity(self, sims: Any, keys: list[bytes]) -> Callable[[int], float | None]:
         """A slot's similarity to the query (a lexical hit outside the dense
         candidates), or None without a vector."""
         index, entries, vectors = self.view.index, self.view.entries, self.vectors
 
         def of(slot: int) -> float | None:
             e = entries.get(index.key_of[slot] or "")
-            row = vectors.row(self._key(e)) if e is not None else None
-            return float(sims[row]) if row is not None else None
+            key = self._key(e) if e is not None else None
+            row = vectors.row(key) if key is not None else None
+            # (a row appended or moved by a compaction since the scan has no similarity in it)
+            return float(sims[row]) if row is not None and row < len(sims) and keys[row] == key else None
         return of
 
     def _other_script(self, query_cjk: bool) -> Callable[[int], bool]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -58,6 +59,10 @@ class VectorFile:
         self._summed = 0  # the rows in it (not NaN)
         self._mean: Any = None  # the last mean made of it (the same object until rows are added)
         self._centred: Any = None  # (rows, mean, x·mean, |x - mean|, mean·mean), see _centre
+        # searches (any thread) and the embedding thread reload, sum the mean
+        # and scan at once: a reload extends the keys in place and the mean is
+        # a running sum, so two at once would add the same rows twice
+        self._guard = threading.RLock()
         self.reload()
 
     def __len__(self) -> int:
@@ -79,6 +84,11 @@ class VectorFile:
         be quadratic); a replaced one (compacted by another process) is read whole."""
         if self.path is None:
             return
+        with self._guard:
+            self._reload()
+
+    def _reload(self) -> None:
+        assert self.path is not None
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -119,6 +129,10 @@ class VectorFile:
         """The mean of every row (unit vectors, dequantized), or None without
         rows. Kept as a running sum: the rows appended since the last call are
         added to it (a NaN row, a model's fault, is left out)."""
+        with self._guard:
+            return self._mean_now(chunk)
+
+    def _mean_now(self, chunk: int) -> Any:
         np = require_numpy()
         n = len(self._keys)
         if self._sum is None or self._sum.shape != (self.dim,):
@@ -174,6 +188,10 @@ class VectorFile:
             self.reload()
 
     def _append_memory(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
+        with self._guard:
+            self._append_memory_now(keys, q, scale)
+
+    def _append_memory_now(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
         np = require_numpy()
         start = len(self._keys)
         self._mem = q if self._mem is None else np.concatenate([self._mem, q])
@@ -188,6 +206,11 @@ class VectorFile:
         return self.scan(query, center=False, chunk=chunk)[0]
 
     def scan(self, query: Any, center: bool = True, chunk: int = 8192) -> tuple[Any, Any]:
+        """``scan_keys`` without the keys."""
+        raw, cen, _ = self.scan_keys(query, center, chunk)
+        return raw, cen
+
+    def scan_keys(self, query: Any, center: bool = True, chunk: int = 8192) -> tuple[Any, Any, list[bytes]]:
         """The cosine of a query vector with every row, and with ``center``
         also the cosine after the corpus mean is subtracted from the query and
         from every row (else None). Rows are widened chunk by chunk, so the
@@ -197,11 +220,21 @@ class VectorFile:
         log, a wiki) a large shared component. What is left after removing it
         is what sets a text apart, and that is what a paraphrase shares with
         its memory. Both cosines come out of one product with two columns
-        (``x·q`` and ``x·mean`` of each row)."""
+        (``x·q`` and ``x·mean`` of each row).
+
+        Also the keys of the rows scanned: row ``i`` of the result is the
+        key at ``i`` of that list, even after rows are appended or the file is
+        compacted meanwhile (the scan holds the guard; a compaction makes a
+        new list)."""
+        with self._guard:
+            raw, cen = self._scan(query, center, chunk)
+            return raw, cen, self._keys
+
+    def _scan(self, query: Any, center: bool, chunk: int) -> tuple[Any, Any]:
         np = require_numpy()
         n = len(self._keys)
         raw = np.empty(n, dtype=np.float32)
-        mu = self.mean() if center else None
+        mu = self._mean_now(8192) if center else None
         if not n:
             return raw, (np.empty(0, dtype=np.float32) if mu is not None else None)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -242,7 +275,7 @@ class VectorFile:
             return 0
         np = require_numpy()
         assert self._lock is not None
-        with self._lock.hold(self._timeout):
+        with self._lock.hold(self._timeout), self._guard:  # (the order add takes them in)
             self.reload()
             keep = sorted({self._rows[k] for k in live if k in self._rows})
             rec = 20 + self.dim

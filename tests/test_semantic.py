@@ -407,6 +407,36 @@ def test_weak_lexical_evidence_leans_on_the_similarity(tmp_path):
     assert [h.entry.id for h in repo.search(q, record=False)][0] == note.id
 
 
+def test_searches_in_threads_reload_and_sum_the_mean_once(tmp_path):
+    # every search reloads the vector file and the embedding thread appends to
+    # it: two threads seeing the same growth must not both add its rows (keys
+    # twice the rows made every later scan raise), nor the mean's sum twice
+    import threading
+    for trial in range(4):
+        d = tmp_path / str(trial)
+        d.mkdir()
+        writer = VectorFile(d / "v.bin", WriterLock.for_path(d / "v.lock"), 5)
+        writer.add([b"%016d" % i for i in range(10)], np.random.rand(10, 8))
+        reader = VectorFile(d / "v.bin", WriterLock.for_path(d / "v.lock"), 5)
+        reader.mean()
+        rows = np.random.rand(20000, 8)
+        writer.add([b"%016d" % i for i in range(10, 20010)], rows)
+        gate = threading.Barrier(2)
+
+        def search() -> None:
+            gate.wait()
+            reader.reload()
+            reader.mean()
+        threads = [threading.Thread(target=search) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(reader) == 20010
+        assert reader.scan(np.random.rand(8))[0].shape == (20010,)
+        assert np.allclose(reader.mean(), writer.mean(), atol=1e-6)
+
+
 def test_a_reader_sees_what_another_process_appended_and_the_mean(tmp_path):
     path = tmp_path / "v.bin"
     lock = tmp_path / "lock"
