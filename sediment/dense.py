@@ -169,7 +169,9 @@ def select(sims: Any, rules: DenseRules, raw: Any = None) -> list[int]:
         return []
     mean, std = float(finite.mean()), float(finite.std())
     many = len(finite) >= rules.z_min_docs
-    floor = max(rules.floor if raw is None else rules.floor_centered, mean + rules.z * std) if many else rules.floor
+    # (centred similarities keep their own floor even where NaN rows leave too few to calibrate)
+    base = rules.floor if raw is None else rules.floor_centered
+    floor = max(base, mean + rules.z * std) if many else base
     raw_floor = -np.inf
     if raw is not None and many:
         fin = raw[np.isfinite(raw)]

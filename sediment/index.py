@@ -412,7 +412,7 @@ class Index:
             # similarity-only hit would expand the query from a memory that
             # shares nothing with it (a question about nothing then brings
             # whatever matches that memory's words)
-            pool = fused if not lanes else {s: v for s, v in fused.items() if s in direct}
+            pool = fused if not lanes else {s: v for s, v in fused.items() if s in direct}  # (no lanes: all direct)
             seeds = best(pool, self.key_of, tiebreak, feedback.docs) if pool else []
             # (a query has bigrams exactly when it has CJK text)
             expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback, bool(bigrams))

@@ -476,3 +476,16 @@ def test_a_nan_row_stays_out_of_the_corpus_mean(tmp_path):
     assert vf.mean() == pytest.approx((ok / np.linalg.norm(ok, axis=1, keepdims=True)).mean(axis=0), abs=0.01)
     raw, cen = vf.scan(np.ones(4), center=True)
     assert np.isnan(cen).tolist() == [False, False, True, False, False, False]
+
+
+def test_centred_similarities_keep_their_floor_when_nan_rows_leave_few(tmp_path):
+    # a model's NaN rows can leave fewer finite similarities than calibrate a
+    # spread: centred ones must still meet the centred floor, not the plain one
+    from sediment import dense as D
+    rules = D.DenseRules()
+    sims = np.full(60, np.nan, dtype=np.float32)
+    sims[:10] = 0.0
+    sims[0] = (rules.floor + rules.floor_centered) / 2  # over the plain floor, under the centred one
+    raw = np.where(np.isfinite(sims), 0.5, np.nan).astype(np.float32)
+    assert D.select(sims, rules) == [0]  # plain similarities: the plain floor
+    assert D.select(sims, rules, raw) == []
