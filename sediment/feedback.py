@@ -92,13 +92,11 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
         for t, tf, df in lane.vector_df(slot, fb.min_df, max_df):
             if t in query or len(t) == 1 and not fb.single_cjk and is_cjk(t):
                 continue
-            idf = idfs.get(t)
+            idf = idfs.get(t)  # (vector_df keeps only the terms within min_df..max_df)
             if idf is None:
-                idf = idfs[t] = (bm25_idf(n, df) ** fb.idf_power
-                                 if fb.min_df <= df <= max_df else 0.0)
-            if idf > 0:
-                mine[t] = tf * idf
-                dfs[t] = df
+                idf = idfs[t] = bm25_idf(n, df) ** fb.idf_power
+            mine[t] = tf * idf
+            dfs[t] = df
         if not mine:
             continue
         div = (length if fb.norm == "length" else length ** 0.5 if fb.norm == "sqrt"
@@ -192,20 +190,17 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     out = [(f, s) for s, sc in exp.items() if (ws := get(s)) is not None and (f := ws + sc) >= ff]
     out += [x for x in wtop if x[1] not in exp]
     rest_docs = [(sc, s) for s, sc in exp.items() if s not in exact]
-    if rest_docs and not complete:
-        if not prune:
-            out += [(_word_score(lane, words, s, norm_a, norm_b, k1p, delta) + sc, s) for sc, s in rest_docs]
-        else:
-            # the floor: the depth-th best of the scores known (allowed ones)
-            known = [f for f, s in out if is_ok(s)]
-            if len(known) >= depth:
-                ff = max(ff, nth(known, depth))
-            # the documents whose bound still reaches it: their word scores,
-            # found together
-            need = {s: sc for sc, s in rest_docs if word_bound(s) + sc >= ff}
-            if need:
-                got = _word_scores(lane, words, need, norm_a, norm_b, k1p, delta)
-                out += [(got[s] + sc, s) for s, sc in need.items()]
+    if rest_docs and not complete:  # (only when pruning: an exhaustive word lane knows every score)
+        # the floor: the depth-th best of the scores known (allowed ones)
+        known = [f for f, s in out if is_ok(s)]
+        if len(known) >= depth:
+            ff = max(ff, nth(known, depth))
+        # the allowed documents whose bound still reaches it: their word
+        # scores, found together
+        need = {s: sc for sc, s in rest_docs if word_bound(s) + sc >= ff and is_ok(s)}
+        if need:
+            got = _word_scores(lane, words, need, norm_a, norm_b, k1p, delta)
+            out += [(got[s] + sc, s) for s, sc in need.items()]
     elif rest_docs:  # (every document's word score is known: none outside has a word)
         out += rest_docs
     # (what is below the floor cannot be in the top: the sort is of the rest)
@@ -234,15 +229,3 @@ def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float], norm_
                         acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
     return acc
 
-
-def _word_score(lane: Postings, words: Scored, s: int, norm_a: float, norm_b: float, k1p: float,
-                delta: float) -> float:
-    """A document's word-lane score, found by probing each word's postings in
-    the lane's order (the same float as the lane's own sum)."""
-    acc = 0.0
-    length = lane.lengths[s]
-    for w, runs in words.terms:
-        tf = lane.tf(s, runs)
-        if tf:
-            acc += w * (k1p * tf / (tf + norm_a + norm_b * length) + delta)
-    return acc
