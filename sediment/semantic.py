@@ -220,7 +220,11 @@ class Semantic:
             return []
         self.vectors.reload()
         np = require_numpy()
-        sims, raw, keys = self._similarities(query)
+        # calibrated: enough vectors for a spread and a mean to say something;
+        # counted as no more than the memories (the file keeps a row for each
+        # version embedded until it is compacted), and decided once a query
+        calibrated = min(len(self.vectors), len(self.view.entries)) >= self.rules.z_min_docs
+        sims, raw, keys = self._similarities(query, calibrated)
         by_key = self._ids_by_key()
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
@@ -233,7 +237,6 @@ class Semantic:
                     if len(texts) < self.rules.cross_top:
                         texts.append(entries[eid].body)
         cross = D.cross_language(query, texts)
-        calibrated = len(self.vectors) >= self.rules.z_min_docs
         found = D.lexical_evidence(words, bigrams, index.df, len(index))
         evidence = found * (1 - cross)
         if evidence >= self.rules.evidence_skip or not cands:
@@ -247,13 +250,13 @@ class Semantic:
                             D.alpha_for(cross, self.rules, found if calibrated else None),
                             self.rules.weight_max)]
 
-    def _similarities(self, query: str) -> tuple[Any, Any, list[bytes]]:
+    def _similarities(self, query: str, calibrated: bool = True) -> tuple[Any, Any, list[bytes]]:
         """The query's similarity to every cached vector, as the lane ranks by
         (centred on the corpus mean from ``z_min_docs`` vectors up: vectors.py
         says why; below that, the mean of a few notes is no genre's), and the
         plain cosine (None when that is what the first is); and the rows' keys."""
         q = require_numpy().asarray(self.embedder([query]))[0]
-        center = self.rules.center and len(self.vectors) >= self.rules.z_min_docs
+        center = self.rules.center and calibrated and len(self.vectors) >= self.rules.z_min_docs
         raw, cen, keys = self.vectors.scan_keys(q, center=center)
         return (raw, None, keys) if cen is None else (cen, raw, keys)
 

@@ -388,6 +388,26 @@ def test_similarity_is_centred_on_the_corpus_mean(tmp_path):
     assert repo.search(q, limit=3, record=False)[0].entry.id != memory.id
 
 
+def test_rows_of_older_versions_do_not_make_a_small_root_calibrated(tmp_path):
+    # the vector file keeps a row for each version embedded until it is
+    # compacted: 41 memories edited once make 82 rows, but 41 memories are too
+    # few for a mean and a spread to say something, so no centring (the plain
+    # cosine, which puts a chat turn first here: see the test above)
+    repo = _root(tmp_path, Genre())
+    memory = repo.add("A latte or an espresso each morning")
+    turns = []
+    for i in range(40):
+        w = "weather" if i % 2 else "rain"
+        turns.append(repo.add(f"I talked about the {w} and the {w}{', and coffee' if i < 6 else ''}, day {i}"))
+    repo.embed()
+    for e in turns:
+        repo.update(e.id, text=e.text + " Again.")
+    repo.embed()
+    assert len(repo.semantic.vectors) >= 80
+    hits = repo.search("coffee: what was said?", limit=3, record=False)
+    assert hits and hits[0].entry.id != memory.id
+
+
 def test_weak_lexical_evidence_leans_on_the_similarity(tmp_path):
     # Most of the question's words are in no memory; the one found ("every")
     # is in a note less like it. With a fixed share for the lexical score, that
