@@ -190,8 +190,9 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
                 raise
             except OSError:  # no hard links here: a copy of the bytes read, as they are (not rendered again)
                 pass
-            kept, _ = _as_read(store, entry, source, seq, op)
-            return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, write_temp(target, kept))
+            kept, st = _as_read(store, entry, source, seq, op)
+            temp = write_temp(target, kept, mode=stat.S_IMODE(st.st_mode))  # (a private note stays private)
+            return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, temp)
         new = entry.with_(meta=meta)
         data = text if text is not None else E.render(new).encode("utf-8")
         temp = write_temp(target, data)
