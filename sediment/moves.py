@@ -195,7 +195,7 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
             return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, temp)
         new = entry.with_(meta=meta)
         data = text if text is not None else E.render(new).encode("utf-8")
-        temp = write_temp(target, data)
+        temp = write_temp(target, data, mode=_mode(source))
     except FileExistsError:
         store.note_done(seq=seq, op=op, compact=False)
         raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id) from None
@@ -228,6 +228,15 @@ def _as_read(store: Store, entry: Entry, source: Path, seq: str | None, op: str)
         store.note_done(entry.path, seq=seq, op=op, compact=False)
         raise err from None
     return data, st
+
+
+def _mode(path: Path) -> int | None:
+    """The permissions a new copy of ``path`` keeps (a private note stays
+    private); None when it is gone (the detach finds that out)."""
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return None
 
 
 def _same(entry: Entry, rel: str) -> Entry:

@@ -386,6 +386,18 @@ def test_a_move_that_changes_no_field_keeps_the_bytes_a_person_formatted(tmp_pat
     assert repo.get("HAND1").text == "by hand" and repo.check() == []
 
 
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="permissions as POSIX has them")
+def test_a_move_that_rewrites_a_note_keeps_its_permissions(tmp_path):
+    """A move that changes a field (a reason) writes the note anew at its new
+    place; a note its person keeps private (0600) stays private there."""
+    repo = Repository(tmp_path)
+    e = repo.add("a private memory", title="private")
+    os.chmod(tmp_path / e.path, 0o600)
+    moved = repo.move(e.id, "sediment", reason="promoted")
+    assert moved.get("reason") == "promoted"
+    assert stat.S_IMODE((tmp_path / moved.path).stat().st_mode) == 0o600
+
+
 def test_name_of_a_hand_written_file_is_not_reused(tmp_path):
     hand = tmp_path / "bedrock" / "ops" / "deploy.md"
     hand.parent.mkdir(parents=True)
