@@ -95,8 +95,11 @@ class Journal:
         return epoch
 
     def head(self) -> tuple[int, str, tuple[int, int]]:
-        """(end of the last complete line, epoch, (size, mtime_ns)), read from
-        one open file, so a compaction in between cannot mix two files."""
+        """(where the next record starts, epoch, (size, mtime_ns)), read from
+        one open file, so a compaction in between cannot mix two files. Where
+        the next record starts: after the last complete line, or after text
+        pasted at the end, which the next append ends as a line of its own
+        (``files.last_line_end``)."""
         if self.off:
             return 0, "", (-1, 0)
         try:
@@ -271,8 +274,15 @@ class Feed:
         now_seen = (st.st_size, st.st_mtime_ns)
         if now_seen == seen:
             return []
-        if st.st_size < offset:  # cut back by hand (a paste taken out again): we may miss records
-            self.pos = self.journal.head()
+        if st.st_size < offset:
+            # compacted by another process (a new epoch, shorter), or cut back
+            # by hand (a paste taken out again): records may be missed, and a
+            # begin we hold may have been closed meanwhile. Read it whole, so
+            # what stays open is what the journal holds open now (a begin kept
+            # stale would be finished by our next write: a note removed)
+            jr = self.journal.read(0)
+            self.pos = (jr.offset, jr.epoch, now_seen)
+            self.open_ops = {r.get("seq", ""): r for r in Journal.pending(jr.records)}
             return None
         jr = self.journal.read(offset, epoch)
         self.pos = (jr.offset, jr.epoch, now_seen)

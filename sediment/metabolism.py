@@ -218,8 +218,7 @@ def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageE
                     refusal = got
         if refusal is not None:  # stop here and say what was not done
             return applied, _refused(result, refusal, todo[start + BATCH:])
-        with contextlib.suppress(OSError, StorageError):  # a journal left long costs reading time only
-            store.journal.maybe_compact()
+        store.compact_journal()
     return applied, None
 
 

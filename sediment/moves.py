@@ -63,9 +63,7 @@ def move(store: Store, entry: Entry, layer: str, room: str, *, meta_changes: Map
         seq = store.journal.begin(op, **store.intent(entry, plan))
     got = move_batch(store, [(entry, plan, seq)], op=op)[0]
     if not isinstance(got, StorageError):
-        with contextlib.suppress(OSError, StorageError):  # the move stands: a long journal costs reading time only
-            if store.journal.maybe_compact():
-                log.debug("journal compacted")
+        store.compact_journal()
     if isinstance(got, SedimentError):
         raise got
     assert got is not None  # (only the moves after a refused one are not attempted)

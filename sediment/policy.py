@@ -112,6 +112,10 @@ class Policy:
     semantic: bool = setting(
         False, "The semantic lane (extra sediment[semantic]): search also by meaning, with a bundled\n"
         "offline model; vectors are computed in the background and kept in _system/cache/.")
+    semantic_floor: float = setting(
+        0.25, "The semantic lane's floor: the least centred similarity a memory found by meaning\n"
+        "alone needs (higher: fewer unrelated notes for a question about nothing, and fewer\n"
+        "paraphrases found; benchmarks/README.md has the trade-off).", minimum=0, maximum=1)
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"

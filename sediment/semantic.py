@@ -304,7 +304,8 @@ def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None)
     if embedder is None:
         return None
     try:
-        return Semantic(view, embedder, cache, lock_timeout=policy.lock_timeout_seconds)
+        return Semantic(view, embedder, cache, lock_timeout=policy.lock_timeout_seconds,
+                        rules=D.DenseRules(floor_centered=policy.semantic_floor))
     except NotInstalled as exc:
         if not from_policy:
             raise

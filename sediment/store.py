@@ -209,6 +209,15 @@ class Store:
         self.view.feed.skip_to_end()  # so sync does not re-read our own files
         return ()
 
+    def compact_journal(self) -> None:
+        """Compact the journal if it is due (the caller holds the lock), and
+        move our feed past it: our own compaction is no sign of records missed,
+        which would cost this process a rescan of the root at its next write."""
+        with contextlib.suppress(OSError, StorageError):  # a journal left long costs reading time only
+            if self.journal.maybe_compact():
+                log.debug("journal compacted")
+                self.view.feed.skip_to_end()
+
     def reread(self, entry: Entry) -> Entry:
         """The entry as it is on disk now (a person may have edited it)."""
         try:

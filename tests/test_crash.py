@@ -44,7 +44,8 @@ import pytest
 
 import sediment
 from sediment import Conflict, NotFound, Repository, health, moves
-from sediment.journal import Journal
+from sediment import journal as J
+from sediment.journal import Feed, Journal
 
 from _disk import errors, scan, temp_files
 
@@ -611,19 +612,64 @@ def test_a_view_opened_after_a_paste_into_the_journal_reads_on_from_its_end(tmp_
 
 
 def test_a_paste_taken_out_of_the_journal_again_costs_no_record_after_it(tmp_path):
-    """The paste's bytes removed again by hand (an editor's undo) while a view
-    had read on from its end: the journal is now shorter than where that view
-    stood, and it looks again from a rescan rather than miss what comes next."""
+    """A pasted block (ending with a newline, as pastes do) that a view has
+    read past, removed again by hand (an editor's undo): the journal is now
+    shorter than where that view stood, and it reads it again rather than
+    miss the records that come next."""
     root = tmp_path / "mem"
     writer = Repository(root, policy=POLICY)
     writer.add("a note written before the paste")
     journal = root / "_system" / "journal.log"
     before = journal.read_bytes()
-    journal.write_bytes(before + ("pasted by hand " * 5000).encode())
+    journal.write_bytes(before + ("pasted by hand " * 50 + "\n").encode() * 40)
     reader = Repository(root, policy=POLICY)
+    reader.search("note", record=False)  # its feed reads on past the paste
     journal.write_bytes(before)
-    new = writer.add("written after the paste was taken out")
-    assert reader.get(new.id).text == "written after the paste was taken out"
+    new = [writer.add(f"written after the paste was taken out {i}", title=f"after {i}") for i in range(3)]
+    assert {e.id for e in new} <= {e.id for e in reader.list()}
+
+
+def test_a_feed_placed_at_the_end_of_a_pasted_journal_reads_only_what_comes_next(tmp_path):
+    """``head`` on a journal ending in pasted text (no newline, longer than any
+    append) is its end: the next append ends the paste as a line of its own."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    for i in range(5):
+        writer.add(f"before the paste {i}")
+    path = root / "_system" / "journal.log"
+    with open(path, "ab") as fh:
+        fh.write(("pasted by hand " * 5000).encode())
+    feed = Feed(Journal(path))
+    feed.skip_to_end()
+    new = writer.add("after the paste")
+    assert feed.poll() == [new.path]
+
+
+def test_a_begin_seen_before_a_compaction_is_not_finished_after_it(tmp_path, monkeypatch):
+    """A reader's feed saw another writer's begin; that writer closed it and
+    compacted the journal (shorter than where the reader stood). The begin
+    must not stay open in the reader: its next write would finish it, and
+    remove a note at the move's source."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    e = writer.add("a memory about walruses", title="walrus")
+    for i in range(30):
+        writer.add(f"filler {i} so the journal is longer than after compaction")
+    reader = Repository(root, policy=POLICY)
+    journal = Journal(root / "_system" / "journal.log")
+    dst = f"sediment/{e.name}.md"
+    seq = journal.begin("move", id=e.id, src=e.path, dst=dst, ver=e.version, dver=e.version)
+    reader.search("walruses", record=False)  # readers poll without the writer lock
+    assert seq in reader.store.view.feed.open_ops
+    journal.done(seq=seq, op="move")  # that writer gave up: nothing moved
+    monkeypatch.setattr(J, "COMPACT_BYTES", 0)  # (compacts at once: nothing is pending)
+    assert journal.maybe_compact()
+    reader.search("walruses", record=False)
+    assert reader.store.view.feed.open_ops == {}
+    (root / dst).parent.mkdir(parents=True, exist_ok=True)
+    (root / dst).write_bytes((root / e.path).read_bytes())  # a person puts a copy there
+    reader.add("a later write of the reader", title="later")
+    assert (root / e.path).exists()
 
 
 # ---------------------------------------------------------------------------
@@ -888,3 +934,20 @@ def test_an_intent_begun_just_after_the_lock_free_open_read_the_journal_is_finis
     assert not pending_ops(root)
     assert [x.path for x in scan(root)[e.id]] == [dst]
     assert repo.get(e.id).path == dst and errors(repo) == []
+
+
+def test_a_move_that_compacts_the_journal_costs_its_process_no_rescan(tmp_path, monkeypatch):
+    """Our own compaction (after a move, or a metabolize batch) is no sign of
+    records missed: the next write of the same process must not rescan the
+    whole root for it."""
+    root = tmp_path / "mem"
+    repo = Repository(root, policy=POLICY)
+    e = repo.add("a memory about walruses", title="walrus")
+    rescans = []
+    real = repo.store.view.refresh
+    monkeypatch.setattr(repo.store.view, "refresh", lambda *a, **k: rescans.append(1) or real(*a, **k))
+    monkeypatch.setattr(J, "COMPACT_BYTES", 0)  # (the move compacts at its end)
+    repo.move(e.id, "sediment")
+    assert repo.store.view.feed.pos[1] == repo.store.journal.head()[1]  # the new epoch
+    repo.add("another", title="another")
+    assert rescans == []

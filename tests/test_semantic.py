@@ -489,3 +489,18 @@ def test_centred_similarities_keep_their_floor_when_nan_rows_leave_few(tmp_path)
     raw = np.where(np.isfinite(sims), 0.5, np.nan).astype(np.float32)
     assert D.select(sims, rules) == [0]  # plain similarities: the plain floor
     assert D.select(sims, rules, raw) == []
+
+
+def test_the_policy_sets_the_floor_of_what_the_lane_finds_alone(tmp_path):
+    found, coffee = {}, {}
+    for floor in (0.25, 0.9):
+        repo = _root(tmp_path / str(floor), Concepts(), policy={"semantic_floor": floor})
+        for i in range(60):
+            repo.add(f"note {i}: {('a kitten', 'a release', 'a snapshot')[i % 3]}")
+        coffee[floor] = repo.add("用户每天早上喝一杯拿铁咖啡").id
+        repo.embed()
+        # (a question of two concepts: no memory is as close to it as a floor of 0.9)
+        found[floor] = [h.entry.id for h in repo.search("espresso, 下雨?", record=False)]
+        assert repo.semantic is not None and repo.semantic.rules.floor_centered == floor
+    assert coffee[0.25] in found[0.25]
+    assert coffee[0.9] not in found[0.9]
