@@ -28,8 +28,10 @@ is left twice, and a temp file left over is swept at the next open.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Union
@@ -38,8 +40,8 @@ from . import entry as E
 from . import names as N
 from .checked import Changed, Detached, detach
 from .entry import Entry
-from .errors import Conflict, SedimentError, StorageError
-from .files import fsync_all, fsync_dirs, in_threads, move_new, read_nofollow, resolve_inside, write_temp
+from .errors import Conflict, NotFound, SedimentError, StorageError
+from .files import fsync_all, fsync_dirs, in_threads, move_new, open_nofollow, resolve_inside, write_temp
 from .store import MovePlan, Store
 
 log = logging.getLogger("sediment")
@@ -186,22 +188,53 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
                 raise
             except OSError:  # no hard links here: a copy of the bytes read, as they are (not rendered again)
                 pass
-            try:
-                kept: bytes | None = read_nofollow(source)
-            except OSError:
-                kept = None
-            if kept is not None and E.content_version(kept) == entry.version:
-                return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, write_temp(target, kept))
-            # (gone or saved since it was read: the copy is rendered, and the detach withdraws it)
+            kept, st = _as_read(store, entry, source, seq, op)
+            temp = write_temp(target, kept, mode=stat.S_IMODE(st.st_mode))  # (a private note stays private)
+            return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, temp)
         new = entry.with_(meta=meta)
         data = text if text is not None else E.render(new).encode("utf-8")
-        temp = write_temp(target, data)
+        temp = write_temp(target, data, mode=_mode(source))
     except FileExistsError:
         store.note_done(seq=seq, op=op, compact=False)
         raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id) from None
     except OSError as exc:  # nothing is at the destination: recovery closes the intent
         raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
     return _Move(i, entry, plan, seq, target, source, store.written(rel, new, data), False, temp)
+
+
+def _as_read(store: Store, entry: Entry, source: Path, seq: str | None, op: str) -> tuple[bytes, os.stat_result]:
+    """The source's bytes (and its stat), for a copy of the same bytes where
+    the file system has no hard links, if they are still what the move read.
+    Otherwise nothing is written: a copy of other bytes would not be the
+    intent's ``dver``, so after a crash recovery could not withdraw it (the id
+    in two files, or a removed note back). The intent is closed and the move
+    refused: ``NotFound`` (removed) or ``Conflict`` (a person's save, kept)."""
+    try:
+        with open(source, "rb", opener=open_nofollow) as fh:
+            data, st = fh.read(), os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or E.content_version(data) != entry.version:
+            raise Changed(f"{source.name} was saved since it was read")
+    except FileNotFoundError:
+        store.view.forget_path(entry.path)
+        store.note_done(entry.path, seq=seq, op=op, compact=False)
+        raise NotFound(f"{entry.path} was removed while it was being moved", id=entry.id) from None
+    except (Changed, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
+            raise  # (the file system refused the read: nothing is at the destination)
+        changed = exc if isinstance(exc, Changed) else Changed(f"{source.name} is no longer a regular file")
+        err = store._kept(entry.path, changed, "moving", id=entry.id)
+        store.note_done(entry.path, seq=seq, op=op, compact=False)
+        raise err from None
+    return data, st
+
+
+def _mode(path: Path) -> int | None:
+    """The permissions a new copy of ``path`` keeps (a private note stays
+    private); None when it is gone (the detach finds that out)."""
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return None
 
 
 def _same(entry: Entry, rel: str) -> Entry:

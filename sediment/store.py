@@ -104,7 +104,11 @@ class Store:
                     if self.view.feed.open_ops:  # begun by a writer that died before its done
                         self.finish_ops(list(self.view.feed.open_ops.values()))
                         self.view.feed.skip_to_end()
-                yield self.view
+                try:
+                    yield self.view
+                finally:  # an erase loaded under this lock (ours, or pulled by sync): its text leaves the disk now
+                    if self.view.erased_pending:
+                        self.view.save_bodies()
         except SedimentError:
             raise
         except OSError as exc:
@@ -155,12 +159,6 @@ class Store:
         fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text), tz=self.view.tz)
         fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
         return fresh
-
-    def save_bodies(self) -> None:
-        """Rewrite the body store now (the caller holds the writer lock) if a
-        body it could hold is in memory: after an erase, so that the erased
-        text leaves the disk at once. Anything else waits for the snapshot."""
-        self.view.save_bodies()
 
     def rewrite(self, entry: Entry, *, meta: Mapping[str, Any], body: str | None = None) -> Entry:
         """Replace a note in place with new frontmatter (and body), and tell the

@@ -92,6 +92,7 @@ class View:
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
         self.index = Index()
         self.dirty = False  # changed since the snapshot was written
+        self.erased_pending = False  # an erased note loaded since the body store was written (Store.writing)
         self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use
         self._pool = Pool()  # what the entries' frontmatter shares (see Entry.compact)
         self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
@@ -383,10 +384,17 @@ class View:
         self._register(entry)
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry), S.flags(entry))
         self.dirty = True
+        if self.ready and "erased" in entry.meta:  # (its old text may be in the body store: see save_bodies)
+            self.erased_pending = True
 
     def save_bodies(self) -> None:
-        """(The store, holding the writer lock) rewrite the body store now if
-        a body it could hold is in memory; otherwise it waits for the snapshot."""
+        """(The store, holding the writer lock, at the end of a write that
+        loaded an erased note: our erase, or another machine's that sync
+        pulled) rewrite the body store now if a body it could hold is in
+        memory, so that the erased text leaves the disk; otherwise it waits
+        for the snapshot. Never from a read or the watcher: those hold the
+        view's lock only, and the writer lock is not taken under it."""
+        self.erased_pending = False
         if self.save_snapshots:
             self._shelf.save(self.index.key_of, self.entries)
 

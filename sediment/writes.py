@@ -203,11 +203,11 @@ def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged
         limit = RateLimit(store.usage.writable_folder() / "destructive.log", store.policy.destructive_per_hour)
         limit.check()
         why = E.one_line(reason)
-        if erase:  # text, tags and every other field go; what links need stays
+        if erase:  # text, tags and every other field go; what links need stays (and the body store's
+            # copy of the text goes as this write ends: Store.writing)
             keep = {k: entry.meta[k] for k in ("id", "created", "updated") if k in entry.meta}
             tomb = {**keep, "status": "purged", "reason": why, "erased": E.now_iso()}
             entry = store.rewrite(entry, meta=tomb, body="Erased: the text of this memory was removed.\n")
-            store.save_bodies()  # the erased text leaves the body store now, not at the next snapshot
         fresh = moves.move(store, entry, "archive", entry.room, op="purge",
                            meta_changes={"status": "purged", "reason": why})
         limit.record()

@@ -28,6 +28,7 @@ anywhere under the root (the cache folder included) are swept on open.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -42,7 +43,7 @@ from pathlib import Path
 import pytest
 
 import sediment
-from sediment import Repository, health
+from sediment import Conflict, NotFound, Repository, health, moves
 from sediment import journal as J
 from sediment.journal import Feed, Journal
 
@@ -334,6 +335,53 @@ def test_a_person_saving_in_place_into_a_hard_linked_move_keeps_one_file(tmp_pat
     assert "A line the person added." in repo.get(e.id).text
     assert not pending_ops(root)
     assert errors(repo) == []
+
+
+class _Killed(BaseException):
+    """The process killed at this point (nothing after it runs)."""
+
+
+@pytest.mark.parametrize("person", ["saved", "removed"])
+def test_a_same_bytes_move_without_hard_links_writes_nothing_once_the_source_changed(tmp_path, monkeypatch,
+                                                                                      person):
+    """Where the file system has no hard links, a move of unchanged bytes
+    copies the bytes it reads. A person who saved (or removed) the note just
+    before that read gets their save kept and nothing written: a copy of other
+    bytes (the note rendered again) is not what the intent says the move
+    writes, so a kill before the source went left it where recovery cannot
+    withdraw it (the id in two files, or the removed note back)."""
+    note = tmp_path / "shallow" / "ops" / "deploy.md"
+    note.parent.mkdir(parents=True)
+    data = (b"---\nid: HAND1\ntitle:   Deploy   # typed by hand\n"
+            b"created: '2026-01-01T00:00:00+00:00'\n---\nby hand\n")
+    note.write_bytes(data)
+    saved = data.replace(b"by hand", b"by hand, and a line the person added")
+    repo = Repository(tmp_path, policy=POLICY)
+
+    def no_hard_links(src, dst, **kw):
+        if note.exists() and note.read_bytes() == data:  # the person acts as the move tries to link
+            note.write_bytes(saved) if person == "saved" else note.unlink()
+        raise OSError(errno.EPERM, "this file system has no hard links")
+
+    def killed(*a, **k):
+        raise _Killed()
+    monkeypatch.setattr(os, "link", no_hard_links)
+    monkeypatch.setattr(moves, "detach", killed)
+    with pytest.raises(Conflict if person == "saved" else NotFound):
+        repo.move("HAND1", "sediment")
+    monkeypatch.undo()
+    assert not pending_ops(tmp_path)
+    if person == "saved":  # (the view shows the save the Conflict kept)
+        assert "the person added" in repo.get("HAND1").text
+    again = Repository(tmp_path, policy=POLICY)
+    if person == "saved":
+        assert {x.path for x in scan(tmp_path)["HAND1"]} == {"shallow/ops/deploy.md"}
+        assert note.read_bytes() == saved and "the person added" in again.get("HAND1").text
+    else:
+        assert "HAND1" not in scan(tmp_path)
+        with pytest.raises(NotFound):
+            again.get("HAND1")
+    assert temp_files(tmp_path) == [] and errors(again) == []
 
 
 def test_roll_forward_when_source_already_removed(tmp_path):

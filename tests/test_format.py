@@ -13,6 +13,7 @@ import errno
 import json
 import os
 import re
+import stat
 import unicodedata
 from pathlib import Path
 
@@ -364,7 +365,8 @@ def test_a_move_that_changes_no_field_keeps_the_bytes_a_person_formatted(tmp_pat
     the note's bytes as they are: a second name of the same file where the
     file system has hard links, a copy of the bytes where it has none (FAT,
     some network shares), never the note rendered again over a person's
-    formatting."""
+    formatting. Either way it keeps its permissions (a private note stays
+    private)."""
     note = tmp_path / "shallow" / "ops" / "deploy.md"
     note.parent.mkdir(parents=True)
     data = (b"---\nid: HAND1\ntitle:   Deploy   # typed by hand\n"
@@ -375,10 +377,25 @@ def test_a_move_that_changes_no_field_keeps_the_bytes_a_person_formatted(tmp_pat
         def refused(*a, **k):
             raise OSError(errno.EPERM, "this file system has no hard links")
         monkeypatch.setattr(os, "link", refused)
+    os.chmod(note, 0o600)  # a note its person keeps private stays private
     moved = repo.move("HAND1", "sediment")
     assert moved.path == "sediment/ops/deploy.md" and not note.exists()
     assert (tmp_path / moved.path).read_bytes() == data
+    if hasattr(os, "fchmod"):
+        assert stat.S_IMODE((tmp_path / moved.path).stat().st_mode) == 0o600
     assert repo.get("HAND1").text == "by hand" and repo.check() == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fchmod"), reason="permissions as POSIX has them")
+def test_a_move_that_rewrites_a_note_keeps_its_permissions(tmp_path):
+    """A move that changes a field (a reason) writes the note anew at its new
+    place; a note its person keeps private (0600) stays private there."""
+    repo = Repository(tmp_path)
+    e = repo.add("a private memory", title="private")
+    os.chmod(tmp_path / e.path, 0o600)
+    moved = repo.move(e.id, "sediment", reason="promoted")
+    assert moved.get("reason") == "promoted"
+    assert stat.S_IMODE((tmp_path / moved.path).stat().st_mode) == 0o600
 
 
 def test_name_of_a_hand_written_file_is_not_reused(tmp_path):

@@ -375,3 +375,26 @@ def test_two_moves_outside_the_archive_keep_the_later_one(machines, monkeypatch)
     sync(a)
     for root in (a, b):
         assert [p.rsplit("/", 1)[0] for p in where(root, x.id)] == ["sediment/team"]
+
+
+def test_an_erase_pulled_by_sync_leaves_this_machines_body_store(machines):
+    """An erase made on another machine scrubs this machine's body store too,
+    in the sync that pulls it (a long-lived process, a server, may not close
+    for days), not only the note."""
+    a, b = machines
+    secret = "the root password is hunter2-zebra"
+    with open_root(a) as repo:
+        e = repo.add(secret)
+        repo.sync()
+    sync(b)
+    with open_root(b) as repo:  # the body store holds the secret now
+        assert repo.get(e.id).text == secret
+    store = b / "_system" / "cache" / "bodies.bin"
+    assert secret.encode() in store.read_bytes()
+    with open_root(a) as repo:
+        repo.purge(e.id, confirm=True, erase=True)
+        repo.sync()
+    with open_root(b) as repo:
+        repo.sync()
+        assert "Erased" in repo.get(e.id).text
+        assert secret.encode() not in store.read_bytes()
