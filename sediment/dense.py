@@ -156,19 +156,21 @@ def alpha_for(cross: float, rules: DenseRules, evidence: float | None = None) ->
     return a + (1.0 - a) * cross
 
 
-def select(sims: Any, rules: DenseRules, raw: Any = None) -> list[int]:
+def select(sims: Any, rules: DenseRules, raw: Any = None, *, calibrated: bool | None = None) -> list[int]:
     """Rows above the calibrated floor, best first (at most ``rules.depth``).
     ``sims`` are what the lane ranks by; with ``raw`` (the plain cosines, when
     ``sims`` are centred) a row must also stand ``raw_z`` deviations out among
     those: a query of nothing in particular, whose centred remainder is only
-    the corpus's own spread, then finds nothing."""
+    the corpus's own spread, then finds nothing. ``calibrated``: whether the
+    spread says something (the caller counts memories, not rows; default:
+    the finite rows are ``z_min_docs`` or more)."""
     import numpy as np
     n = len(sims)
     finite = sims[np.isfinite(sims)]  # (a NaN row never passes the floor, nor sets it)
     if not len(finite):
         return []
     mean, std = float(finite.mean()), float(finite.std())
-    many = len(finite) >= rules.z_min_docs
+    many = len(finite) >= rules.z_min_docs if calibrated is None else calibrated and len(finite) >= rules.z_min_docs
     # (centred similarities keep their own floor even where NaN rows leave too few to calibrate)
     base = rules.floor if raw is None else rules.floor_centered
     floor = max(base, mean + rules.z * std) if many else base

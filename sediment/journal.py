@@ -260,6 +260,13 @@ class Feed:
         the lock, so nothing else came between) the position moves past it."""
         self.pos = self.journal.head()
 
+    def _anew(self, jr: JournalRead, seen: tuple[int, int]) -> None:
+        """After a read of the whole journal: what stays open is what it holds
+        open now. (A compaction happens only when nothing is pending, but a
+        writer may begin, and die, after it.)"""
+        self.pos = (jr.offset, jr.epoch, seen)
+        self.open_ops = {r.get("seq", ""): r for r in Journal.pending(jr.records)}
+
     def poll(self) -> list[str] | None:
         """Note paths finished by others since the last poll, sorted; ``None``
         when the journal was compacted meanwhile (records may have been missed:
@@ -280,15 +287,13 @@ class Feed:
             # begin we hold may have been closed meanwhile. Read it whole, so
             # what stays open is what the journal holds open now (a begin kept
             # stale would be finished by our next write: a note removed)
-            jr = self.journal.read(0)
-            self.pos = (jr.offset, jr.epoch, now_seen)
-            self.open_ops = {r.get("seq", ""): r for r in Journal.pending(jr.records)}
+            self._anew(self.journal.read(0), now_seen)
             return None
         jr = self.journal.read(offset, epoch)
-        self.pos = (jr.offset, jr.epoch, now_seen)
-        if jr.epoch != epoch:
-            self.open_ops.clear()  # compaction happens only when nothing is pending
+        if jr.epoch != epoch:  # compacted meanwhile (read from its start): begins may follow it
+            self._anew(jr, now_seen)
             return None
+        self.pos = (jr.offset, jr.epoch, now_seen)
         paths: set[str] = set()
         for rec in jr.records:
             if rec.get("phase") == "begin":

@@ -114,8 +114,9 @@ class Policy:
         "offline model; vectors are computed in the background and kept in _system/cache/.")
     semantic_floor: float = setting(
         0.25, "The semantic lane's floor: the least centred similarity a memory found by meaning\n"
-        "alone needs (higher: fewer unrelated notes for a question about nothing, and fewer\n"
-        "paraphrases found; benchmarks/README.md has the trade-off).", minimum=0, maximum=1)
+        "alone needs, from 50 memories up (below, similarities are not centred and a fixed 0.20\n"
+        "holds). Higher: fewer unrelated notes for a question about nothing, and fewer\n"
+        "paraphrases found; benchmarks/README.md has the trade-off.", minimum=0, maximum=1)
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"

@@ -195,7 +195,7 @@ class Semantic:
     def nearest(self, query: str, k: int) -> list[str]:
         """The ids of the ``k`` memories most similar to ``query``, with no floor
         and no fusion: the dense lane alone, for benchmarks beside the fused search."""
-        sims, _, keys = self._similarities(query)
+        sims, _, keys, _ = self._similarities(query)
         by_key = self._ids_by_key()
         out: list[str] = []
         for r in sims.argsort()[::-1]:
@@ -220,16 +220,12 @@ class Semantic:
             return []
         self.vectors.reload()
         np = require_numpy()
-        # calibrated: enough vectors for a spread and a mean to say something;
-        # counted as no more than the memories (the file keeps a row for each
-        # version embedded until it is compacted), and decided once a query
-        calibrated = min(len(self.vectors), len(self.view.entries)) >= self.rules.z_min_docs
-        sims, raw, keys = self._similarities(query, calibrated)
+        sims, raw, keys, calibrated = self._similarities(query)
         by_key = self._ids_by_key()
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
         texts: list[str] = []  # of the best candidates, for the script test
-        for r in D.select(sims, self.rules, raw):
+        for r in D.select(sims, self.rules, raw, calibrated=calibrated):
             for eid in by_key.get(keys[r], ()):
                 slot = index.slot_of.get(eid)
                 if slot is not None and eid in entries:
@@ -250,15 +246,18 @@ class Semantic:
                             D.alpha_for(cross, self.rules, found if calibrated else None),
                             self.rules.weight_max)]
 
-    def _similarities(self, query: str, calibrated: bool = True) -> tuple[Any, Any, list[bytes]]:
+    def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool]:
         """The query's similarity to every cached vector, as the lane ranks by
         (centred on the corpus mean from ``z_min_docs`` vectors up: vectors.py
         says why; below that, the mean of a few notes is no genre's), and the
-        plain cosine (None when that is what the first is); and the rows' keys."""
+        plain cosine (None when that is what the first is); the rows' keys;
+        and whether the similarities are calibrated: enough vectors for a mean
+        and a spread to say something, counted as no more than the memories
+        (the file keeps a row for each version embedded until it is compacted)."""
         q = require_numpy().asarray(self.embedder([query]))[0]
-        center = self.rules.center and calibrated and len(self.vectors) >= self.rules.z_min_docs
-        raw, cen, keys = self.vectors.scan_keys(q, center=center)
-        return (raw, None, keys) if cen is None else (cen, raw, keys)
+        calibrated = min(len(self.vectors), len(self.view.entries)) >= self.rules.z_min_docs
+        raw, cen, keys = self.vectors.scan_keys(q, center=self.rules.center and calibrated)
+        return (raw, None, keys, calibrated) if cen is None else (cen, raw, keys, calibrated)
 
     def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]
                  ) -> Callable[[Any, Callable[[int], bool] | None, int], list[Any]]:

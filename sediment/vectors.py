@@ -98,11 +98,24 @@ class VectorFile:
         size = st.st_size
         if (st.st_ino, size) == (self._ino, self._size):
             return
+        # the keys are filled in their own containers when the file is read
+        # whole, and put in place at the end: callers outside the guard (is a
+        # key embedded?) never see a half-filled map, which would have the
+        # embedding thread embed every memory again
+        rows, keys = self._rows, self._keys
         if st.st_ino != self._ino or size < self._size:  # replaced or cut: read it whole
-            self._rows, self._keys, self._mem, self._scale = {}, [], None, None
+            rows, keys, self._mem, self._scale = {}, [], None, None
             self._sum, self._done, self._summed, self._size = None, 0, 0, 0
             self._mean = self._centred = None
         self._ino = st.st_ino
+        try:
+            self._read_new(size, rows, keys)
+        finally:
+            self._rows, self._keys = rows, keys
+
+    def _read_new(self, size: int, rows: dict[bytes, int], keys: list[bytes]) -> None:
+        """The records past the ``keys`` known, into ``rows`` and ``keys``."""
+        assert self.path is not None
         np = require_numpy()
         with open(self.path, "rb", opener=open_nofollow) as fh:
             head = fh.read(HEADER)
@@ -115,15 +128,15 @@ class VectorFile:
             self.dim, self._size = dim, size
             return
         table = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))
-        start = len(self._keys)
+        start = len(keys)
         new = [bytes(k) for k in table[start:, :16]]
         scale = table[start:, 16:20].copy().view("<f4").reshape(n - start)
         self._scale = scale if self._scale is None or not start else np.concatenate([self._scale[:start], scale])
         self._mem = table[:, 20:].view(np.int8)
         self.dim, self._size = dim, HEADER + n * rec
-        self._keys.extend(new)
+        keys.extend(new)
         for i, k in enumerate(new, start):
-            self._rows[k] = i  # a key appended twice: the later row
+            rows[k] = i  # a key appended twice: the later row
 
     def mean(self, chunk: int = 8192) -> Any:
         """The mean of every row (unit vectors, dequantized), or None without
@@ -234,7 +247,7 @@ class VectorFile:
         np = require_numpy()
         n = len(self._keys)
         raw = np.empty(n, dtype=np.float32)
-        mu = self._mean_now(8192) if center else None
+        mu = self._mean_now(chunk) if center else None
         if not n:
             return raw, (np.empty(0, dtype=np.float32) if mu is not None else None)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
@@ -269,8 +282,10 @@ class VectorFile:
 
     def compact(self, live: Iterable[bytes]) -> int:
         """Rewrite the file with only ``live`` keys; returns the rows dropped."""
-        keep = sorted({self._rows[k] for k in live if k in self._rows})
-        dropped = len(self._keys) - len(keep)
+        live = list(live)
+        with self._guard:
+            keep = sorted({self._rows[k] for k in live if k in self._rows})
+            dropped = len(self._keys) - len(keep)
         if self.path is None or not dropped:
             return 0
         np = require_numpy()

@@ -951,3 +951,33 @@ def test_a_move_that_compacts_the_journal_costs_its_process_no_rescan(tmp_path, 
     assert repo.store.view.feed.pos[1] == repo.store.journal.head()[1]  # the new epoch
     repo.add("another", title="another")
     assert rescans == []
+
+
+def test_a_writer_killed_after_another_process_compacted_is_finished(tmp_path, monkeypatch):
+    """Another process compacted the journal, then more records came (longer
+    than where a reader stood), then a writer began a move and was killed.
+    The reader's feed, seeing the new epoch, must keep that begin open, so its
+    next write finishes the move (one file for the memory)."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    e = writer.add("a memory about walruses", title="walrus")
+    for i in range(5):
+        writer.add(f"filler {i}")
+    reader = Repository(root, policy=POLICY)
+    reader.search("walruses", record=False)
+    stood = reader.store.view.feed.pos[0]
+    path = root / "_system" / "journal.log"
+    journal = Journal(path)
+    monkeypatch.setattr(J, "COMPACT_BYTES", 0)
+    assert journal.maybe_compact()
+    monkeypatch.setattr(J, "COMPACT_BYTES", 1 << 20)
+    while path.stat().st_size < stood + 10:
+        journal.done(op="write")
+    dst = f"sediment/{e.name}.md"
+    (root / dst).parent.mkdir(parents=True, exist_ok=True)
+    (root / dst).write_bytes((root / e.path).read_bytes())  # killed after its copy, before the source went
+    journal.begin("move", id=e.id, src=e.path, dst=dst, ver=e.version, dver=e.version)
+    reader.add("a later write of the reader", title="later")
+    assert not Journal.pending(journal.read().records)
+    assert [(root / e.path).exists(), (root / dst).exists()] == [False, True]
+    assert not [p for p in reader.check() if p.code == "duplicate_id"]

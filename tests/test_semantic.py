@@ -406,6 +406,7 @@ def test_rows_of_older_versions_do_not_make_a_small_root_calibrated(tmp_path):
     assert len(repo.semantic.vectors) >= 80
     hits = repo.search("coffee: what was said?", limit=3, record=False)
     assert hits and hits[0].entry.id != memory.id
+    assert repo.semantic.nearest("coffee: what was said?", 1) != [memory.id]  # dense alone: the same rule
 
 
 def test_weak_lexical_evidence_leans_on_the_similarity(tmp_path):
