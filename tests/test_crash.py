@@ -43,7 +43,7 @@ from pathlib import Path
 import pytest
 
 import sediment
-from sediment import Conflict, NotFound, Repository, health, moves
+from sediment import Conflict, Entry, NotFound, Repository, health, moves
 from sediment import journal as J
 from sediment.journal import Feed, Journal
 
@@ -645,18 +645,24 @@ def test_a_feed_placed_at_the_end_of_a_pasted_journal_reads_only_what_comes_next
     assert feed.poll() == [new.path]
 
 
+def _walrus_and_a_reader(root: Path, fillers: int) -> tuple[Entry, Repository, Journal]:
+    """A root with one memory (and ``fillers`` more, written by another
+    process's Repository), a second process's reader of it, and the journal
+    for a test to write records into as a third writer would."""
+    writer = Repository(root, policy=POLICY)
+    e = writer.add("a memory about walruses", title="walrus")
+    for i in range(fillers):
+        writer.add(f"filler {i}")
+    return e, Repository(root, policy=POLICY), Journal(root / "_system" / "journal.log")
+
+
 def test_a_begin_seen_before_a_compaction_is_not_finished_after_it(tmp_path, monkeypatch):
     """A reader's feed saw another writer's begin; that writer closed it and
     compacted the journal (shorter than where the reader stood). The begin
     must not stay open in the reader: its next write would finish it, and
     remove a note at the move's source."""
     root = tmp_path / "mem"
-    writer = Repository(root, policy=POLICY)
-    e = writer.add("a memory about walruses", title="walrus")
-    for i in range(30):
-        writer.add(f"filler {i} so the journal is longer than after compaction")
-    reader = Repository(root, policy=POLICY)
-    journal = Journal(root / "_system" / "journal.log")
+    e, reader, journal = _walrus_and_a_reader(root, fillers=30)  # (a journal longer than after compaction)
     dst = f"sediment/{e.name}.md"
     seq = journal.begin("move", id=e.id, src=e.path, dst=dst, ver=e.version, dver=e.version)
     reader.search("walruses", record=False)  # readers poll without the writer lock
@@ -959,15 +965,10 @@ def test_a_writer_killed_after_another_process_compacted_is_finished(tmp_path, m
     The reader's feed, seeing the new epoch, must keep that begin open, so its
     next write finishes the move (one file for the memory)."""
     root = tmp_path / "mem"
-    writer = Repository(root, policy=POLICY)
-    e = writer.add("a memory about walruses", title="walrus")
-    for i in range(5):
-        writer.add(f"filler {i}")
-    reader = Repository(root, policy=POLICY)
+    e, reader, journal = _walrus_and_a_reader(root, fillers=5)
     reader.search("walruses", record=False)
     stood = reader.store.view.feed.pos[0]
-    path = root / "_system" / "journal.log"
-    journal = Journal(path)
+    path = journal.path
     monkeypatch.setattr(J, "COMPACT_BYTES", 0)
     assert journal.maybe_compact()
     monkeypatch.setattr(J, "COMPACT_BYTES", 1 << 20)

@@ -193,11 +193,19 @@ def test_cli_explain_prints_lanes_and_expansion(second_hop, capsys, monkeypatch)
     assert "lanes:" not in capsys.readouterr().out
 
 
+def _found_and_expansion(tmp_path, mem: dict[str, str], query: str) -> tuple[list[str], dict[str, float]]:
+    """``mem``'s memories in a new root; the names of what ``query`` finds, and
+    the expansion terms of its search (``explain``)."""
+    repo = Repository(tmp_path / "root")
+    name = {repo.add(text).id: k for k, text in mem.items()}
+    hits = repo.search(query, record=False, explain=True)
+    return [name[h.entry.id] for h in hits], (hits[0].explain or {}).get("expansion", {}) if hits else {}
+
+
 def test_the_best_match_leads_the_expansion_of_a_chinese_query(tmp_path):
     """The feedback memories weigh by rank: fused scores are nearly flat (1/61
     against 1/63), and a share of them let the second and third results' words
     outweigh the phone the best match names."""
-    repo = Repository(tmp_path / "root")
     mem = {
         "mine": "新手机是华为Mate60，屏幕很亮。",
         "colleague": "同事的手机是小米14，充电很快。",
@@ -209,13 +217,10 @@ def test_the_best_match_leads_the_expansion_of_a_chinese_query(tmp_path):
         "walk": "周末去公园散步，天气很好。",
         "work": "今天加班到九点，很累。",
     }
-    name = {repo.add(text).id: k for k, text in mem.items()}
-    hits = repo.search("新手机的屏幕", record=False, explain=True)
-    found = [name[h.entry.id] for h in hits]
+    found, expansion = _found_and_expansion(tmp_path, mem, "新手机的屏幕")
     assert found[0] == "mine"
     # the first memory found only through the expansion is the one about my phone
     assert [k for k in found if k.endswith("_later")][0] == "mine_later"
-    expansion = hits[0].explain["expansion"]  # type: ignore[index]
     assert max(expansion, key=expansion.get) in ("mate60", "mat")
     assert expansion["mate60"] > 1.5 * expansion["reno"]
 
@@ -223,7 +228,6 @@ def test_the_best_match_leads_the_expansion_of_a_chinese_query(tmp_path):
 def test_a_lone_chinese_character_is_never_an_expansion_term(tmp_path):
     """What jieba leaves uncut (买, 新, 好) is a generic word: as an expansion
     term it brought memories about shoes to a question about a phone."""
-    repo = Repository(tmp_path / "root")
     mem = {
         "bought": "终于换了新手机，买的是iPhone 15，挑了个深色的，旧的Find X7留给我妈用。",
         "linda": "琳达的手机是红米K70，她说拍照比我的好。",
@@ -235,18 +239,14 @@ def test_a_lone_chinese_character_is_never_an_expansion_term(tmp_path):
         "park": "周末去公园散步，天气很好，买了杯新出的奶茶。",
         "noodles": "中午吃了牛肉面，味道比上次好。",
     }
-    name = {repo.add(text).id: k for k, text in mem.items()}
-    hits = repo.search("我的新手机后来出了什么毛病？", record=False, explain=True)
-    found = [name[h.entry.id] for h in hits]
+    found, expansion = _found_and_expansion(tmp_path, mem, "我的新手机后来出了什么毛病？")
     assert found[0] == "bought" and "battery" in found
     assert "shoes" not in found and "park" not in found
-    expansion = hits[0].explain["expansion"]  # type: ignore[index]
     assert expansion and not [t for t in expansion if len(t) == 1]
     assert {"iphone15", "findx7"} <= set(expansion)
 
 
 def test_the_best_match_leads_the_expansion_of_an_english_query(tmp_path):
-    repo = Repository(tmp_path / "root")
     mem = {
         "mine": "My new phone is a Pixel 8, the screen is bright.",
         "colleague": "My colleague's phone is a Xiaomi 14, it charges fast.",
@@ -257,10 +257,7 @@ def test_the_best_match_leads_the_expansion_of_an_english_query(tmp_path):
         "lunch": "Lunch was beef noodles, nice and spicy.",
         "walk": "A walk in the park on Sunday, sunny weather.",
     }
-    name = {repo.add(text).id: k for k, text in mem.items()}
-    hits = repo.search("new phone screen", record=False, explain=True)
-    found = [name[h.entry.id] for h in hits]
+    found, expansion = _found_and_expansion(tmp_path, mem, "new phone screen")
     assert found[0] == "mine" and [k for k in found if k.endswith("_later")][0] == "mine_later"
-    expansion = hits[0].explain["expansion"]  # type: ignore[index]
     assert max(expansion, key=expansion.get) in ("pixel8", "pixel", "8")
     assert expansion["pixel8"] > 1.5 * expansion["reno"]
