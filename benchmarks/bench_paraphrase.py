@@ -71,8 +71,9 @@ def load() -> list[dict]:
     return yaml.safe_load((HERE / "paraphrase" / "memories.yaml").read_text(encoding="utf-8"))
 
 
-def build(root: Path, mems: list[dict], noise: list[str], semantic: object) -> tuple[Repository, dict[str, str]]:
-    repo = Repository(root, semantic=semantic)
+def build(root: Path, mems: list[dict], noise: list[str], semantic: object,
+          policy: dict | None = None) -> tuple[Repository, dict[str, str]]:
+    repo = Repository(root, semantic=semantic, policy=policy)
     ids = {}
     for i, m in enumerate(mems):
         ids[repo.add(m["text"], now=(T0 + dt.timedelta(minutes=i)).isoformat()).id] = m["id"]
@@ -106,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--distractors", type=int, default=distractors.COUNT)
     ap.add_argument("--tmp", help="where to make the temp folder")
+    ap.add_argument("--floor", type=float, help="the policy's semantic_floor (default: the policy's own)")
     ap.add_argument("--embedder", metavar="MODULE:NAME",
                     help="a callable that makes the embedder to measure (default: the bundled model)")
     args = ap.parse_args(argv)
@@ -119,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="sediment-para-", dir=args.tmp))
     try:
         t = time.perf_counter()
-        repo, ids = build(tmp / "root", mems, noise, semantic)
+        repo, ids = build(tmp / "root", mems, noise, semantic,
+                          None if args.floor is None else {"semantic_floor": args.floor})
         built = time.perf_counter() - t
         t = time.perf_counter()
         emb = repo.embed()
