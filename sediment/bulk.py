@@ -126,13 +126,6 @@ def own(a: array | memoryview, code: str) -> array:
     return array(code, a)
 
 
-def vocab(terms: list[str]) -> Vocab:
-    """``Vocab.from_sorted`` without a Python step per term."""
-    starts = array("I", [0])
-    starts.extend(accumulate(map(operator.add, map(len, terms), repeat(1))))
-    return Vocab("\n".join(terms), starts)
-
-
 def merge(lane: Postings, parts: list[tuple[Part, array]]) -> None:
     """Fold ``parts`` into the lane's base, consuming the list (each part is
     let go as soon as it is copied: at 100k memories they are 100s of MB).
@@ -192,7 +185,7 @@ def merge(lane: Postings, parts: list[tuple[Part, array]]) -> None:
                 slots[p0:p1] = ss[a:b]
                 tfs[p0:p1] = ts[a:b]
         del ids, offs, ss, ts
-    lane.base_index = vocab(terms)
+    lane.base_index = Vocab.from_sorted(terms)
     lane.base_offsets, lane.base_slots, lane.base_tfs = offsets, slots, narrow(tfs)
 
 

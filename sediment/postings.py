@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 import sys
 from array import array
+from itertools import accumulate, repeat
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import maxscore
@@ -82,11 +84,8 @@ class Vocab:
 
     @classmethod
     def from_sorted(cls, terms: list[str]) -> "Vocab":
-        starts = array("I", [0])
-        pos = 0
-        for t in terms:
-            pos += len(t) + 1
-            starts.append(pos)
+        starts = array("I", [0])  # (summed in C: no Python step per term, 1.6M terms at 100k)
+        starts.extend(accumulate(map(operator.add, map(len, terms), repeat(1))))
         return cls("\n".join(terms), starts)
 
     def __len__(self) -> int:
