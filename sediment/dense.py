@@ -67,7 +67,6 @@ TAIL = 0.001
 class DenseRules:
     floor: float = 0.20  # the plain cosine's floor
     floor_centered: float = 0.25  # the floor of a centred cosine (see ``center``)
-    raw_floor: float = -1.0  # with centring, the plain cosine's own floor
     raw_z: float = 1.0  # with centring, the plain cosine must still stand this many deviations out
     z: float = 2.0
     z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone, no centring
@@ -177,7 +176,7 @@ def select(sims: Any, rules: DenseRules, raw: Any = None, *, calibrated: bool | 
     raw_floor = -np.inf
     if raw is not None and many:
         fin = raw[np.isfinite(raw)]
-        raw_floor = max(rules.raw_floor, float(fin.mean()) + rules.raw_z * float(fin.std()))
+        raw_floor = float(fin.mean()) + rules.raw_z * float(fin.std())
     k = min(rules.depth, n)
     top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
     top = top[np.argsort(-sims[top], kind="stable")]

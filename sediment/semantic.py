@@ -154,8 +154,7 @@ class Semantic:
             if len(self.vectors) > 2 * max(memories, 1000):  # mostly stale rows: rewrite
                 with self.view.reading() as view:
                     live = {self._key(e) for e in view.entries.values()}
-                if len(self.vectors) > 2 * max(len(live), 1000):
-                    self.vectors.compact(live)
+                self.vectors.compact(live)
         return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
                 "seconds": round(time.monotonic() - t0, 3)}
 
