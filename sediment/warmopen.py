@@ -30,9 +30,7 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
         tick()
         hit = snap.get(rel)
         if hit is None:
-            if view.index.delta_terms > FOLD_TERMS:  # (checked where the delta can grow only)
-                view.index.fold()
-            view.load_file(rel, st, outcome=next(parsed) if parsed is not None else None)
+            _load(view, rel, st, outcome=next(parsed) if parsed is not None else None)
             continue
         slot, (_, version, meta, off) = hit
         hit[1][2] = None  # (the entry keeps its own compact copy: this one may go now)
@@ -41,17 +39,14 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
                 data = fh.read()
         except OSError:
             continue  # gone already, or unreadable: the slot dies below
-        same = E.content_version(data) == version
         if meta is None or off is None:  # (CRLF, a BOM, properties with a warning)
-            if kept(view, rel, st, data, slot if same else None):
+            if kept(view, rel, st, data, slot, version):
                 matched.add(slot)
             continue
         meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
         eid = E.id_of(meta, rel)
-        if not same or eid in view.entries or view.index.key_of[slot] != eid:
-            if view.index.delta_terms > FOLD_TERMS:
-                view.index.fold()
-            view.load_file(rel, st, data)
+        if E.content_version(data) != version or eid in view.entries or view.index.key_of[slot] != eid:
+            _load(view, rel, st, data)
             continue
         if "id" in meta:  # (a person's note may have none: its id is its path's)
             meta["id"] = view.index.key_of[slot]  # (equal: checked above) one string, not two
@@ -65,17 +60,15 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
     return matched
 
 
-def kept(view: Any, rel: str, st: os.stat_result, data: bytes, slot: int | None) -> bool:
+def kept(view: Any, rel: str, st: os.stat_result, data: bytes, slot: int, version: str) -> bool:
     """A note the snapshot keeps the terms of, not its frontmatter or text
-    (``slot``: of these very bytes): parsed again, its slot's terms kept
-    (same bytes, same terms), so an open with nothing changed does not
-    rewrite the snapshot."""
+    (``slot``, of bytes that hashed to ``version``): parsed again, and if
+    these are those bytes its slot's terms are kept (same bytes, same
+    terms), so an open with nothing changed does not rewrite the snapshot."""
     outcome = C.read_parse(view.root, rel, view.tz, view.max_meta_size, data)
-    if (slot is None or outcome[0] != "ok" or outcome[1].id in view.entries
-            or view.index.key_of[slot] != outcome[1].id):
-        if view.index.delta_terms > FOLD_TERMS:
-            view.index.fold()
-        view.load_file(rel, st, data, outcome)
+    if (outcome[0] != "ok" or outcome[1].version != version  # (the parse hashed the bytes)
+            or outcome[1].id in view.entries or view.index.key_of[slot] != outcome[1].id):
+        _load(view, rel, st, data, outcome)
         return False
     _, entry, off, _ = outcome
     if off is not None:
@@ -86,3 +79,11 @@ def kept(view: Any, rel: str, st: os.stat_result, data: bytes, slot: int | None)
     view.file_stats[rel] = C.stamp(st)
     view._register(entry)
     return True
+
+
+def _load(view: Any, rel: str, st: os.stat_result, data: bytes | None = None, outcome: Any = None) -> None:
+    """``view.load_file``, the index's delta folded first when it is due
+    (checked here, where the delta can grow, and nowhere else)."""
+    if view.index.delta_terms > FOLD_TERMS:
+        view.index.fold()
+    view.load_file(rel, st, data, outcome)
