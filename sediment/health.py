@@ -60,7 +60,7 @@ def recover_at_open(store: Store) -> bool:
     if why is None:
         jr = _nothing_pending(store)
         if jr is not None:
-            store.view.feed.start_at(jr.offset, jr.epoch)
+            store.view.feed.start_at(jr)
             return True
         try:
             recover(store)

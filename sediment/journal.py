@@ -12,7 +12,10 @@ re-reads only the files they name, instead of rescanning the root.
 A crash can tear the last line; that line is ignored (and the next append starts
 on a fresh line). Damage anywhere else is reported by ``check``. When the file
 grows past ``COMPACT_BYTES`` and nothing is pending, it is replaced by an empty
-one with a new ``epoch``; readers that notice the new epoch rescan.
+one with a new ``epoch``; readers that notice the new epoch rescan. So do
+readers that find the bytes before where they stood changed (a person cut the
+file back by hand, even if appends have made it as long again since): see
+``Mark``.
 
 A journal that is a symlink (or under one) is not used at all (``off``): it
 reads as empty and appends are refused; the root's writes are off anyway.
@@ -33,6 +36,13 @@ from .errors import StorageError
 from .files import append_line, atomic_write, header_value, last_line_end
 
 COMPACT_BYTES = 1 << 20
+MARK_BYTES = 64  # what a read position remembers of the bytes before it
+
+# What lies before a read position: the file's (device, inode) and its last
+# ``MARK_BYTES`` bytes up to there. Appends and a torn tail's completion leave
+# both as they were; a compaction (an atomic replace), an editor's save by
+# rename, or a hand cut that later appends made as long again, do not.
+Mark = tuple[int, int, bytes]
 
 
 @dataclass
@@ -41,6 +51,8 @@ class JournalRead:
     offset: int  # where the next read should start
     epoch: str
     damaged: list[tuple[int, str]]  # (line number, reason) of lines that are not the torn tail
+    mark: Mark | None = None  # what lies before ``offset`` (None: no file)
+    anew: bool = False  # read from the start, though asked from elsewhere: not the file read up to there
 
 
 def _text(x: Any) -> bool:
@@ -94,49 +106,59 @@ class Journal:
         atomic_write(self.path, (json.dumps({"epoch": epoch}) + "\n").encode())
         return epoch
 
-    def head(self) -> tuple[int, str, tuple[int, int]]:
-        """(where the next record starts, epoch, (size, mtime_ns)), read from
-        one open file, so a compaction in between cannot mix two files. Where
-        the next record starts: after the last complete line, or after text
-        pasted at the end, which the next append ends as a line of its own
-        (``files.last_line_end``)."""
+    def head(self) -> tuple[int, str, tuple[int, int, int], Mark | None]:
+        """(where the next record starts, epoch, ``seen``, what lies before
+        it), read from one open file, so a compaction in between cannot mix
+        two files. Where the next record starts: after the last complete
+        line, or after text pasted at the end, which the next append ends as
+        a line of its own (``files.last_line_end``). ``seen`` (size,
+        mtime_ns, inode) tells a later look whether anything changed."""
         if self.off:
-            return 0, "", (-1, 0)
+            return 0, "", NOT_SEEN, None
         try:
             with open(self.path, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 first = fh.readline()
                 end, _ = last_line_end(fh.fileno(), st.st_size)  # a torn last line is not ours to skip past
+                mark = _mark(fh.fileno(), st, end)
         except FileNotFoundError:
-            return 0, "", (-1, 0)
-        return end, header_value(first, "epoch"), (st.st_size, st.st_mtime_ns)
+            return 0, "", NOT_SEEN, None
+        return end, header_value(first, "epoch"), seen_of(st), mark
 
-    def read(self, offset: int = 0, epoch: str | None = None) -> JournalRead:
-        """Records from ``offset`` on (reading only that part of the file). If the
-        file's epoch is not ``epoch`` the journal was compacted in between:
-        everything is returned from the start and the caller must treat its
-        view as stale."""
+    def read(self, offset: int = 0, epoch: str | None = None, mark: Mark | None = None) -> JournalRead:
+        """Records from ``offset`` on (reading only that part of the file). If
+        the file is not the one an earlier read ended at ``offset`` (its
+        epoch is not ``epoch``: compacted in between; or it is shorter than
+        ``offset``, or ``mark`` no longer lies before it: cut back or replaced
+        by hand), everything is returned from the start (``anew``) and the
+        caller must treat its view as stale: records may have been missed."""
         if self.off:
             return JournalRead([], 0, "", [])
         try:
             with open(self.path, "rb") as fh:
+                fd = fh.fileno()
+                st = os.fstat(fd)
                 file_epoch = header_value(fh.readline(), "epoch")
-                if epoch is not None and file_epoch != epoch:
+                anew = ((epoch is not None and file_epoch != epoch) or offset > st.st_size
+                        or (mark is not None and offset > 0 and _mark(fd, st, offset) != mark))
+                if anew:
                     offset = 0
                 fh.seek(offset)
                 data = fh.read()
+                start = data.rfind(b"\n") + 1  # the records' end: a torn tail is not read past
+                # (from the bytes read when they reach back far enough: one pread fewer)
+                mark = ((st.st_dev, st.st_ino, data[max(0, start - MARK_BYTES):start])
+                        if start >= MARK_BYTES or offset == 0 else _mark(fd, st, offset + start))
         except FileNotFoundError:
             return JournalRead([], 0, "", [])
         records: list[dict[str, Any]] = []
         damaged: list[tuple[int, str]] = []
-        start = 0
+        at = 0
         line_no = 1  # relative to offset; exact when reading from the start (check)
-        while start < len(data):
-            nl = data.find(b"\n", start)
-            if nl < 0:  # torn tail: an append that a crash cut short
-                break
-            line = data[start:nl]
-            start = nl + 1
+        while at < start:  # (after ``start``: a torn tail, an append that a crash cut short)
+            nl = data.find(b"\n", at)
+            line = data[at:nl]
+            at = nl + 1
             if line.strip():
                 try:
                     rec = json.loads(line)
@@ -149,7 +171,7 @@ class Journal:
                     elif "epoch" not in rec:
                         records.append(rec)
             line_no += 1
-        return JournalRead(records, offset + start, file_epoch, damaged)
+        return JournalRead(records, offset + start, file_epoch, damaged, mark, anew)
 
     def append(self, rec: dict[str, Any] | list[dict[str, Any]], *, durable: bool = True) -> None:
         """Append one record, or several in one write (the caller holds the
@@ -231,6 +253,22 @@ class Journal:
         return True
 
 
+NOT_SEEN = (-1, 0, 0)  # a ``seen`` no file has: the next poll reads
+
+
+def seen_of(st: os.stat_result) -> tuple[int, int, int]:
+    """What a poll compares to tell that the journal changed, from one stat:
+    size, mtime and inode (a file replaced within one tick of the clock,
+    at the same size, is still another file)."""
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _mark(fd: int, st: os.stat_result, offset: int) -> Mark:
+    """The ``Mark`` of ``offset`` in the file open at ``fd``: one small pread."""
+    n = min(MARK_BYTES, offset)
+    return st.st_dev, st.st_ino, os.pread(fd, n, offset - n) if n > 0 else b""
+
+
 def note_path(p: Any) -> bool:
     """A journal path we may read: relative, inside a layer folder, no '..'
     (the journal is ours, but a damaged line must not send us elsewhere)."""
@@ -242,58 +280,59 @@ def note_path(p: Any) -> bool:
 
 class Feed:
     """The journal read as a change feed: what other processes finished since
-    we last looked. One ``stat`` per poll when nothing changed."""
+    we last looked. One ``stat`` per poll when nothing changed; when it did,
+    one read of what was appended, checked against what lay before where we
+    stood (``Mark``) in the same open."""
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
-        # how far we have read: (offset, epoch, (size, mtime_ns) when we looked)
-        self.pos: tuple[int, str, tuple[int, int]] = (0, "", (-1, 0))
+        # how far we have read: (offset, epoch, seen_of(the stat) when we
+        # looked, the Mark of offset: None before the first read)
+        self.pos: tuple[int, str, tuple[int, int, int], Mark | None] = (0, "", NOT_SEEN, None)
         self.open_ops: dict[Any, dict[str, Any]] = {}  # begins seen without their done
 
-    def start_at(self, offset: int, epoch: str) -> None:
-        """Read on from ``offset`` (where a read of this epoch ended): the
-        next poll reads whatever was appended since."""
-        self.pos = (offset, epoch, (-1, 0))
+    def start_at(self, jr: JournalRead) -> None:
+        """Read on from where ``jr`` (a read of the journal) ended: the next
+        poll reads whatever was appended since."""
+        self.pos = (jr.offset, jr.epoch, NOT_SEEN, jr.mark)
 
     def skip_to_end(self) -> None:
         """Our own records are never read back: after each of our appends (under
         the lock, so nothing else came between) the position moves past it."""
         self.pos = self.journal.head()
 
-    def _anew(self, jr: JournalRead, seen: tuple[int, int]) -> None:
+    def _anew(self, jr: JournalRead, seen: tuple[int, int, int]) -> None:
         """After a read of the whole journal: what stays open is what it holds
         open now. (A compaction happens only when nothing is pending, but a
         writer may begin, and die, after it.)"""
-        self.pos = (jr.offset, jr.epoch, seen)
+        self.pos = (jr.offset, jr.epoch, seen, jr.mark)
         self.open_ops = {r.get("seq", ""): r for r in Journal.pending(jr.records)}
 
     def poll(self) -> list[str] | None:
         """Note paths finished by others since the last poll, sorted; ``None``
-        when the journal was compacted meanwhile (records may have been missed:
-        the caller rescans)."""
-        offset, epoch, seen = self.pos
+        when the journal is not the file we read up to where we stood
+        (records may have been missed: the caller rescans)."""
+        offset, epoch, seen, mark = self.pos
         if self.journal.off:
             return []
         try:
             st = self.journal.path.stat()
         except FileNotFoundError:
             return []
-        now_seen = (st.st_size, st.st_mtime_ns)
+        now_seen = seen_of(st)
         if now_seen == seen:
             return []
-        if st.st_size < offset:
-            # compacted by another process (a new epoch, shorter), or cut back
-            # by hand (a paste taken out again): records may be missed, and a
-            # begin we hold may have been closed meanwhile. Read it whole, so
-            # what stays open is what the journal holds open now (a begin kept
-            # stale would be finished by our next write: a note removed)
-            self._anew(self.journal.read(0), now_seen)
-            return None
-        jr = self.journal.read(offset, epoch)
-        if jr.epoch != epoch:  # compacted meanwhile (read from its start): begins may follow it
+        jr = self.journal.read(offset, epoch, mark)
+        if jr.anew:
+            # compacted by another process (a new epoch), or cut back by hand
+            # (a paste taken out again), even if appends made it as long again
+            # since: records may be missed, and a begin we hold may have been
+            # closed meanwhile. It was read whole, so what stays open is what
+            # the journal holds open now (a begin kept stale would be finished
+            # by our next write: a note removed)
             self._anew(jr, now_seen)
             return None
-        self.pos = (jr.offset, jr.epoch, now_seen)
+        self.pos = (jr.offset, jr.epoch, now_seen, jr.mark)
         paths: set[str] = set()
         for rec in jr.records:
             if rec.get("phase") == "begin":

@@ -629,6 +629,52 @@ def test_a_paste_taken_out_of_the_journal_again_costs_no_record_after_it(tmp_pat
     assert {e.id for e in new} <= {e.id for e in reader.list()}
 
 
+@pytest.mark.parametrize("reader_was", ["polling", "opening"])
+def test_a_cut_by_hand_then_appends_past_where_a_reader_stood_cost_it_no_record(tmp_path, reader_was):
+    """A pasted block that a reader's feed read past (while polling, or at its
+    open), taken out by hand again; then other processes append past where
+    that reader stood before it looks again. The journal is no shorter than
+    the reader's offset, but what lies there now is the middle of other
+    records: the reader must read the journal again, not read on from there
+    (missing every note recorded before that point, and any rescan)."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    writer.add("a note written before the paste")
+    journal = root / "_system" / "journal.log"
+    before = journal.read_bytes()
+    reader = Repository(root, policy=POLICY) if reader_was == "polling" else None
+    journal.write_bytes(before + ("pasted by hand " * 20 + "\n").encode() * 3)
+    if reader is None:
+        reader = Repository(root, policy=POLICY)  # (a lock-free open: its feed starts past the paste)
+    else:
+        reader.search("note", record=False)  # its feed reads on past the paste
+    stood = reader.store.view.feed.pos[0]
+    journal.write_bytes(before)  # the paste taken out (in place, as an editor's undo saves it)
+    new = []
+    while journal.stat().st_size < stood + 100:
+        new.append(writer.add(f"written after the paste was taken out {len(new)}", title=f"after {len(new)}"))
+    assert {e.id for e in new} - {e.id for e in reader.list()} == set()
+
+
+def test_a_torn_tail_cut_off_by_the_next_append_costs_a_reader_no_rescan(tmp_path):
+    """A reader's feed stands before a torn last line (an append a crash cut
+    short); the next append cuts it off and writes its record there. What
+    lies before where the reader stood is as it was: the reader reads that
+    record on, and does not take the file for one cut back by hand (a
+    rescan of the root)."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    writer.add("written before the crash")
+    path = root / "_system" / "journal.log"
+    feed = Feed(Journal(path))
+    feed.skip_to_end()
+    with open(path, "ab") as fh:
+        fh.write(b'{"phase":"done","op":"write","paths":["shallow/')  # the crash's torn append
+    assert feed.poll() == []
+    new = writer.add("written after the crash")
+    assert feed.poll() == [new.path]
+
+
 def test_a_feed_placed_at_the_end_of_a_pasted_journal_reads_only_what_comes_next(tmp_path):
     """``head`` on a journal ending in pasted text (no newline, longer than any
     append) is its end: the next append ends the paste as a line of its own."""
