@@ -61,6 +61,7 @@ def recover_at_open(store: Store) -> bool:
         jr = _nothing_pending(store)
         if jr is not None:
             store.view.feed.start_at(jr)
+            store.view.temps_seen = set()  # (the open's walk looks for them: sweep_at_open)
             return True
         try:
             recover(store)
@@ -101,9 +102,10 @@ def sweep_at_open(store: Store) -> None:
     """After an open that skipped the locked recovery: sweep the temp files of
     interrupted writes if there are any (the walk met some in the layer
     folders, or ``_system/`` holds one), under the locks as ``recover`` does."""
+    seen, store.view.temps_seen = store.view.temps_seen, None  # (later walks keep no record)
     if store.parts.writes_off:
         return
-    layers = any(N.in_layer(rel) for rel in store.view.temps_seen)
+    layers = bool(seen)
     system = store.root / SYSTEM
     if layers or (not system.is_symlink() and _has_temp(system)):
         try:
@@ -111,7 +113,6 @@ def sweep_at_open(store: Store) -> None:
                 store.sweep_temps()
         except (StorageError, LockTimeout) as exc:  # (a temp file costs only space: the next open tries again)
             log.warning("sediment: temp files not swept: %s", exc)
-    store.view.temps_seen.clear()
 
 
 def _has_temp(folder: Path) -> bool:

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Iterator
 from . import bodies as B
 from . import coldopen as C
 from . import entry as E
+from . import names as N
 from . import obsidian as O
 from . import search as S
 from . import tokenize as T
@@ -98,7 +99,10 @@ class View:
         self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
         self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None  # (old, new id): renamed by hand
         self._renames = Renames()
-        self.temps_seen: set[str] = set()  # temp files of interrupted writes the open's walk met (not later's)
+        # temp files of interrupted writes in the layer folders that the open's
+        # walk met, while the open owes their sweep (health.sweep_at_open takes
+        # them); None: not looked for (later walks, or recovery swept already)
+        self.temps_seen: set[str] | None = None
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -205,7 +209,12 @@ class View:
                 self.problems.pop(rel, None)
             else:
                 self.problems[rel] = Problem(rel, f"cannot read this folder: {exc.strerror}", code="storage")
-        return walk_notes(self.root, self.rules, unreadable, None if self.ready else self.temps_seen.add)
+        return walk_notes(self.root, self.rules, unreadable, None if self.temps_seen is None else self._temp_seen)
+
+    def _temp_seen(self, rel: str) -> None:
+        if N.in_layer(rel):  # (one in a person's folder is not ours to sweep: theirs, or their tool's)
+            assert self.temps_seen is not None
+            self.temps_seen.add(rel)
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never

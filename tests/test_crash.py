@@ -46,6 +46,7 @@ import sediment
 from sediment import Conflict, Entry, NotFound, Repository, health, moves
 from sediment import journal as J
 from sediment.journal import Feed, Journal
+from sediment.store import Store
 
 from _disk import errors, scan, temp_files
 
@@ -761,8 +762,33 @@ def test_the_walks_after_the_open_keep_no_record_of_temp_files(tmp_path):
     for i in range(5):  # another process's write in flight at each walk
         (root / "shallow" / f".note-{i}.md.{i:08x}.tmp").write_bytes(b"---\nid: half")
         repo.refresh()
-    assert repo.store.view.temps_seen == set()
+    assert not repo.store.view.temps_seen
     assert len(temp_files(root)) == 5  # (they are the writers' to finish: the next open sweeps what is left)
+
+
+@pytest.mark.parametrize("journal", ["an intent to finish", "nothing pending"])
+def test_an_open_keeps_no_record_of_temp_files_it_does_not_sweep(tmp_path, journal, monkeypatch):
+    """The open's walk notes temp files only for the sweep an open without
+    the locked recovery owes, and only those the sweep removes (the layer
+    folders'): an open that recovered under the lock (which swept already)
+    and a temp file in a person's folder (theirs, left as it is) leave no
+    record behind in a process that stays open, and the person's file
+    costs the open no sweep (no wait for the writer lock)."""
+    root = tmp_path / "mem"
+    e = _one_memory(root)
+    if journal == "an intent to finish":
+        Journal(root / "_system" / "journal.log").begin("move", id=e.id, src=e.path, dst=f"sediment/{e.name}.md")
+    person = root / "notes" / ".draft.md.0a1b2c3d.tmp"  # (named as sediment's temp files are)
+    person.parent.mkdir()
+    person.write_bytes(b"a person's draft")
+    sweeps = []
+    real = Store.sweep_temps
+    monkeypatch.setattr(Store, "sweep_temps", lambda self: sweeps.append(1) or real(self))
+    repo = Repository(root, policy=POLICY)
+    assert not pending_ops(root)
+    assert not repo.store.view.temps_seen
+    assert person.read_bytes() == b"a person's draft"
+    assert len(sweeps) == (1 if journal == "an intent to finish" else 0)  # (recovery's own)
 
 
 def test_temp_file_of_an_interrupted_cache_save_is_swept_on_open(tmp_path):
