@@ -323,8 +323,6 @@ def _rebuild(meta: dict[str, Any], body: str, path: str, version: str, tz: _dt.t
     return e
 
 
-
-
 def id_of(meta: Mapping[str, Any], rel: str) -> str:
     """The id of the note at ``rel`` with this frontmatter: its ``id``; for a
     person's note without one, the id derived from its path."""
@@ -413,18 +411,14 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
         s = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ParseError(f"{path}: not UTF-8 text", path=path, line=None) from exc
-    s = s.lstrip("\ufeff").replace("\r\n", "\n")
+    s = normal(s)
     if path and not in_layer(path):
         return _parse_persons(s, path, version, tz, max_meta_size)
-    if not s.startswith("---\n"):
-        raise ParseError(f"{path}: no frontmatter (the file must start with '---')", path=path, line=1)
-    end = s.find("\n---\n", 3)
-    if end < 0:
-        if s.endswith("\n---"):
-            end = len(s) - 4
-        else:
-            raise ParseError(f"{path}: frontmatter is not closed by a '---' line", path=path, line=1)
-    fm_text, body = s[4:end + 1], s[end + 5:]
+    parts = split(s)
+    if parts is None:
+        raise ParseError(f"{path}: no frontmatter (the file must start with '---')" if not s.startswith("---\n")
+                         else f"{path}: frontmatter is not closed by a '---' line", path=path, line=1)
+    fm_text, body = parts
     _refuse_conflict(s, path)
     try:
         meta = yaml.load(fm_text, Loader=_Loader) if fm_text.strip() else {}
@@ -447,6 +441,21 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
     return entry
 
 
+def normal(s: str) -> str:
+    """A note's text as ``parse`` reads it: no BOM, LF line ends."""
+    return s.lstrip("\ufeff").replace("\r\n", "\n")
+
+
+def split(s: str) -> tuple[str, str] | None:
+    """(frontmatter text, body) of a ``normal`` note text, or None: no closed frontmatter."""
+    if not s.startswith("---\n"):
+        return None
+    end = s.find("\n---\n", 3)
+    if end < 0:
+        if not s.endswith("\n---"):
+            return None
+        end = len(s) - 4
+    return s[4:end + 1], s[end + 5:]
 
 
 def _refuse_conflict(s: str, path: str) -> None:
@@ -467,11 +476,9 @@ def _parse_persons(s: str, path: str, version: str, tz: _dt.tzinfo, max_meta_siz
     _refuse_conflict(s, path)
     meta: Any = {}
     body, warning = s, None
-    end = s.find("\n---\n", 3) if s.startswith("---\n") else -1
-    if end < 0 and s.startswith("---\n") and s.endswith("\n---"):
-        end = len(s) - 4
-    if end >= 0:
-        fm_text, body = s[4:end + 1], s[end + 5:]
+    parts = split(s)
+    if parts is not None:
+        fm_text, body = parts
         try:
             meta = O.load_properties(fm_text)
             if not isinstance(meta, dict):

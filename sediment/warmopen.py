@@ -39,10 +39,11 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
                 data = fh.read()
         except OSError:
             continue  # gone already, or unreadable: the slot dies below
-        if meta is None or off is None:  # (CRLF, a BOM, properties with a warning)
+        if meta is None:  # (properties with a warning, which check must see again)
             if kept(view, rel, st, data, slot, version):
                 matched.add(slot)
             continue
+        kept_as_is = meta
         meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
         eid = E.id_of(meta, rel)
         if E.content_version(data) != version or eid in view.entries or view.index.key_of[slot] != eid:
@@ -50,18 +51,32 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
             continue
         if "id" in meta:  # (a person's note may have none: its id is its path's)
             meta["id"] = view.index.key_of[slot]  # (equal: checked above) one string, not two
-        at = view._shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
-        entry = Entry(meta=meta, body=data[off:].decode("utf-8") if at is None else None, path=rel,
-                      version=version, tz=view.tz, stored=(view._shelf, at))
-        entry._cache.off, entry._cache.plain = off, True
+        if off is None:  # (CRLF, a BOM: its body is not a slice of its bytes, nor in the body store)
+            body: str | None = body_of(data)
+            at = None
+        else:
+            at = view._shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
+            body = data[off:].decode("utf-8") if at is None else None
+        entry = Entry(meta=meta, body=body, path=rel, version=version, tz=view.tz, stored=(view._shelf, at))
+        if off is not None:
+            entry._cache.off = off
+        entry._cache.plain = meta is kept_as_is  # (thawed dates: JSON cannot keep them as they are)
         view.file_stats[rel] = C.stamp(st)
         view._register(entry)
         matched.add(slot)
     return matched
 
 
+def body_of(data: bytes) -> str:
+    """The body ``parse`` found in these bytes (they hashed to the version
+    it parsed), without reading their frontmatter again."""
+    text = E.normal(data.decode("utf-8"))
+    parts = E.split(text)
+    return text if parts is None else parts[1]  # (None: a person's note without frontmatter, all body)
+
+
 def kept(view: Any, rel: str, st: os.stat_result, data: bytes, slot: int, version: str) -> bool:
-    """A note the snapshot keeps the terms of, not its frontmatter or text
+    """A note the snapshot keeps the terms of, not its frontmatter
     (``slot``, of bytes that hashed to ``version``): parsed again, and if
     these are those bytes its slot's terms are kept (same bytes, same
     terms), so an open with nothing changed does not rewrite the snapshot."""

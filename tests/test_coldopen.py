@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sediment import Repository
+from sediment import entry as E
 
 needs_fork = pytest.mark.skipif(sys.platform != "linux" or "fork" not in mp.get_all_start_methods(),
                                 reason="the pool is used only where fork is safe (Linux)")
@@ -49,8 +50,12 @@ def _alone() -> None:
     assert others == [], f"threads an earlier test left running: {others}"
 
 
-def _cold(root: Path, processes: int) -> tuple[bytes, dict, list, list[int]]:
+def _cold(root: Path, processes: int, cache: Path | None = None) -> tuple[bytes, dict, list, list[int]]:
+    """An open of ``root`` with no snapshot, or (``cache``) with that copy
+    of its cache folder: what it ends with, and the workers it had."""
     shutil.rmtree(root / "_system" / "cache", ignore_errors=True)
+    if cache is not None:
+        shutil.copytree(cache, root / "_system" / "cache")
     children: list[int] = []  # worker processes alive while the open reports progress
     repo = Repository(root, policy={"open_processes": processes},
                       progress=lambda *_: children.append(len(mp.active_children())))
@@ -195,30 +200,58 @@ def test_an_open_after_a_hand_edit_does_not_wait_for_a_writer(tmp_path):
     assert snapshot.stat().st_mtime_ns != before  # the next open saved it
 
 
-def test_notes_the_snapshot_cannot_keep_do_not_rewrite_it_at_each_open(tmp_path):
-    """A note read again at every open (CRLF line ends, a BOM, properties
-    that cannot be read) is indexed with the same terms as long as its bytes
-    hash to the snapshot's version: a second open with nothing changed leaves
-    ``index.bin`` alone, and an edit of such a note still shows."""
+def test_notes_the_snapshot_cannot_keep_do_not_rewrite_it_at_each_open(tmp_path, monkeypatch):
+    """A note whose body is not a slice of its bytes (CRLF line ends, a BOM:
+    a vault written on Windows) keeps its snapshot entry whole while its
+    bytes hash to the snapshot's version: its frontmatter is not parsed
+    again, its terms are the slot's. One with properties that cannot be
+    read is parsed again (check must see its problem), its terms kept. A
+    second open with nothing changed leaves ``index.bin`` alone, and an edit
+    of such a note still shows."""
     root = tmp_path / "root"
     with Repository(root) as repo:
-        repo.add("a plain memory about walruses", title="walrus")
-    (root / "windows.md").write_bytes(b"---\r\ntitle: crlf\r\n---\r\nwritten on windows\r\n")
+        memory = repo.add("a plain memory about walruses", title="walrus", tags=["sea"])
+    (root / memory.path).write_bytes((root / memory.path).read_bytes().replace(b"\n", b"\r\n"))
+    (root / "windows.md").write_bytes(b"---\r\ntitle: crlf\r\nday: 2024-05-01\r\n---\r\nwritten on windows\r\n")
     (root / "bom.md").write_bytes(b"\xef\xbb\xbf---\ntitle: bom\n---\nbyte order mark\n")
+    (root / "bare.md").write_bytes(b"a jotting without frontmatter\r\n\r\nin two paragraphs\r\n")
     (root / "props.md").write_bytes(b"---\ntitle: [unclosed\n---\nproperties nobody can read\n")
     snapshot, store = root / "_system" / "cache" / "index.bin", root / "_system" / "cache" / "bodies.bin"
     Repository(root).close()  # the first open after the hand edits saves the snapshot
     first, kept = snapshot.stat(), store.stat()
-    for policy in ({}, {"open_processes": 2}):  # (2: the other notes, if any, parsed by a pool)
-        with Repository(root, policy=policy) as repo:
-            assert {h.entry.path for h in repo.search("windows mark nobody", record=False)} == {
-                "windows.md", "bom.md", "props.md"}
-            assert [p.code for p in repo.check() if p.path == "props.md"] == ["properties"]
-        again = snapshot.stat()
-        assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns), "rewritten"
-        assert store.stat().st_ino == kept.st_ino, "the body store rewritten"
+    real, parsed = E.parse, []
+    monkeypatch.setattr(E, "parse", lambda data, path="", **kw: parsed.append(path) or real(data, path, **kw))
+    with Repository(root) as repo:
+        assert parsed == ["props.md"]  # the only one whose frontmatter the snapshot does not keep
+        for rel in (memory.path, "windows.md", "bom.md", "bare.md"):  # what a parse gives, without one
+            parse = real((root / rel).read_bytes(), rel)
+            assert (repo.get(rel).meta, repo.get(rel).body) == (parse.meta, parse.body), rel
+        assert {h.entry.path for h in repo.search("walruses windows mark nobody jotting", record=False)} == {
+            memory.path, "windows.md", "bom.md", "bare.md", "props.md"}
+        assert [p.code for p in repo.check() if p.path == "props.md"] == ["properties"]
+    again = snapshot.stat()
+    assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns), "rewritten"
+    assert store.stat().st_ino == kept.st_ino, "the body store rewritten"
     (root / "windows.md").write_bytes(b"---\r\ntitle: crlf\r\n---\r\nedited on windows\r\n")
     with Repository(root) as repo:
         assert [h.entry.path for h in repo.search("edited", record=False)] == ["windows.md"]
         assert repo.search("written", record=False) == []
     assert snapshot.stat().st_ino != first.st_ino
+
+
+def test_a_dated_note_kept_by_the_snapshot_does_not_stop_the_next_save(tmp_path):
+    """A person's note with a date property, kept whole by a warm open (its
+    dates thawed from the snapshot's tagged text), must not keep later
+    snapshots from being written: JSON cannot hold its dates as they are."""
+    root = tmp_path / "root"
+    Repository(root).close()
+    (root / "diary.md").write_bytes(b"---\nday: 2024-05-01\n---\na person's dated note\n")
+    Repository(root).close()  # the snapshot keeps it
+    snapshot = root / "_system" / "cache" / "index.bin"
+    before = snapshot.stat().st_ino
+    with Repository(root) as repo:  # warm: the dated note kept as the snapshot had it
+        repo.add("a memory written after", title="after")
+    assert snapshot.stat().st_ino != before, "the snapshot was not saved"
+    with Repository(root) as repo:
+        assert not repo.view.dirty and repo.get("diary.md").meta["day"] == E.parse(
+            (root / "diary.md").read_bytes(), "diary.md").meta["day"]
