@@ -84,6 +84,32 @@ def test_a_pooled_cold_open_ends_with_the_serial_one(tmp_path):
 
 
 @needs_fork
+def test_a_pooled_warm_open_ends_with_the_serial_one(tmp_path):
+    """A warm open parses in the pool the notes its snapshot lacks (written
+    by hand since), while it keeps the others' slots in the order of its walk
+    between them: those whose frontmatter the snapshot keeps, and those it
+    reads here (a BOM and CRLF, properties nobody can read). It ends with
+    the serial open's view, index and problems."""
+    _alone()
+    root = _root(tmp_path)
+    (root / "props.md").write_bytes(b"---\ntitle: [unclosed\n---\nproperties nobody can read, deploy\n")
+    Repository(root, policy={"open_processes": 1}).close()
+    cache = tmp_path / "cache"
+    shutil.copytree(root / "_system" / "cache", cache)  # the snapshot both opens start from
+    for i in range(40):  # between the kept notes in the walk's order: a person's, some saved on Windows,
+        text = f"a person's note {i} about deploy and 缓存\n"  # and files in a layer that are no memory
+        (root / "shallow" / f"m{i:02d}.md").write_bytes(text.encode())
+        (root / f"n{i:02d}.md").write_bytes(text.encode().replace(b"\n", b"\r\n") if i % 3 else text.encode())
+    serial = _cold(root, processes=1, cache=cache)
+    pooled = _cold(root, processes=2, cache=cache)
+    assert max(pooled[3]) >= 1 and max(serial[3]) == 0  # the pool really ran, the serial open had none
+    assert pooled[0] == serial[0]  # the same index snapshot, byte for byte
+    assert pooled[1] == serial[1] and len(pooled[1]) == 92 + 1 + 40
+    assert pooled[2] == serial[2]  # the same problems and the same search results
+    assert [any(f in p for p in serial[2]) for f in ("props.md", "broken.md", "shallow/m39.md")] == [True] * 3
+
+
+@needs_fork
 def test_notes_moved_by_hand_cost_a_pooled_open_no_merge_each(tmp_path):
     """A pooled open of a root where many notes were moved by hand (same
     ids, new paths: a sync of another machine's moves) puts each moved note
