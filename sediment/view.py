@@ -209,12 +209,9 @@ class View:
                 self.problems.pop(rel, None)
             else:
                 self.problems[rel] = Problem(rel, f"cannot read this folder: {exc.strerror}", code="storage")
-        return walk_notes(self.root, self.rules, unreadable, None if self.temps_seen is None else self._temp_seen)
-
-    def _temp_seen(self, rel: str) -> None:
-        if N.in_layer(rel):  # (one in a person's folder is not ours to sweep: theirs, or their tool's)
-            assert self.temps_seen is not None
-            self.temps_seen.add(rel)
+        seen = self.temps_seen  # (one in a person's folder is not ours to sweep: theirs, or their tool's)
+        temp = None if seen is None else lambda rel: seen.add(rel) if N.in_layer(rel) else None
+        return walk_notes(self.root, self.rules, unreadable, temp)
 
     def load_all(self) -> None:
         """Build the view. Every file is still read, so the snapshot can never
