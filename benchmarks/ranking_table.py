@@ -22,7 +22,12 @@ variant changes one thing in this process and is undone before the next:
   time, which the library may not do;
 * ``local-feedback=LINES``: expansion terms taken only from the lines within
   LINES of a line with a telling query word (in at most half the memories),
-  for memories longer than that — a measurement too (tokenizes at query time).
+  for memories longer than that — a measurement too (tokenizes at query time);
+* ``hyponyms=FIELD:VALUE[;FIELD:VALUE]`` (needs ``--wordnet DIR``, WordNet
+  3.0's database folder): a lane of the query's words plus the hyponyms and
+  instances of its category nouns (``hyponyms.py``) that the root has, fused
+  by RRF (the fields of ``hyponyms.Hypo``), English queries only; ``fold:1`` adds
+  them to the feedback lane's expansion terms instead.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from sediment import rank as R  # noqa: E402
 from sediment import search as S  # noqa: E402
 
 DEPTH = 50
+WORDNET: list[Any] = []  # the parsed nouns, once (--wordnet)
 ZHMEM = HERE / "zhmem" / "zhmem.json"
 
 
@@ -146,11 +152,13 @@ def evaluate(meta: dict[str, Any], roots: Path) -> dict[str, float]:
     return out
 
 
-def misses(meta: dict[str, Any], roots: Path) -> None:
+def misses(meta: dict[str, Any], roots: Path) -> set[tuple[str, str, int]]:
     """LoCoMo session level: of the (question, relevant session) pairs not in
     the top 10, how many share with the question only words that more than
-    half of the conversation's sessions have (a speaker's name)."""
+    half of the conversation's sessions have (a speaker's name). Returns
+    those pairs (conversation, question, session)."""
     got: Counter[tuple[str, str]] = Counter()
+    out: set[tuple[str, str, int]] = set()
     for conv in meta["locomo"]:
         with Repository(roots / f"{conv['name']}-sessions") as repo:
             ids = conv["sessions"]
@@ -161,6 +169,7 @@ def misses(meta: dict[str, Any], roots: Path) -> None:
                 for r in sess:
                     if r in order[:10]:
                         continue
+                    out.add((conv["name"], q, r))
                     h = next((h for h in hits if ids[h.entry.id] == r), None)
                     terms = set(h.explain["terms"]) if h else set()  # type: ignore[index]
                     telling = {t for t in terms if seen[t] <= len(hits) / 2}
@@ -168,6 +177,7 @@ def misses(meta: dict[str, Any], roots: Path) -> None:
     rows = [[cat, kind, str(n)] for (cat, kind), n in sorted(got.items())]
     print(gen.table(rows, ["category", "the missed session shares with the question", "pairs"]))
     print(f"{sum(got.values())} (question, relevant session) pairs outside the top 10")
+    return out
 
 
 # ------------------------------------------------------------------ variants
@@ -291,6 +301,12 @@ def apply(variant: str) -> Callable[[], None]:
             return run(index, entries, tok, query, **kw)
         _set(saved, S, "run", keep)
         _set(saved, F, "expansion", _local_expansion(ctx, int(arg)))
+    elif name == "hyponyms":
+        if not WORDNET:
+            raise SystemExit("hyponyms= needs --wordnet DIR")
+        import hyponyms
+        for obj, attr, value in hyponyms.patches(WORDNET[0], hyponyms.settings(arg)):
+            _set(saved, obj, attr, value)
     else:
         raise SystemExit(f"unknown variant {variant!r}")
 
@@ -309,8 +325,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=gen.default_data_dir(), help="the bench-data folder")
     ap.add_argument("--roots", type=Path, help="build the roots here once and reuse them (default: a temp folder)")
     ap.add_argument("--misses", action="store_true", help="LoCoMo session misses by what they share with the question")
+    ap.add_argument("--wordnet", type=Path, help="WordNet 3.0's database folder, for hyponyms= variants")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="for each hyponyms= variant: LoCoMo session R@10 if every missed session with an expansion "
+                         "term came into the top 10")
     ap.add_argument("variants", nargs="*", default=["base"])
     a = ap.parse_args(argv)
+    if a.wordnet:
+        import hyponyms
+        WORDNET.append(hyponyms.Nouns(a.wordnet))
     roots = a.roots or Path(tempfile.mkdtemp(prefix="sediment-ranking-"))
     print(f"sediment ranking_table  ({gen.source_fingerprint()})", flush=True)
     try:
@@ -320,9 +343,29 @@ def main(argv: list[str] | None = None) -> int:
             roots.mkdir(parents=True, exist_ok=True)
             meta = build(a.data, roots)
         if a.misses:
-            misses(meta, roots)
+            first: set[tuple[str, str, int]] | None = None
+            for v in a.variants:
+                print(f"misses: {v}")
+                undo = apply(v)
+                try:
+                    now = misses(meta, roots)
+                finally:
+                    undo()
+                if first is None:
+                    first = now
+                    continue
+                for label, pairs in (("found", first - now), ("lost", now - first)):
+                    print(f"  {label} against {a.variants[0]}: {len(pairs)}")
+                    for conv, q, r in sorted(pairs):
+                        print(f"    {conv} session {r}: {q}")
+        if a.ceiling:
+            import hyponyms
+            for v in a.variants:
+                if v.startswith("hyponyms="):
+                    top, pairs = hyponyms.ceiling(WORDNET[0], meta, roots, hyponyms.settings(v.partition("=")[2]))
+                    print(f"ceiling {v}: session R@10 {top:.4f} ({pairs} pairs brought in)")
         rows = []
-        for v in a.variants if not a.misses or a.variants != ["base"] else []:
+        for v in a.variants if not a.misses and not a.ceiling else []:
             undo = apply(v)
             t0 = time.perf_counter()
             try:
