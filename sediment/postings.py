@@ -309,11 +309,7 @@ class Postings:
                     new_id = array("I", [NO_SLOT]) * len(terms)
                     for k, i in enumerate(keep):
                         new_id[i] = k
-                    try:
-                        self.vec_terms = array("I", map(new_id.__getitem__, self.vec_terms))
-                    except IndexError:  # (an id past the vocabulary: see drop_past)
-                        self.vec_offsets, self.vec_terms = drop_past(self.vec_offsets, self.vec_terms, len(terms))
-                        self.vec_terms = array("I", map(new_id.__getitem__, self.vec_terms))
+                    self.vec_offsets, self.vec_terms = map_ids(self.vec_offsets, self.vec_terms, new_id)
                 terms = [terms[i] for i in keep]
                 new_off = array("I", [0])
                 for i in keep:
@@ -348,11 +344,7 @@ class Postings:
                     nxt = old_vocab[j] if j < n_old else None
                 if t in pending:
                     ids[t] = k
-            try:
-                vt = array("I", map(new_of_old.__getitem__, vt))
-            except IndexError:  # (an id past the vocabulary: see drop_past)
-                offs, vt = drop_past(offs, vt, n_old)
-                vt = array("I", map(new_of_old.__getitem__, vt))
+            offs, vt = map_ids(offs, vt, new_of_old)
         else:
             ids = {t: i for t in self.delta if (i := old_vocab.find(t)) is not None}
         n_base = len(offs) - 1
@@ -373,11 +365,18 @@ class Postings:
         self.vec_delta = {}
 
 
-def drop_past(offsets: Sequence[int], ids: Sequence[int], n: int) -> tuple[array, array]:
-    """Term vectors without the ids ``n`` and above (a snapshot's writer's bug:
-    reads skip them; a rebuild or merge drops them when its map of ids fails)."""
-    out_offsets, out_ids = array("I", [0]), array("I")
-    for a, b in zip(offsets, offsets[1:]):
-        out_ids.extend(i for i in ids[a:b] if i < n)
-        out_offsets.append(len(out_ids))
-    return out_offsets, out_ids
+def map_ids(offsets: array, ids: Sequence[int], new_of_old: Sequence[int]) -> tuple[array, array]:
+    """Term vectors (``offsets`` per slot into ``ids``) with each id ``i``
+    replaced by ``new_of_old[i]``: a rebuild's, a fold's or a bulk merge's
+    new vocabulary. An id past the old vocabulary (a snapshot writer's bug:
+    the checksum passes, and reads skip it) is dropped, by a pass in Python
+    made only when the map in C fails."""
+    try:
+        return offsets, array("I", map(new_of_old.__getitem__, ids))
+    except IndexError:
+        n = len(new_of_old)
+        out_offsets, out_ids = array("I", [0]), array("I")
+        for a, b in zip(offsets, offsets[1:]):
+            out_ids.extend(new_of_old[i] for i in ids[a:b] if i < n)
+            out_offsets.append(len(out_ids))
+        return out_offsets, out_ids
