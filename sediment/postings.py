@@ -266,18 +266,28 @@ class Postings:
         changes the cost, never the result (``maxscore.py``). ``state`` (if
         given) is filled with what a further query over the same terms can
         reuse (``Scored``)."""
+        return maxscore.score(self.weigh(qterms), self.norms(), self.lengths, self.tf, mask, allowed, depth, rare,
+                              prune, state)
+
+    def norms(self) -> tuple[float, float, float, float]:
+        """BM25's constants over this lane's lengths as they are now, as
+        ``maxscore`` takes them: (k1 (1 - b), k1 b / average length, k1 + 1, δ)."""
         n = max(self.live, 1)
         avg = self.total_len / n if self.total_len else 1.0
-        norms = (K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA)
-        terms: list[tuple[float, float, str, list[Run]]] = []
+        return (K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA)
+
+    def weigh(self, qterms: Mapping[str, float]) -> list[tuple[float, float, str, list[Run]]]:
+        """The query terms this lane has, as (query weight × idf, idf, term,
+        runs), the idf over live documents: what ``maxscore`` sums."""
+        n = max(self.live, 1)
+        dead = self.dead_df
+        terms = []
         for t, qw in qterms.items():
             runs = self.runs(t)
-            if not runs:
-                continue
-            df = sum(hi - lo for _, _, lo, hi in runs) - self.dead_df.get(t, 0)
-            idf = bm25_idf(n, df)
-            terms.append((idf * qw, idf, t, runs))
-        return maxscore.score(terms, norms, self.lengths, self.tf, mask, allowed, depth, rare, prune, state)
+            if runs:
+                idf = bm25_idf(n, sum(hi - lo for _, _, lo, hi in runs) - dead.get(t, 0))
+                terms.append((idf * qw, idf, t, runs))
+        return terms
 
     def rebuild(self, remap: array | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
