@@ -28,7 +28,7 @@ from typing import Callable, Mapping, Sequence
 
 from .maxscore import Scored, nth, probe_or_walk, walk
 from .postings import Postings, bm25_idf
-from .rank import Mask
+from .rank import Mask, Ranking
 from .textnorm import is_cjk
 
 
@@ -61,8 +61,12 @@ class Feedback:
     # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
     rank_power: float = 1.0
     single_cjk: bool = False  # a lone CJK character may be an expansion term
-    covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
-    covered_weight: float = 1.0  # ... the lane is fused at this weight
+
+    def damp(self, rankings: Sequence[tuple[str, Ranking]], words: Scored) -> float:
+        """A factor on the lane's fusion weight for one query, given the
+        lanes' rankings so far and the word lane's scoring: 1 (a subclass
+        measures variants: ``benchmarks/ranking.py --covered``)."""
+        return 1.0
 
 
 def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[str, float],

@@ -422,11 +422,8 @@ class Index:
                 else:
                     top, _ = self.words.score(expanded, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
-                fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0)  # (the dense lane may reweigh it)
-                if feedback.covered <= 1 and words and rankings[1][1]:
-                    total = sum(w for w, _ in scored.terms) or 1.0  # (query weights: 1 or more)
-                    if rankings[1][1][0][0] >= feedback.covered * total:
-                        fb_weight *= feedback.covered_weight
+                # (the dense lane may reweigh it)
+                fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0) * feedback.damp(rankings, scored)
                 rrf_add(fused, ranks, rankings[-1:], {"feedback": fb_weight})
         top_slots = best(fused, self.key_of, tiebreak, limit)
         if expanded or lanes:
