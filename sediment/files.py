@@ -15,6 +15,7 @@ a threading lock in front of it for its own threads.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -370,10 +371,14 @@ class WriterLock:
 
 
 def read_nofollow(path: Path) -> bytes:
-    """Read a note without following a symlink put in its place (O_NOFOLLOW
-    where the OS has it): a link could point anywhere outside the root."""
-    fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+    """Read a regular file without following a symlink put in its place
+    (O_NOFOLLOW where the OS has it): a link could point anywhere outside the
+    root. Anything else there (a FIFO, a folder, a device) is an OSError, and
+    is never read: a FIFO would block the reader until something wrote to it."""
+    fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))  # (a FIFO's open waits, else)
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         return fh.read()
 
 
