@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
-from .postings import NO_SLOT, Postings, Vocab, map_ids, narrow
+from .postings import NO_SLOT, Postings, Vocab, map_ids, narrow, renumber
 
 
 class Part:
@@ -95,9 +95,7 @@ class Part:
                 offsets.append(len(docs))
         vec_offsets = vec_terms = None
         if self.vec_offsets is not None and self.vec_terms is not None:
-            new_id = array("I", [NO_SLOT]) * len(terms)
-            for k, j in enumerate(kept):
-                new_id[j] = k
+            new_id = renumber(kept, len(terms))
             vec_offsets, vec_terms = array("I", [0]), array("I")
             for i in range(len(self.lengths)):
                 if slots[i] != NO_SLOT:

@@ -316,9 +316,7 @@ class Postings:
             keep = [i for i in range(len(terms)) if offsets[i + 1] > offsets[i]]
             if len(keep) != len(terms):
                 if self.vectors:  # term ids shift down past each term dropped
-                    new_id = array("I", [NO_SLOT]) * len(terms)
-                    for k, i in enumerate(keep):
-                        new_id[i] = k
+                    new_id = renumber(keep, len(terms))
                     self.vec_offsets, self.vec_terms = map_ids(self.vec_offsets, self.vec_terms, new_id)
                 terms = [terms[i] for i in keep]
                 new_off = array("I", [0])
@@ -373,6 +371,16 @@ class Postings:
             new_offs.append(len(new_terms))
         self.vec_offsets, self.vec_terms = new_offs, new_terms
         self.vec_delta = {}
+
+
+def renumber(kept: Iterable[int], n: int) -> array:
+    """Old number → new, for ``n`` numbers (slots, or term ids) of which the
+    ``kept`` ones (ascending) are numbered again from 0 in their order, and
+    the rest map to NO_SLOT."""
+    new = array("I", [NO_SLOT]) * n
+    for k, old in enumerate(kept):
+        new[old] = k
+    return new
 
 
 def map_ids(offsets: array, ids: Sequence[int], new_of_old: Sequence[int]) -> tuple[array, array]:
