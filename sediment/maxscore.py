@@ -16,7 +16,9 @@ constants stay with the lane.
   scores, before any (score, slot) pair is made (``top_of``).
 
 Every sum is made in the same order with and without pruning: the top lists
-are the same, score for score. The rest of Python's cost here is one step per
+are the same, score for score. A term's walk over its postings (``walk``) and
+its probe-or-walk for the documents in the running (``probe_or_walk``) are the
+feedback lane's steps too (``feedback.score``). The rest of Python's cost here is one step per
 posting walked, which is what the pruning saves.
 """
 

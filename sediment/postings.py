@@ -13,7 +13,8 @@ Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
   feedback reads a document's words without tokenizing it again (term ids
   only: a frequency is found in the term's postings).
 
-Scoring (``score``) weighs the query's terms by BM25 here and sums them in
+Scoring (``score``) weighs the query's terms by BM25 here (``weigh`` and
+``norms``, which the feedback lane takes too) and sums them in
 ``maxscore.py``, which prunes (MaxScore): the top ``depth`` is the same as
 without pruning, score for score.
 """
