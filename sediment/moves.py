@@ -94,11 +94,12 @@ def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *,
                targets: Sequence[Path | None] = ()) -> list[Outcome | None]:
     """Move each ``(entry, plan, seq)`` (``Store.prepare_move``'s plan, the
     ``seq`` of its journaled intent, None for a move within its own file);
-    the caller holds the lock. ``targets``: by item, a destination the caller
-    resolved already (``resolve_inside``), or None. One outcome per item, in order: the memory as
-    it is now, or the error that stopped that move (``Conflict``: a person's
-    save kept, or a file in the way; ``StorageError``: the file system
-    refused, the intent left open for recovery). The first ``StorageError``
+    the caller holds the lock. ``targets``: by item, a destination the
+    caller resolved already (``resolve_inside``), or None. One outcome per
+    item, in order: the memory as it is now, or the error that stopped that
+    move (``Conflict``: a person's save kept, or a file in the way;
+    ``StorageError``: the file system refused, the intent left open for
+    recovery). The first ``StorageError``
     while writing new copies (a full disk) stops the batch: the copies
     written before it are moved, the moves after it are not attempted
     (``None``; their intents are the caller's to close)."""
