@@ -18,6 +18,7 @@ give) or ``off``, and the variants measured and not taken: ``--no-query-words``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import runpy
 import sys
 from pathlib import Path
@@ -29,6 +30,19 @@ import gen  # noqa: E402,F401  (puts the repository on sys.path)
 from sediment import postings as P  # noqa: E402
 from sediment import search as S  # noqa: E402
 from sediment.feedback import Feedback  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Covered(Feedback):
+    """``--covered S --covered-weight W``: when the best direct hit of the
+    rare-term lane has S of the query's idf, the lane is fused at W."""
+    covered: float = 2.0
+    covered_weight: float = 1.0
+
+    def damp(self, rankings, words):  # type: ignore[no-untyped-def]
+        rare = dict(rankings).get("rare")
+        total = sum(w for w, _ in words.terms) or 1.0  # (query weights: 1 or more)
+        return self.covered_weight if self.covered <= 1 and rare and rare[0][0] >= self.covered * total else 1.0
 
 
 def main() -> None:
@@ -61,12 +75,12 @@ def main() -> None:
 
         def feedback(policy):  # type: ignore[no-untyped-def]
             d = base(policy) or Feedback()
-            return Feedback(docs or d.docs, terms or d.terms, d.weight if weight is None else weight,
-                            terms_latin=a.terms_latin or terms or d.terms_latin,
-                            with_query=not a.no_query_words, fuse_weight=a.fuse_weight, idf_power=a.idf_power,
-                            norm=a.norm, max_share=d.max_share if a.max_share is None else a.max_share,
-                            max_share_latin=d.max_share_latin if a.max_share is None else a.max_share,
-                            covered=a.covered, covered_weight=a.covered_weight)
+            return Covered(docs or d.docs, terms or d.terms, d.weight if weight is None else weight,
+                           terms_latin=a.terms_latin or terms or d.terms_latin,
+                           with_query=not a.no_query_words, fuse_weight=a.fuse_weight, idf_power=a.idf_power,
+                           norm=a.norm, max_share=d.max_share if a.max_share is None else a.max_share,
+                           max_share_latin=d.max_share_latin if a.max_share is None else a.max_share,
+                           covered=a.covered, covered_weight=a.covered_weight)
         S.feedback = feedback
     script = HERE / a.script
     print(f"ranking: delta {P.DELTA}; feedback {a.feedback or 'policy'}"

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import stat
 import struct
 import zlib
 from pathlib import Path
@@ -42,7 +41,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import entry as E
 from .errors import LockTimeout
-from .files import NOFOLLOW, WriterLock, atomic_write
+from .files import NOFOLLOW, WriterLock, atomic_write, read_nofollow
 
 log = logging.getLogger("sediment")
 
@@ -177,7 +176,7 @@ class Bodies:
         if not USABLE:
             return None
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(path, os.O_RDONLY | NOFOLLOW)
         except OSError:
             return None
         try:
@@ -226,16 +225,9 @@ class Bodies:
             log.warning("sediment: the body store is damaged at %s; reading the note", entry.path)
         off = entry._cache.get("off")
         try:
-            fd = os.open(self.root / entry.path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+            data = read_nofollow(self.root / entry.path)
         except OSError:
             return ""
-        with os.fdopen(fd, "rb") as fh:
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    return ""
-                data = fh.read()
-            except OSError:
-                return ""
         if off is not None and E.content_version(data) == entry.version:
             return data[off:].decode("utf-8", "replace")
         return ""

@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
-from .postings import NO_SLOT, Postings, Vocab, drop_past, narrow
+from .postings import NO_SLOT, Postings, Vocab, map_ids, narrow, renumber
 
 
 class Part:
@@ -95,9 +95,7 @@ class Part:
                 offsets.append(len(docs))
         vec_offsets = vec_terms = None
         if self.vec_offsets is not None and self.vec_terms is not None:
-            new_id = array("I", [NO_SLOT]) * len(terms)
-            for k, j in enumerate(kept):
-                new_id[j] = k
+            new_id = renumber(kept, len(terms))
             vec_offsets, vec_terms = array("I", [0]), array("I")
             for i in range(len(self.lengths)):
                 if slots[i] != NO_SLOT:
@@ -195,11 +193,7 @@ def _merge_vectors(lane: Postings, ids: list[array], parts: list[tuple[Part, arr
     for a slot no part fills)."""
     old_ids = ids[0]
     vec_offsets, vec_terms = own(lane.vec_offsets, "I"), lane.vec_terms
-    try:
-        vec_terms = array("I", map(old_ids.__getitem__, vec_terms))
-    except IndexError:  # (an id past the vocabulary: see drop_past)
-        vec_offsets, vec_terms = drop_past(vec_offsets, vec_terms, len(old_ids))
-        vec_terms = array("I", map(old_ids.__getitem__, vec_terms))
+    vec_offsets, vec_terms = map_ids(vec_offsets, vec_terms, old_ids)
     last = len(vec_offsets) - 2  # the last slot with a vector
     for part_ids, (p, m) in zip(ids[1:], parts):
         assert p.vec_offsets is not None and p.vec_terms is not None

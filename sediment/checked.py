@@ -89,13 +89,20 @@ def _fd_identity(fd: int) -> Identity:
     return st.st_dev, st.st_ino, content_version(data)
 
 
-def _identity(path: Path) -> Identity:
-    """Which file is at ``path`` now and what it holds (a symlink: where it points)."""
+def _open_note(path: Path) -> int | None:
+    """A descriptor on the file at ``path``; None for a symlink (never followed)."""
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+        return os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
+        return None
+
+
+def _identity(path: Path) -> Identity:
+    """Which file is at ``path`` now and what it holds (a symlink: where it points)."""
+    fd = _open_note(path)
+    if fd is None:
         st = os.lstat(path)
         return st.st_dev, st.st_ino, content_version(os.fsencode(os.readlink(path)))
     try:
@@ -104,26 +111,43 @@ def _identity(path: Path) -> Identity:
         os.close(fd)
 
 
-def _open_checked(path: Path, expected_version: str) -> tuple[int, Identity]:
-    """An open descriptor on the note at ``path`` and its identity, if it
-    holds what was read; else Changed. Holding the descriptor keeps its inode
-    alive, so no other file can take its number while we compare."""
+def _open_read(path: Path, expected_version: str) -> tuple[int, os.stat_result, bytes]:
+    """An open descriptor on the note at ``path``, its stat and its bytes, if
+    it holds what was read: else Changed (no longer a regular file, or saved
+    since); FileNotFoundError if it is gone."""
+    fd = _open_note(path)
+    if fd is None:
+        raise Changed(f"{path.name} is no longer a regular file")
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
-    except FileNotFoundError:
-        raise Changed(f"{path.name} was removed") from None
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise Changed(f"{path.name} is no longer a regular file") from None
-    try:
-        ident = _fd_identity(fd)
-        if not stat.S_ISREG(os.fstat(fd).st_mode) or ident[2] != expected_version:
+        st = os.fstat(fd)
+        data = _read_fd(fd) if stat.S_ISREG(st.st_mode) else b""
+        if not stat.S_ISREG(st.st_mode) or content_version(data) != expected_version:
             raise Changed(f"{path.name} was saved since it was read")
     except BaseException:
         os.close(fd)
         raise
-    return fd, ident
+    return fd, st, data
+
+
+def _open_checked(path: Path, expected_version: str) -> tuple[int, Identity]:
+    """An open descriptor on the note at ``path`` and its identity, if it
+    holds what was read; else Changed (also when it is gone). Holding the
+    descriptor keeps its inode alive, so no other file can take its number
+    while we compare."""
+    try:
+        fd, st, _ = _open_read(path, expected_version)
+    except FileNotFoundError:
+        raise Changed(f"{path.name} was removed") from None
+    return fd, (st.st_dev, st.st_ino, expected_version)
+
+
+def read_checked(path: Path, expected_version: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of the note at ``path`` and its stat, if it still holds what
+    was read (bytes hashing to ``expected_version``); else Changed, or
+    FileNotFoundError if it is gone. A symlink is never followed."""
+    fd, st, data = _open_read(path, expected_version)
+    os.close(fd)
+    return data, st
 
 
 def _write_temp(target: Path, data: bytes, mode: int) -> tuple[Path, Identity]:

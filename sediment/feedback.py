@@ -26,9 +26,9 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .maxscore import _PROBE_COST, Run, Scored, nth
-from .postings import B, DELTA, K1, Postings, bm25_idf
-from .rank import Mask
+from .maxscore import Scored, nth, probe_or_walk, walk
+from .postings import Postings, bm25_idf
+from .rank import Mask, Ranking
 from .textnorm import is_cjk
 
 
@@ -61,8 +61,12 @@ class Feedback:
     # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
     rank_power: float = 1.0
     single_cjk: bool = False  # a lone CJK character may be an expansion term
-    covered: float = 2.0  # when the best direct hit has this share of the query's idf ...
-    covered_weight: float = 1.0  # ... the lane is fused at this weight
+
+    def damp(self, rankings: Sequence[tuple[str, Ranking]], words: Scored) -> float:
+        """A factor on the lane's fusion weight for one query, given the
+        lanes' rankings so far and the word lane's scoring: 1 (a subclass
+        measures variants: ``benchmarks/ranking.py --covered``)."""
+        return 1.0
 
 
 def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[str, float],
@@ -136,19 +140,10 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     best is at least that: its word score is found (by probing, or a walk of
     the word's postings when cheaper) only if its bound plus its expansion
     score still reaches the floor."""
-    n = max(lane.live, 1)
-    norm_a, norm_b, k1p, delta = words.norms
-    if not words.terms:  # the query had no word in the lane: its norms were never set
-        avg = lane.total_len / n if lane.total_len else 1.0
-        norm_a, norm_b, k1p, delta = K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA
+    # (the query had no word in the lane: its norms were never set)
+    norms = words.norms if words.terms else lane.norms()
     lengths = lane.lengths
-    terms: list[tuple[float, str, list[Run]]] = []
-    for t, qw in expanded.items():
-        runs = lane.runs(t)
-        if runs:
-            df = sum(hi - lo for _, _, lo, hi in runs) - lane.dead_df.get(t, 0)
-            terms.append((bm25_idf(n, df) * qw, t, runs))
-    terms.sort(key=lambda x: (-x[0], x[1]))
+    terms = sorted(lane.weigh(expanded), key=lambda x: (-x[0], x[2]))
     exact, dropped, outside, wtop = words.exact, words.dropped, words.outside, words.top
     complete = not dropped and outside == 0.0  # every document's word score is in ``exact``
     ok: dict[int, bool] = {}
@@ -169,17 +164,8 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # the word lane kept, once per term). A document's expansion score is so
     # exact for all, and only its word score may need finding (below).
     exp: dict[int, float] = {}
-    for w, _, runs in terms:
-        if not exp:  # (the first term: one comprehension; 0.0 + x is x)
-            for slots, tfs, lo, hi in runs:
-                exp.update({s: w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                            for s, tf in zip(slots[lo:hi], tfs[lo:hi]) if mask[s]})
-            continue
-        get = exp.get
-        for slots, tfs, lo, hi in runs:
-            for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                if mask[s]:
-                    exp[s] = get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+    for w, _, _, runs in terms:
+        walk(exp, w, runs, norms, lengths, mask)
     ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
     # The top: documents with an expansion score, and the word lane's top for
     # the rest. A document with neither scores its word score, which is no
@@ -199,7 +185,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
         # scores, found together
         need = {s: sc for sc, s in rest_docs if word_bound(s) + sc >= ff and is_ok(s)}
         if need:
-            got = _word_scores(lane, words, need, norm_a, norm_b, k1p, delta)
+            got = _word_scores(lane, words, need, norms)
             out += [(got[s] + sc, s) for s, sc in need.items()]
     elif rest_docs:  # (every document's word score is known: none outside has a word)
         out += rest_docs
@@ -209,23 +195,11 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     return out[:depth]
 
 
-def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float], norm_a: float, norm_b: float,
-                 k1p: float, delta: float) -> dict[int, float]:
+def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float],
+                 norms: tuple[float, float, float, float]) -> dict[int, float]:
     """The word-lane scores of ``docs``, summed in the lane's order of terms
-    (the same floats as the lane's own sums). A term's postings are probed
-    for each document, or walked once when that is cheaper."""
+    from 0.0 (the same floats as the lane's own sums: 0.0 + x is x)."""
     acc = dict.fromkeys(docs, 0.0)
-    lengths = lane.lengths
     for w, runs in words.terms:
-        if len(acc) * _PROBE_COST < sum(hi - lo for _, _, lo, hi in runs):
-            for s in acc:
-                tf = lane.tf(s, runs)
-                if tf:
-                    acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-        else:
-            for slots, tfs, lo, hi in runs:
-                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                    if s in acc:
-                        acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+        probe_or_walk(acc, w, runs, sum(hi - lo for _, _, lo, hi in runs), norms, lane.lengths, lane.tf)
     return acc
-

@@ -15,6 +15,7 @@ a threading lock in front of it for its own threads.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -68,18 +69,8 @@ def symlink_in(root: Path, rel: str) -> str | None:
 
 
 def fsync_dir(path: Path) -> None:
-    # A rename is durable only once the folder entry is; not every OS allows
-    # opening a folder (Windows), and there the rename is journaled anyway.
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """Make a rename (or a new name) in ``path`` durable (``fsync_dirs``)."""
+    fsync_dirs((path,))
 
 
 def in_threads(fn: Callable[[T], R], items: list[T], threads: int = 8) -> list[R]:
@@ -103,13 +94,16 @@ def fsync_all(fds: list[int]) -> None:
 
 
 def fsync_dirs(folders: Iterable[Path]) -> None:
-    """``fsync_dir`` for each folder (once each), together as ``fsync_all``."""
+    """fsync each folder (once each), together as ``fsync_all``. A rename is
+    durable only once the folder entry is; not every OS allows opening a
+    folder (Windows), and there the rename is journaled anyway: a folder
+    that cannot be opened or fsync'd is passed over."""
     fds = []
     try:
         for folder in dict.fromkeys(folders):
             try:
                 fds.append(os.open(folder, os.O_RDONLY))
-            except OSError:  # (as fsync_dir: not every OS opens a folder)
+            except OSError:
                 continue
         try:
             fsync_all(fds)
@@ -370,10 +364,14 @@ class WriterLock:
 
 
 def read_nofollow(path: Path) -> bytes:
-    """Read a note without following a symlink put in its place (O_NOFOLLOW
-    where the OS has it): a link could point anywhere outside the root."""
-    fd = os.open(path, os.O_RDONLY | NOFOLLOW)
+    """Read a regular file without following a symlink put in its place
+    (O_NOFOLLOW where the OS has it): a link could point anywhere outside the
+    root. Anything else there (a FIFO, a folder, a device) is an OSError, and
+    is never read: a FIFO would block the reader until something wrote to it."""
+    fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))  # (a FIFO's open waits, else)
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         return fh.read()
 
 

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTu
 
 from . import bulk
 from . import feedback as F
-from .postings import NO_SLOT, Postings, Scored, Vocab
+from .postings import NO_SLOT, Postings, Scored, Vocab, renumber
 from .rank import Lane, Ranking, best, rrf, rrf_add
 
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
@@ -219,12 +219,9 @@ class Index:
     def compact(self) -> None:
         """Drop dead slots and fold the deltas into the base."""
         self.settle()
-        remap = array("I", [NO_SLOT]) * len(self.key_of)
-        keys: list[str | None] = []
-        for s, k in enumerate(self.key_of):
-            if k is not None and self.flags[s] & ALIVE:
-                remap[s] = len(keys)
-                keys.append(k)
+        alive = [s for s, k in enumerate(self.key_of) if k is not None and self.flags[s] & ALIVE]
+        remap = renumber(alive, len(self.key_of))
+        keys = [self.key_of[s] for s in alive]
         self.words.rebuild(remap)
         self.bigrams.rebuild(remap)
         self.key_of = keys
@@ -422,11 +419,8 @@ class Index:
                 else:
                     top, _ = self.words.score(expanded, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
-                fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0)  # (the dense lane may reweigh it)
-                if feedback.covered <= 1 and words and rankings[1][1]:
-                    total = sum(w for w, _ in scored.terms) or 1.0  # (query weights: 1 or more)
-                    if rankings[1][1][0][0] >= feedback.covered * total:
-                        fb_weight *= feedback.covered_weight
+                # (the dense lane may reweigh it)
+                fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0) * feedback.damp(rankings, scored)
                 rrf_add(fused, ranks, rankings[-1:], {"feedback": fb_weight})
         top_slots = best(fused, self.key_of, tiebreak, limit)
         if expanded or lanes:

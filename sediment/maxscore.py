@@ -16,7 +16,9 @@ constants stay with the lane.
   scores, before any (score, slot) pair is made (``top_of``).
 
 Every sum is made in the same order with and without pruning: the top lists
-are the same, score for score. The rest of Python's cost here is one step per
+are the same, score for score. A term's walk over its postings (``walk``) and
+its probe-or-walk for the documents in the running (``probe_or_walk``) are the
+feedback lane's steps too (``feedback.score``). The rest of Python's cost here is one step per
 posting walked, which is what the pruning saves.
 """
 
@@ -160,28 +162,17 @@ def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, 
                 if not rare or rest_idf[i] < fr:
                     break  # no document outside ``acc`` can reach either top list
         w, idf, _, runs = terms[i]
-        if not acc:  # the first term: nothing to add to (a slot is in one run of a term;
-            # 0.0 + x is x, so the sums are the same floats)
-            for slots, tfs, lo, hi in runs:
-                acc.update({s: w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                            for s, tf in zip(slots[lo:hi], tfs[lo:hi]) if mask[s]})
-            if rare:
-                cover = dict.fromkeys(acc, idf)
-            i += 1
-            continue
-        acc_get = acc.get
-        if rare:  # both rankings in one pass over the postings
-            cover_get = cover.get
+        if rare and acc:  # both rankings in one pass over the postings
+            acc_get, cover_get = acc.get, cover.get
             for slots, tfs, lo, hi in runs:
                 for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
                     if mask[s]:
                         acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
                         cover[s] = cover_get(s, 0.0) + idf
         else:
-            for slots, tfs, lo, hi in runs:
-                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                    if mask[s]:
-                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+            walk(acc, w, runs, norms, lengths, mask)
+            if rare:  # (the first term)
+                cover = dict.fromkeys(acc, idf)
         i += 1
     for j in range(i, len(terms)):
         # the documents still in the running; those that cannot reach
@@ -199,20 +190,7 @@ def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, 
             if rare:
                 cover = {s: cover[s] for s in keep}
         w, idf, _, runs = terms[j]
-        if len(keep) * _PROBE_COST < rest_n[j] - rest_n[j + 1]:  # probe the list for each
-            for s in keep:
-                tf = tf_of(s, runs)
-                if tf:
-                    acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                    if rare:
-                        cover[s] += idf
-        else:  # walk it, for the documents in the running only
-            for slots, tfs, lo, hi in runs:
-                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                    if s in acc:
-                        acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                        if rare:
-                            cover[s] += idf
+        probe_or_walk(acc, w, runs, rest_n[j] - rest_n[j + 1], norms, lengths, tf_of, cover if rare else None, idf)
     if state is not None:
         state.exact, state.dropped = acc, dropped
         state.outside = rest_w[i] if i < len(terms) else 0.0
@@ -227,6 +205,48 @@ def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, 
     if state is not None:
         state.top = top
     return top, top_rare
+
+
+def walk(acc: dict[int, float], w: float, runs: list[Run], norms: tuple[float, float, float, float],
+         lengths: Sequence[int], mask: Mask) -> None:
+    """Add a term's BM25 part (``w``: query weight × idf) to ``acc`` for
+    every document of its postings whose ``mask`` byte is set."""
+    norm_a, norm_b, k1p, delta = norms
+    if not acc:  # nothing to add to (a slot is in one run of a term; 0.0 + x
+        # is x, so the sums are the same floats): one comprehension
+        for slots, tfs, lo, hi in runs:
+            acc.update({s: w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                        for s, tf in zip(slots[lo:hi], tfs[lo:hi]) if mask[s]})
+        return
+    get = acc.get
+    for slots, tfs, lo, hi in runs:
+        for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+            if mask[s]:
+                acc[s] = get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+
+
+def probe_or_walk(acc: dict[int, float], w: float, runs: list[Run], size: int,
+                  norms: tuple[float, float, float, float], lengths: Sequence[int],
+                  tf_of: Callable[[int, list[Run]], int], cover: dict[int, float] | None = None,
+                  idf: float = 0.0) -> None:
+    """Add a term's BM25 part to the documents already in ``acc`` only (and
+    its ``idf`` to their ``cover``, if given): its ``size`` postings are
+    probed for each document, or walked once when that is cheaper."""
+    norm_a, norm_b, k1p, delta = norms
+    if len(acc) * _PROBE_COST < size:
+        for s in acc:
+            tf = tf_of(s, runs)
+            if tf:
+                acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                if cover is not None:
+                    cover[s] += idf
+    else:
+        for slots, tfs, lo, hi in runs:
+            for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                if s in acc:
+                    acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                    if cover is not None:
+                        cover[s] += idf
 
 
 def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Run]], int], mask: Mask,

@@ -28,20 +28,19 @@ is left twice, and a temp file left over is swept at the next open.
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Sequence, Union
 
 from . import entry as E
 from . import names as N
-from .checked import Changed, Detached, detach
+from .checked import Changed, Detached, detach, read_checked
 from .entry import Entry
 from .errors import Conflict, NotFound, SedimentError, StorageError
-from .files import fsync_all, fsync_dirs, in_threads, move_new, open_nofollow, resolve_inside, write_temp
+from .files import fsync_all, fsync_dirs, in_threads, move_new, resolve_inside, write_temp
 from .store import MovePlan, Store
 
 log = logging.getLogger("sediment")
@@ -56,12 +55,13 @@ def move(store: Store, entry: Entry, layer: str, room: str, *, meta_changes: Map
     save kept, or a file in the way) or ``StorageError`` (the intent left
     open for recovery) otherwise. A move to where it is already is a rewrite."""
     plan = store.prepare_move(entry, layer, room, meta_changes)
-    seq = None
+    seq = target = None
     if plan[0] != entry.path:
-        if resolve_inside(store.root, plan[0]).exists():  # in the way: refused before anything is journaled
-            raise Conflict(f"cannot move {entry.path} to {plan[0]}: a file is already there", id=entry.id)
+        target = resolve_inside(store.root, plan[0])
+        if target.exists():  # in the way: refused before anything is journaled
+            raise _in_way(entry, plan[0])
         seq = store.journal.begin(op, **store.intent(entry, plan))
-    got = move_batch(store, [(entry, plan, seq)], op=op)[0]
+    got = move_batch(store, [(entry, plan, seq)], op=op, targets=[target])[0]
     if not isinstance(got, StorageError):
         store.compact_journal()
     if isinstance(got, SedimentError):
@@ -79,19 +79,27 @@ class _Move:
     target: Path
     source: Path
     fresh: Entry
-    linked: bool  # the new copy is a second name of the source's file (the same bytes)
-    temp: tuple[Path, int] | None = None  # the new copy's temp file and descriptor, until linked
+    # the new copy's temp file and descriptor; None: the new copy is a second
+    # name of the source's file (the same bytes, linked at once)
+    temp: tuple[Path, int] | None = None
     detached: Detached | None = None
 
+    @property
+    def linked(self) -> bool:
+        """The new copy is the source's file under a second name."""
+        return self.temp is None
 
-def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *, op: str
-               ) -> list[Outcome | None]:
+
+def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *, op: str,
+               targets: Sequence[Path | None] = ()) -> list[Outcome | None]:
     """Move each ``(entry, plan, seq)`` (``Store.prepare_move``'s plan, the
     ``seq`` of its journaled intent, None for a move within its own file);
-    the caller holds the lock. One outcome per item, in order: the memory as
-    it is now, or the error that stopped that move (``Conflict``: a person's
-    save kept, or a file in the way; ``StorageError``: the file system
-    refused, the intent left open for recovery). The first ``StorageError``
+    the caller holds the lock. ``targets``: by item, a destination the
+    caller resolved already (``resolve_inside``), or None. One outcome per
+    item, in order: the memory as it is now, or the error that stopped that
+    move (``Conflict``: a person's save kept, or a file in the way;
+    ``StorageError``: the file system refused, the intent left open for
+    recovery). The first ``StorageError``
     while writing new copies (a full disk) stops the batch: the copies
     written before it are moved, the moves after it are not attempted
     (``None``; their intents are the caller's to close)."""
@@ -99,7 +107,7 @@ def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *,
     moves: list[_Move] = []
     for i, (entry, plan, seq) in enumerate(items):  # step 2: the new copies' bytes
         try:
-            m = _write(store, i, entry, plan, seq, op)
+            m = _write(store, i, entry, plan, seq, op, targets[i] if i < len(targets) else None)
         except StorageError as exc:
             out[i] = exc
             break
@@ -115,7 +123,7 @@ def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *,
         fsync_all([m.temp[1] for m in copies if m.temp])
     except OSError as exc:  # none of these copies is linked: those moves did not happen
         for m in copies:
-            out[m.i] = StorageError(f"cannot move {m.entry.path} to {m.plan[0]}: {exc}", path=m.entry.path)
+            out[m.i] = _refused(m.entry, m.plan[0], exc)
             with contextlib.suppress(OSError):
                 os.unlink(m.temp[0] if m.temp else "")
         moves = [m for m in moves if m.temp is None]
@@ -133,7 +141,7 @@ def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *,
         except Changed as exc:
             out[m.i] = _keep_persons(store, m, exc, op)
         except OSError as exc:
-            out[m.i] = _refused(m, exc)
+            out[m.i] = _refused(m.entry, m.plan[0], exc)
     fsync_dirs(m.source.parent for m in ready)  # the removals durable (and an in-place save under way landed)
     finished = []
     for m, err in zip(ready, _finish_all([m.detached for m in ready if m.detached])):
@@ -142,7 +150,7 @@ def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *,
         elif isinstance(err, Changed):
             out[m.i] = _keep_persons(store, m, err, op)
         elif isinstance(err, OSError):
-            out[m.i] = _refused(m, err)
+            out[m.i] = _refused(m.entry, m.plan[0], err)
         else:
             raise err
     for m in finished:  # step 5, after every finish: a room folder the batch emptied holds no temp file now
@@ -163,18 +171,20 @@ def _finish_all(detached: list[Detached]) -> list[BaseException | None]:
     return in_threads(one, detached)
 
 
-def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, op: str) -> _Move | Entry:
+def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, op: str,
+           target: Path | None) -> _Move | Entry:
     """Step 2 for one move: its new copy's bytes in a temp file beside the
-    destination (or, for the same bytes, the source linked there at once: its
-    bytes are durable already). A move within its own file is a rewrite, done
-    here at once (``Entry``)."""
+    destination (``target``, if resolved already; or, for the same bytes, the
+    source linked there at once: its bytes are durable already). A move
+    within its own file is a rewrite, done here at once (``Entry``)."""
     N.refuse_persons(entry.path)
     rel, meta, same_bytes, text, _ = plan
     if rel == entry.path:  # (journaled as a move, if at all), done as a rewrite
         if seq is not None:
             store.journal.done(seq=seq, op=op)
         return entry if same_bytes else store.rewrite(entry, meta=meta)
-    target = resolve_inside(store.root, rel)
+    if target is None:
+        target = resolve_inside(store.root, rel)
     source = store.root / entry.path
     try:
         if target.exists():
@@ -183,23 +193,23 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(source, target)  # never over a file that appeared meanwhile
-                return _Move(i, entry, plan, seq, target, source, _same(entry, rel), True)
+                return _Move(i, entry, plan, seq, target, source, _same(entry, rel))
             except FileExistsError:
                 raise
             except OSError:  # no hard links here: a copy of the bytes read, as they are (not rendered again)
                 pass
             kept, st = _as_read(store, entry, source, seq, op)
             temp = write_temp(target, kept, mode=stat.S_IMODE(st.st_mode))  # (a private note stays private)
-            return _Move(i, entry, plan, seq, target, source, _same(entry, rel), False, temp)
+            return _Move(i, entry, plan, seq, target, source, _same(entry, rel), temp)
         new = entry.with_(meta=meta)
         data = text if text is not None else E.render(new).encode("utf-8")
         temp = write_temp(target, data, mode=_mode(source))
     except FileExistsError:
         store.note_done(seq=seq, op=op, compact=False)
-        raise Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id) from None
+        raise _in_way(entry, rel) from None
     except OSError as exc:  # nothing is at the destination: recovery closes the intent
-        raise StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path) from exc
-    return _Move(i, entry, plan, seq, target, source, store.written(rel, new, data), False, temp)
+        raise _refused(entry, rel, exc) from exc
+    return _Move(i, entry, plan, seq, target, source, store.written(rel, new, data), temp)
 
 
 def _as_read(store: Store, entry: Entry, source: Path, seq: str | None, op: str) -> tuple[bytes, os.stat_result]:
@@ -209,23 +219,17 @@ def _as_read(store: Store, entry: Entry, source: Path, seq: str | None, op: str)
     intent's ``dver``, so after a crash recovery could not withdraw it (the id
     in two files, or a removed note back). The intent is closed and the move
     refused: ``NotFound`` (removed) or ``Conflict`` (a person's save, kept)."""
+    # (another OSError: the file system refused the read, and nothing is at the destination)
     try:
-        with open(source, "rb", opener=open_nofollow) as fh:
-            data, st = fh.read(), os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or E.content_version(data) != entry.version:
-            raise Changed(f"{source.name} was saved since it was read")
+        return read_checked(source, entry.version)
     except FileNotFoundError:
         store.view.forget_path(entry.path)
         store.note_done(entry.path, seq=seq, op=op, compact=False)
         raise NotFound(f"{entry.path} was removed while it was being moved", id=entry.id) from None
-    except (Changed, OSError) as exc:
-        if isinstance(exc, OSError) and exc.errno != errno.ELOOP:
-            raise  # (the file system refused the read: nothing is at the destination)
-        changed = exc if isinstance(exc, Changed) else Changed(f"{source.name} is no longer a regular file")
-        err = store._kept(entry.path, changed, "moving", id=entry.id)
+    except Changed as exc:
+        err = store._kept(entry.path, exc, "moving", id=entry.id)
         store.note_done(entry.path, seq=seq, op=op, compact=False)
         raise err from None
-    return data, st
 
 
 def _mode(path: Path) -> int | None:
@@ -254,10 +258,10 @@ def _link(store: Store, m: _Move, out: list[Outcome | None], op: str) -> bool:
         move_new(tmp, m.target)
         return True
     except FileExistsError:  # a file appeared there meanwhile (a person's): it stays
-        out[m.i] = Conflict(f"cannot move {m.entry.path} to {m.plan[0]}: a file is already there", id=m.entry.id)
+        out[m.i] = _in_way(m.entry, m.plan[0])
         store.note_done(seq=m.seq, op=op, compact=False)
     except OSError as exc:
-        out[m.i] = StorageError(f"cannot move {m.entry.path} to {m.plan[0]}: {exc}", path=m.entry.path)
+        out[m.i] = _refused(m.entry, m.plan[0], exc)
     with contextlib.suppress(OSError):
         tmp.unlink()
     return False
@@ -272,9 +276,14 @@ def _keep_persons(store: Store, m: _Move, exc: Changed, op: str) -> Conflict:
     return err
 
 
-def _refused(m: _Move, exc: OSError) -> StorageError:
-    # the intent stays open: recovery finds the new copy whole and finishes the move
-    return StorageError(f"cannot move {m.entry.path} to {m.plan[0]}: {exc}", path=m.entry.path)
+def _in_way(entry: Entry, rel: str) -> Conflict:
+    return Conflict(f"cannot move {entry.path} to {rel}: a file is already there", id=entry.id)
+
+
+def _refused(entry: Entry, rel: str, exc: OSError) -> StorageError:
+    """The file system refused a step of the move. (Its intent stays open, where
+    it was journaled: recovery finds what is at the destination and sorts it out.)"""
+    return StorageError(f"cannot move {entry.path} to {rel}: {exc}", path=entry.path)
 
 
 def _record(store: Store, m: _Move, op: str) -> Entry:

@@ -13,7 +13,8 @@ Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
   feedback reads a document's words without tokenizing it again (term ids
   only: a frequency is found in the term's postings).
 
-Scoring (``score``) weighs the query's terms by BM25 here and sums them in
+Scoring (``score``) weighs the query's terms by BM25 here (``weigh`` and
+``norms``, which the feedback lane takes too) and sums them in
 ``maxscore.py``, which prunes (MaxScore): the top ``depth`` is the same as
 without pruning, score for score.
 """
@@ -266,18 +267,28 @@ class Postings:
         changes the cost, never the result (``maxscore.py``). ``state`` (if
         given) is filled with what a further query over the same terms can
         reuse (``Scored``)."""
+        return maxscore.score(self.weigh(qterms), self.norms(), self.lengths, self.tf, mask, allowed, depth, rare,
+                              prune, state)
+
+    def norms(self) -> tuple[float, float, float, float]:
+        """BM25's constants over this lane's lengths as they are now, as
+        ``maxscore`` takes them: (k1 (1 - b), k1 b / average length, k1 + 1, δ)."""
         n = max(self.live, 1)
         avg = self.total_len / n if self.total_len else 1.0
-        norms = (K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA)
-        terms: list[tuple[float, float, str, list[Run]]] = []
+        return (K1 * (1 - B), K1 * B / avg, K1 + 1, DELTA)
+
+    def weigh(self, qterms: Mapping[str, float]) -> list[tuple[float, float, str, list[Run]]]:
+        """The query terms this lane has, as (query weight × idf, idf, term,
+        runs), the idf over live documents: what ``maxscore`` sums."""
+        n = max(self.live, 1)
+        dead = self.dead_df
+        terms = []
         for t, qw in qterms.items():
             runs = self.runs(t)
-            if not runs:
-                continue
-            df = sum(hi - lo for _, _, lo, hi in runs) - self.dead_df.get(t, 0)
-            idf = bm25_idf(n, df)
-            terms.append((idf * qw, idf, t, runs))
-        return maxscore.score(terms, norms, self.lengths, self.tf, mask, allowed, depth, rare, prune, state)
+            if runs:
+                idf = bm25_idf(n, sum(hi - lo for _, _, lo, hi in runs) - dead.get(t, 0))
+                terms.append((idf * qw, idf, t, runs))
+        return terms
 
     def rebuild(self, remap: array | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
@@ -306,14 +317,8 @@ class Postings:
             keep = [i for i in range(len(terms)) if offsets[i + 1] > offsets[i]]
             if len(keep) != len(terms):
                 if self.vectors:  # term ids shift down past each term dropped
-                    new_id = array("I", [NO_SLOT]) * len(terms)
-                    for k, i in enumerate(keep):
-                        new_id[i] = k
-                    try:
-                        self.vec_terms = array("I", map(new_id.__getitem__, self.vec_terms))
-                    except IndexError:  # (an id past the vocabulary: see drop_past)
-                        self.vec_offsets, self.vec_terms = drop_past(self.vec_offsets, self.vec_terms, len(terms))
-                        self.vec_terms = array("I", map(new_id.__getitem__, self.vec_terms))
+                    new_id = renumber(keep, len(terms))
+                    self.vec_offsets, self.vec_terms = map_ids(self.vec_offsets, self.vec_terms, new_id)
                 terms = [terms[i] for i in keep]
                 new_off = array("I", [0])
                 for i in keep:
@@ -348,11 +353,7 @@ class Postings:
                     nxt = old_vocab[j] if j < n_old else None
                 if t in pending:
                     ids[t] = k
-            try:
-                vt = array("I", map(new_of_old.__getitem__, vt))
-            except IndexError:  # (an id past the vocabulary: see drop_past)
-                offs, vt = drop_past(offs, vt, n_old)
-                vt = array("I", map(new_of_old.__getitem__, vt))
+            offs, vt = map_ids(offs, vt, new_of_old)
         else:
             ids = {t: i for t in self.delta if (i := old_vocab.find(t)) is not None}
         n_base = len(offs) - 1
@@ -373,11 +374,28 @@ class Postings:
         self.vec_delta = {}
 
 
-def drop_past(offsets: Sequence[int], ids: Sequence[int], n: int) -> tuple[array, array]:
-    """Term vectors without the ids ``n`` and above (a snapshot's writer's bug:
-    reads skip them; a rebuild or merge drops them when its map of ids fails)."""
-    out_offsets, out_ids = array("I", [0]), array("I")
-    for a, b in zip(offsets, offsets[1:]):
-        out_ids.extend(i for i in ids[a:b] if i < n)
-        out_offsets.append(len(out_ids))
-    return out_offsets, out_ids
+def renumber(kept: Iterable[int], n: int) -> array:
+    """Old number → new, for ``n`` numbers (slots, or term ids) of which the
+    ``kept`` ones (ascending) are numbered again from 0 in their order, and
+    the rest map to NO_SLOT."""
+    new = array("I", [NO_SLOT]) * n
+    for k, old in enumerate(kept):
+        new[old] = k
+    return new
+
+
+def map_ids(offsets: array, ids: Sequence[int], new_of_old: Sequence[int]) -> tuple[array, array]:
+    """Term vectors (``offsets`` per slot into ``ids``) with each id ``i``
+    replaced by ``new_of_old[i]``: a rebuild's, a fold's or a bulk merge's
+    new vocabulary. An id past the old vocabulary (a snapshot writer's bug:
+    the checksum passes, and reads skip it) is dropped, by a pass in Python
+    made only when the map in C fails."""
+    try:
+        return offsets, array("I", map(new_of_old.__getitem__, ids))
+    except IndexError:
+        n = len(new_of_old)
+        out_offsets, out_ids = array("I", [0]), array("I")
+        for a, b in zip(offsets, offsets[1:]):
+            out_ids.extend(new_of_old[i] for i in ids[a:b] if i < n)
+            out_offsets.append(len(out_ids))
+        return out_offsets, out_ids

@@ -11,10 +11,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
 import re
 import shutil
+import stat
+import threading
 
 import pytest
 
@@ -106,6 +110,40 @@ def test_map_never_replaces_a_persons_map(repo):
     assert (repo.root / "MAP.md").read_text(encoding="utf-8") == "# my own map of things\n"
     with Repository(repo.root, policy={"map_file": "PALACE.md"}) as other:
         assert other.map().path == "PALACE.md" and (repo.root / "PALACE.md").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_at_the_map_or_a_source_is_refused_never_read(repo):
+    """A FIFO a person left at ``MAP.md`` or among the session files is not
+    a file to read: ``map()`` keeps it (``Conflict``) and ``unlinked_sources``
+    passes it over, at once. Opening it to read would block until something
+    wrote to it: for good, with the writer lock held."""
+    repo.add_source("talk", [("user", "hello there")], now=T0)
+    os.mkfifo(repo.root / "MAP.md")
+    os.mkfifo(repo.root / "sources" / "pipe.md")
+    got: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            repo.map()
+        except Conflict as exc:
+            got["map"] = exc
+        got["unlinked"] = [t.session for t in repo.unlinked_sources()]
+    reader = threading.Thread(target=run, daemon=True)
+    reader.start()
+    reader.join(30)  # a guard against a hang, not a speed target
+    try:
+        assert not reader.is_alive(), "a read blocked on a FIFO"
+    finally:
+        for _ in range(400):  # let a blocked reader go, FIFO after FIFO
+            if not reader.is_alive():
+                break
+            for name in ("MAP.md", "sources/pipe.md"):
+                with contextlib.suppress(OSError):  # (no reader there: ENXIO)
+                    os.close(os.open(repo.root / name, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join(0.05)
+    assert isinstance(got["map"], Conflict) and got["unlinked"] == ["talk"]
+    assert stat.S_ISFIFO(os.lstat(repo.root / "MAP.md").st_mode)
 
 
 def test_map_file_and_sources_folder_are_checked_policy_keys(tmp_path):

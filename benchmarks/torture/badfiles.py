@@ -327,11 +327,7 @@ def adopted_only(old: bytes, new: bytes) -> bool:
 
 def run_isolated(name: str, timeout: float, watch_wait: float) -> dict:
     """Fork; the child runs one kind under a memory limit and reports as JSON."""
-    r, w = os.pipe()
-    sys.stdout.flush()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
+    def child(w: int) -> int:
         code = 0
         try:
             with open("/proc/self/statm") as fh:
@@ -350,8 +346,8 @@ def run_isolated(name: str, timeout: float, watch_wait: float) -> dict:
         data = json.dumps(res).encode()
         with os.fdopen(w, "wb") as fh:
             fh.write(data)
-        os._exit(code)
-    os.close(w)
+        return code
+    pid, r = common.fork(child)
     chunks = []
     deadline = time.monotonic() + timeout
     while True:
@@ -400,8 +396,7 @@ def main() -> int:
     common.quiet_library_log(args.verbose)
     print(f"badfiles.py: {len(kinds)} kinds")
     started = time.monotonic()
-    with common.temp_dir("warm") as d:  # jieba loaded once, inherited by every fork
-        Repository(d / "mem").search("warm up")
+    common.warm_up()  # jieba loaded once, inherited by every fork
     results = []
     for name in kinds:
         res = run_isolated(name, args.timeout, watch_wait)

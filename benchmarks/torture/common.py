@@ -1,4 +1,4 @@
-"""Shared helpers of the torture runs: temp folders, disk inspection that does
+"""Shared helpers of the torture runs: forked processes, temp folders, disk inspection that does
 not go through the library, tree snapshots, error classification, summaries.
 
 Everything here reads the disk directly (``os.walk``, ``lstat``, the journal's
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 try:  # the checkout this file belongs to, even without an installed package
@@ -88,6 +88,41 @@ def where(exc: BaseException) -> str:
         return "?"
     f = tb[-1]
     return f"{Path(f.filename).parent.name}/{Path(f.filename).name}:{f.name}"
+
+
+# ---------------------------------------------------------------------------
+# processes
+
+
+def warm_up() -> None:
+    """Load what a first search loads (jieba's dictionary) in this process,
+    so that the processes forked from it start at once."""
+    with temp_dir("warm") as d:
+        sediment.Repository(d / "mem").search("warm up")
+
+
+def fork(child: Callable[[int], int | None], *, failed: int = 3) -> tuple[int, int]:
+    """Fork a process that runs ``child(w)`` and exits, ``w`` being the
+    write end of a pipe to this process: its exit code is what ``child``
+    returns (None: 0), or ``failed`` when it raised (its traceback printed
+    on stderr). It never returns in the child; in this process: (its pid,
+    the pipe's read end)."""
+    r, w = os.pipe()
+    sys.stdout.flush()  # (else what is buffered is printed again by the child)
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = failed
+        try:
+            code = child(w) or 0
+        except BaseException:  # noqa: BLE001 - reported, and the child ends here all the same
+            import traceback
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
 
 
 # ---------------------------------------------------------------------------

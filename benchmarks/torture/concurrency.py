@@ -350,27 +350,15 @@ def watcher(root: Path, out: Path, seed: int, hand: list[str], go: Path, stop: P
 class Proc:
     def __init__(self, spawn: bool, role: str, fn, args: tuple, argv: list[str]) -> None:
         self.role = role
-        r, w = os.pipe()
         if spawn:
+            r, w = os.pipe()
             self.proc = subprocess.Popen([sys.executable, __file__, "--role", role, str(w), *argv],
                                          pass_fds=(w,))
             self.pid = self.proc.pid
+            os.close(w)
         else:
             self.proc = None
-            sys.stdout.flush()
-            pid = os.fork()
-            if pid == 0:
-                os.close(r)
-                code = 0
-                try:
-                    fn(*args, lambda: os.write(w, b"ready\n"))
-                except BaseException:  # noqa: BLE001
-                    traceback.print_exc()
-                    code = 3
-                finally:
-                    os._exit(code)
-            self.pid = pid
-        os.close(w)
+            self.pid, r = common.fork(lambda w: fn(*args, lambda: os.write(w, b"ready\n")))
         self.fd = r
 
     def wait_ready(self, timeout: float) -> bool:
@@ -518,8 +506,7 @@ def main() -> int:
     print(f"concurrency.py: seed={seed} procs={args.procs} ops={args.ops} hand notes={args.hand} "
           f"({'spawned' if args.spawn else 'forked'})")
     started = time.monotonic()
-    with common.temp_dir("warm") as d:
-        Repository(d / "mem").search("warm up")
+    common.warm_up()
     with common.temp_dir("concurrent") as tmp:
         root, go, stop = tmp / "mem", tmp / "go", tmp / "stop"
         repo = Repository(root, policy=POLICY)

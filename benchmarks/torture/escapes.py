@@ -480,8 +480,7 @@ def main() -> int:
     common.quiet_library_log(args.verbose)
     print(f"escapes.py: {len(chosen)} attempts")
     started = time.monotonic()
-    with common.temp_dir("warm") as d:
-        Repository(d / "mem").search("warm up")
+    common.warm_up()
     results = []
     broken: list = []
     for name, (family, setup, fn) in chosen:

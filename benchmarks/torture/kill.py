@@ -313,22 +313,7 @@ class Child:
             self.pid, self.fd = self.proc.pid, self.proc.stdout.fileno()
             return
         self.proc = None
-        r, w = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child
-            os.close(r)
-            code = 0
-            try:
-                child_main(str(root), str(ack), seed, rnd, w)
-            except BaseException:  # noqa: BLE001
-                traceback.print_exc()
-                code = 3
-            finally:
-                os._exit(code)
-        os.close(w)
-        self.pid, self.fd = pid, r
+        self.pid, self.fd = common.fork(lambda w: child_main(str(root), str(ack), seed, rnd, w))
         self.status: int | None = None
 
     def wait_ready(self, timeout: float) -> bool:
@@ -552,8 +537,7 @@ def main() -> int:
     rnd = 0
     next_report = 50
     # warm up this process (jieba's dictionary), so forked writers start fast
-    with common.temp_dir("warm") as d:
-        Repository(d / "mem").search("warm up")
+    common.warm_up()
     with common.temp_dir("kill") as tmp:
         root = ack = None
         root_no = -1
