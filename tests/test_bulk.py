@@ -128,6 +128,9 @@ def test_a_restored_index_reads_its_arrays_in_place_and_survives_a_bad_term_id()
             back.settle()
         got = {t for t, _ in back.words.vector(back.slot_of[docs[0][0]])}
         assert got < had and len(got) == len(had) - 1, step
+        for k, t in docs[1:]:  # and every other document keeps its own terms, each mapped
+            if k in back.slot_of:  # (a drop that misaligned the offsets would give them a neighbour's)
+                assert {w for w, _ in back.words.vector(back.slot_of[k])} == set(t.words), (step, k)
         assert len(back.search({"deploy": 1.0, "w1": 1.0}, {}, limit=10, feedback=Feedback())) > 0
         assert back.df("zzz") == {"fold": 1, "compact": 0, "merge": 3}[step]
 
