@@ -236,14 +236,14 @@ class Semantic:
         evidence = found * (1 - cross)
         if evidence >= self.rules.evidence_skip or not cands:
             return [D.DenseLane(cands, D.TAIL)]
-        return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims, keys),
+        return [D.BlendLane(cands, self._similarity(sims, keys),
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
                             self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
                             # (trusted more by evidence only where the similarities are
                             # calibrated: the spread test and centring, from z_min_docs on)
                             D.alpha_for(cross, self.rules, found if calibrated else None),
-                            self.rules.weight_max)]
+                            self.rules.lexical_depth, self.rules.weight_max)]
 
     def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool]:
         """The query's similarity to every cached vector, as the lane ranks by
@@ -257,17 +257,6 @@ class Semantic:
         calibrated = min(len(self.vectors), len(self.view.entries)) >= self.rules.z_min_docs
         raw, cen, keys = self.vectors.scan_keys(q, center=self.rules.center and calibrated)
         return (raw, None, keys, calibrated) if cen is None else (cen, raw, keys, calibrated)
-
-    def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]
-                 ) -> Callable[[Any, Callable[[int], bool] | None, int], list[Any]]:
-        """The query's direct lexical rankings (BM25 of its words and of its CJK
-        bigrams), under the index's mask: the blend's lexical scores."""
-        index, depth = self.view.index, self.rules.lexical_depth
-
-        def rankings(mask: Any, allowed: Callable[[int], bool] | None, _depth: int) -> list[Any]:
-            return [post.score(terms, mask, allowed, depth)[0]
-                    for post, terms in ((index.words, words), (index.bigrams, bigrams)) if terms]
-        return rankings
 
     def _similarity(self, sims: Any, keys: list[bytes]) -> Callable[[int], float | None]:
         """A slot's similarity to the query (a lexical hit outside the dense
