@@ -93,7 +93,8 @@ class Semantic:
         ``embed`` (or the background) computes theirs."""
         if isinstance(self.embedder, Bundled):
             self.embedder.load()
-        self._missing()  # learns every memory's content key, so its cached vector is found
+        *_, live = self._missing()  # learns every memory's content key, so its cached vector is found
+        self.vectors.live(live)
         self._ready = True
         self._background = False
 
@@ -124,16 +125,19 @@ class Semantic:
 
     # --------------------------------------------------------------- embedding
 
-    def _missing(self) -> tuple[list[tuple[bytes, str]], int]:
-        """The texts with no vector yet, by key, and how many memories there are
-        (one pass over the entries: a search wakes the background for this)."""
+    def _missing(self) -> tuple[list[tuple[bytes, str]], int, set[bytes]]:
+        """The texts with no vector yet, by key, how many memories there are,
+        and the keys in use (one pass over the entries: a search wakes the
+        background for this)."""
         with self.view.reading() as view:
             out: dict[bytes, str] = {}
+            live: set[bytes] = set()
             for e in view.entries.values():
                 k = self._key(e)
+                live.add(k)
                 if k not in self.vectors and k not in out:
                     out[k] = text_of(e)
-            return list(out.items()), len(view.entries)
+            return list(out.items()), len(view.entries), live
 
     def embed(self, progress: Progress | None = None) -> dict[str, Any]:
         """Compute every missing vector now; returns counts and seconds."""
@@ -142,7 +146,7 @@ class Semantic:
             if isinstance(self.embedder, Bundled):
                 self.embedder.load()  # so that a query never waits for the model
             self.vectors.reload()
-            todo, memories = self._missing()
+            todo, memories, live = self._missing()
             for i in range(0, len(todo), BATCH):
                 if self._stop.is_set():
                     break
@@ -155,6 +159,7 @@ class Semantic:
                 with self.view.reading() as view:
                     live = {self._key(e) for e in view.entries.values()}
                 self.vectors.compact(live)
+            self.vectors.live(live)  # (the corpus mean: of these rows, not of older versions')
         return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
                 "seconds": round(time.monotonic() - t0, 3)}
 
