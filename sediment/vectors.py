@@ -21,6 +21,7 @@ when the ``sediment[semantic]`` extra is installed and the lane is on.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import threading
@@ -29,7 +30,7 @@ from typing import Any, Iterable, Sequence
 
 from .embedding import require_numpy
 from .errors import StorageError
-from .files import WriterLock, atomic_write, open_nofollow
+from .files import WriterLock, atomic_write, open_nofollow, temp_name
 
 MAGIC = b"SEDVEC1\n"
 HEADER = 64
@@ -337,7 +338,13 @@ class VectorFile:
         return xm, xn, mm
 
     def compact(self, live: Iterable[bytes]) -> int:
-        """Rewrite the file with only ``live`` keys; returns the rows dropped."""
+        """Rewrite the file with only ``live`` keys; returns the rows dropped.
+
+        Searches wait for the swap only, not for the rewrite: the compacted
+        file is written under the writers' lock (no thread or process appends
+        until it is in place) but outside the guard, so a search meanwhile
+        scans the old rows, which stay as they are; it is renamed over the
+        file under the guard, once the file is seen unchanged since it was read."""
         live = list(live)
         with self._guard:
             keep = sorted({self._rows[k] for k in live if k in self._rows})
@@ -346,13 +353,30 @@ class VectorFile:
             return 0
         np = require_numpy()
         assert self._lock is not None
-        with self._lock.hold(self._timeout), self._guard:  # (the order add takes them in)
-            self.reload()
-            keep = sorted({self._rows[k] for k in live if k in self._rows})
-            rec = 20 + self.dim
-            rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER,
-                             shape=(len(self._keys), rec))[keep]
-            atomic_write(self.path, [_header(self.dim), rows.tobytes()], durable=False)
-            self._size = self._ino = 0
-            self.reload()
+        with self._lock.hold(self._timeout):  # (then the guard: the order add takes them in)
+            with self._guard:
+                self._reload()
+                keep = sorted({self._rows[k] for k in live if k in self._rows})
+                dropped, dim, n = len(self._keys) - len(keep), self.dim, len(self._keys)
+                seen = self._stat()
+            rec = 20 + dim
+            rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))[keep]
+            staged = temp_name(self.path)  # (a crash leaves a temp file, which sweep_temps removes)
+            atomic_write(staged, [_header(dim), rows.tobytes()], durable=False)
+            del rows
+            try:
+                with self._guard:
+                    if self._stat() != seen:  # (only a writer that ignores the lock: keep its rows)
+                        return 0
+                    os.replace(staged, self.path)
+                    self._size = self._ino = 0
+                    self._reload()
+            finally:
+                with contextlib.suppress(OSError):
+                    staged.unlink(missing_ok=True)
         return dropped
+
+    def _stat(self) -> tuple[int, int, int]:
+        assert self.path is not None
+        st = os.stat(self.path)
+        return st.st_ino, st.st_size, st.st_mtime_ns

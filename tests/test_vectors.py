@@ -3,6 +3,7 @@ of each memory version, and what a search reads of it while it changes."""
 
 from __future__ import annotations
 
+import threading
 
 import pytest
 
@@ -70,3 +71,45 @@ def test_editing_memories_does_not_move_the_mean_toward_their_old_versions(tmp_p
         assert repo.semantic.vectors.mean() == pytest.approx(live, abs=0.01)
     finally:
         repo.close()
+
+
+def test_a_search_is_answered_while_a_compaction_writes_the_file(tmp_path, monkeypatch):
+    # a compaction held the guard every search takes through the whole
+    # rewrite; now only through the swap. An append waits for it (the
+    # writers' lock) and is kept.
+    from sediment import vectors as V
+    rng = np.random.default_rng(9)
+    vecs = rng.normal(size=(6, 8)).astype(np.float32)
+    keys = [bytes([i]) * 16 for i in range(6)]
+    vf = VectorFile(tmp_path / "v.bin", WriterLock.for_path(tmp_path / "lock"), 30)
+    other = VectorFile(tmp_path / "v.bin", WriterLock.for_path(tmp_path / "lock"), 30)  # (another embedder)
+    vf.add(keys[:5], vecs[:5])
+    q = rng.normal(size=8)
+    before = vf.similarities(q)
+    seen: dict[str, object] = {}
+    write = V.atomic_write
+
+    def writing(target, data, **kw):
+        if "append" not in seen:  # (the compacted file: the only whole file written here)
+            search = threading.Thread(target=lambda: seen.setdefault("search", vf.scan_keys(q, center=True)))
+            append = threading.Thread(target=lambda: other.add(keys[5:], vecs[5:]))
+            search.start()
+            append.start()
+            search.join(10)  # (a guard against waiting forever, not a speed target)
+            seen["answered"] = not search.is_alive()
+            append.join(0.2)
+            seen["appending"] = append.is_alive()
+            seen["append"] = append
+        write(target, data, **kw)
+    monkeypatch.setattr(V, "atomic_write", writing)
+    assert vf.compact(keys[1:4]) == 2
+    assert seen["answered"]
+    raw, cen, got = seen["search"]  # answered meanwhile, from the rows as they were
+    assert got == keys[:5] and raw.tolist() == pytest.approx(before.tolist(), abs=1e-6) and len(cen) == 5
+    assert seen["appending"]  # waits for the compaction...
+    seen["append"].join(30)
+    vf.reload()
+    assert [vf.key(i) for i in range(len(vf))] == keys[1:4] + keys[5:]  # ...and is kept
+    assert vf.similarities(q).tolist() == pytest.approx(before[1:4].tolist() + [
+        float(_unit(vecs[5]) @ _unit(q))], abs=0.02)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
