@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import dense as D
-from .embedding import Bundled, Embedder, key_of, model_id, require_numpy, text_of
+from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
+from .entry import Entry
 from .errors import NotInstalled, SedimentError
 from .policy import Policy
 from .files import WriterLock
 from .progress import Progress
+from .search import ExtraLanes
 from .vectors import VectorFile
 from .view import View
 
@@ -37,7 +39,7 @@ log = logging.getLogger("sediment")
 BATCH = 64
 
 
-def make_embedder(semantic: Any) -> Embedder | None:
+def make_embedder(semantic: Choice) -> Embedder | None:
     """``True`` → the bundled model; a callable → itself; ``False``/``None`` → off."""
     if semantic is None or semantic is False:
         return None
@@ -105,7 +107,7 @@ class Semantic:
         if t is not None and t is not threading.current_thread():
             t.join(timeout=5)
 
-    def _key(self, e: Any) -> bytes:
+    def _key(self, e: Entry) -> bytes:
         got = self._keys.get(e.id)
         if got is None or got[0] != e.version:
             got = (e.version, key_of(self.model, text_of(e)))
@@ -208,9 +210,9 @@ class Semantic:
                 break
         return out[:k]
 
-    def extra(self, query: str
-              ) -> Callable[[Mapping[str, float], Mapping[str, float]], Sequence[D.DenseLane | D.BlendLane]]:
-        """The ``extra`` lanes of one search (called inside the view's reading)."""
+    def extra(self, query: str) -> ExtraLanes:
+        """The ``extra`` lanes of one search (called inside the view's reading):
+        ``rank.Lane``s, which the index hands its lexical rankings."""
         return lambda words, bigrams: self.lanes(words, bigrams, query)
 
     def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str
@@ -289,7 +291,7 @@ def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
     wake.set()
 
 
-def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None) -> Semantic | None:
+def semantic_lane(view: View, policy: Policy, semantic: Choice, cache: Path | None) -> Semantic | None:
     """The lane a root asked for: ``semantic=`` (True, an embedder, False), else
     the policy's key. Asked for in code and missing, the extra raises
     ``NotInstalled``; asked for by ``policy.yaml`` (a person's file), it
