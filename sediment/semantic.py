@@ -75,6 +75,8 @@ class Semantic:
         self._by_key: dict[bytes, list[str]] | None = None
         self._by_key_size = 0
         self._keys_changed = False
+        self._learned = 0  # keys computed (a memory new, or of a new version), ever
+        self._told = (-1, -1)  # (_learned, memories) when the vector file was last told the keys in use
 
     # --------------------------------------------------------------- state
 
@@ -95,8 +97,7 @@ class Semantic:
         ``embed`` (or the background) computes theirs."""
         if isinstance(self.embedder, Bundled):
             self.embedder.load()
-        *_, live = self._missing()  # learns every memory's content key, so its cached vector is found
-        self.vectors.live(live)
+        self._tell(*self._missing()[2:])  # learns every memory's content key, so its cached vector is found
         self._ready = True
         self._background = False
 
@@ -113,6 +114,7 @@ class Semantic:
             got = (e.version, key_of(self.model, text_of(e)))
             self._keys[e.id] = got
             self._keys_changed = True
+            self._learned += 1
         return got[1]
 
     def _ids_by_key(self) -> dict[bytes, list[str]]:
@@ -127,19 +129,28 @@ class Semantic:
 
     # --------------------------------------------------------------- embedding
 
-    def _missing(self) -> tuple[list[tuple[bytes, str]], int, set[bytes]]:
-        """The texts with no vector yet, by key, how many memories there are,
-        and the keys in use (one pass over the entries: a search wakes the
-        background for this)."""
+    def _missing(self) -> tuple[list[tuple[bytes, str]], int, set[bytes] | None, tuple[int, int]]:
+        """The texts with no vector yet, by key, and how many memories there
+        are (one pass over the entries: a search wakes the background for
+        this); the keys in use, when they may have changed since the vector
+        file was told them (else None), and what says so (for ``_tell``)."""
         with self.view.reading() as view:
             out: dict[bytes, str] = {}
-            live: set[bytes] = set()
             for e in view.entries.values():
                 k = self._key(e)
-                live.add(k)
                 if k not in self.vectors and k not in out:
                     out[k] = text_of(e)
-            return list(out.items()), len(view.entries), live
+            # (no key learned and as many memories: the same keys; a second
+            # pass only then, so the pass after every search costs what it did)
+            seen = (self._learned, len(view.entries))
+            live = {self._key(e) for e in view.entries.values()} if seen != self._told else None
+            return list(out.items()), len(view.entries), live, seen
+
+    def _tell(self, live: set[bytes] | None, seen: tuple[int, int]) -> None:
+        """The corpus mean: of the rows of these keys, not of older versions'."""
+        if live is not None:
+            self.vectors.live(live)
+            self._told = seen
 
     def embed(self, progress: Progress | None = None) -> dict[str, Any]:
         """Compute every missing vector now; returns counts and seconds."""
@@ -148,7 +159,7 @@ class Semantic:
             if isinstance(self.embedder, Bundled):
                 self.embedder.load()  # so that a query never waits for the model
             self.vectors.reload()
-            todo, memories, live = self._missing()
+            todo, memories, live, seen = self._missing()
             for i in range(0, len(todo), BATCH):
                 if self._stop.is_set():
                     break
@@ -160,8 +171,9 @@ class Semantic:
             if len(self.vectors) > 2 * max(memories, 1000):  # mostly stale rows: rewrite
                 with self.view.reading() as view:
                     live = {self._key(e) for e in view.entries.values()}
+                    seen = (self._learned, len(view.entries))
                 self.vectors.compact(live)
-            self.vectors.live(live)  # (the corpus mean: of these rows, not of older versions')
+            self._tell(live, seen)
         return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
                 "seconds": round(time.monotonic() - t0, 3)}
 
