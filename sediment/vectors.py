@@ -283,8 +283,8 @@ class VectorFile:
     def scan_keys(self, query: Any, center: bool = True, chunk: int = 8192) -> tuple[Any, Any, list[bytes]]:
         """The cosine of a query vector with every row, and with ``center``
         also the cosine after the corpus mean (``mean``: of the rows in use)
-        is subtracted from the query and from every row (else None). Rows are widened chunk by chunk, so the
-        peak is one chunk of float32.
+        is subtracted from the query and from every row (else None). Rows are
+        widened chunk by chunk, so the peak is one chunk of float32.
 
         Why centre: a sentence encoder gives every text of one genre (a chat
         log, a wiki) a large shared component. What is left after removing it
