@@ -77,7 +77,9 @@ class DenseRules:
     cross_top: int = 5  # the candidates whose script is compared with the query's
     alpha: float = 0.6  # the similarity's share of the blend (the lexical score has the rest)
     alpha_evidence: float = 1.0  # how far alpha rises toward 1 as the lexical evidence falls to none
-    lexical_depth: int = 50  # direct lexical hits per lexical lane in the blend's union
+    # direct lexical hits per lexical lane in the blend's union (taken from the
+    # index's rankings of the query, which go LANE_DEPTH deep: no more than that)
+    lexical_depth: int = 50
 
 
 class _Found:
@@ -100,7 +102,8 @@ class DenseLane(_Found):
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=dict)  # weights of the lexical lanes
 
-    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
+    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int,
+             lexical: Mapping[str, Ranking]) -> Ranking:
         out: list[tuple[float, int]] = []
         for sim, slot in self.candidates:
             if slot < len(mask) and mask[slot] and (allowed is None or allowed(slot)):
@@ -227,22 +230,26 @@ def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Ca
 class BlendLane(_Found):  # (vouches for its candidates only, not the lexical hits it ranks too)
     """For a query the lane leans on: the blended ranking of the union (see
     ``blend``), computed when the index asks for it, with the same mask and
-    filter as the lexical lanes. ``lexical`` gives the query's direct lexical
-    rankings under that mask."""
+    filter as the lexical lanes. Its lexical scores are the index's own BM25
+    rankings of the query's words and CJK bigrams (handed to ``rank``), the
+    first ``lexical_depth`` of each."""
     candidates: Sequence[tuple[float, int]]  # (similarity, slot), best first, above the floor
-    lexical: Callable[[Mask, Callable[[int], bool] | None, int], Sequence[Ranking]]
     similarity: Callable[[int], float | None]
     other_script: Callable[[int], bool]
     mean: float
     top: float
     alpha: float
+    lexical_depth: int
     weight: float = 3.0
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
         ("words", "rare", "bigrams", "feedback"), TAIL))
 
-    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking:
+    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int,
+             lexical: Mapping[str, Ranking]) -> Ranking:
         dense = {s: sim for sim, s in self.candidates
                  if s < len(mask) and mask[s] and (allowed is None or allowed(s))}
-        return blend(self.lexical(mask, allowed, depth), dense, self.similarity, self.other_script,
-                     self.mean, self.top, self.alpha)[:depth]
+        # (the rare-term lane's sums of IDFs are no score to blend: BM25 only; a
+        # ranking's first n are the index's top n, ties cut as a search n deep would)
+        own = [lexical[lane][:self.lexical_depth] for lane in ("words", "bigrams") if lane in lexical]
+        return blend(own, dense, self.similarity, self.other_script, self.mean, self.top, self.alpha)[:depth]

@@ -31,6 +31,11 @@ class Embedder(Protocol):
     def __call__(self, texts: Sequence[str]) -> Any: ...
 
 
+# what ``Repository(root, semantic=...)`` takes: True (the bundled model), an
+# embedder, False (off), None (the policy's key decides)
+Choice = bool | Embedder | None
+
+
 def model_id(embedder: Callable[..., Any]) -> str:
     """A stable name for the cache: the embedder's ``model_id``, else its type."""
     mid = getattr(embedder, "model_id", None)

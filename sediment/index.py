@@ -371,7 +371,8 @@ class Index:
         ``exclude`` flag bits are skipped (in C, via a translated mask);
         ``allowed`` filters the rest by key; ``tiebreak`` orders equal fused
         scores (higher first), then the key keeps the order stable. ``lanes``
-        are further rankings fused the same way. With ``feedback``, the
+        are further rankings fused the same way (``rank.Lane``: each is handed
+        the lexical rankings just made, so none scores them again). With ``feedback``, the
         feedback lane too. Those lanes can bring keys with no term of the query
         (the feedback lane: only keys matching the expanded query), but never
         all of the first ``limit`` (``_keep_direct``).
@@ -397,11 +398,12 @@ class Index:
             top, _ = self.bigrams.score(bigrams, mask, allow_slot, depth, prune=prune)
             rankings.append(("bigrams", top))
         direct = {s for _, top in rankings for _, s in top}  # the query's own lexical matches
-        rankings += [(lane.name, lane.rank(mask, allow_slot, depth)) for lane in lanes]
+        lexical = dict(rankings)  # (handed to the lanes: the blend weighs these scores, dense.py)
+        rankings += [(lane.name, lane.rank(mask, allow_slot, depth, lexical)) for lane in lanes]
         weights: dict[str, float] = {}
         for lane in lanes:  # a lane weighs itself, and may reweigh the lexical lanes (dense.py)
-            weights[lane.name] = getattr(lane, "weight", 1.0)
-            weights.update(getattr(lane, "reweigh", {}))
+            weights[lane.name] = lane.weight
+            weights.update(lane.reweigh)
         fused, ranks = rrf(rankings, weights)
         expanded: dict[str, float] = {}
         if feedback is not None and feedback.docs > 0 and fused:

@@ -22,11 +22,39 @@ Mask = bytes | bytearray
 
 class Lane(Protocol):
     """A ranking of the index's slots for one query, fused with the lexical
-    lanes. ``mask[slot]`` is 0 for slots the search skips; ``allowed`` (when
-    given) filters the rest."""
-    name: str
+    lanes (the semantic lane's: ``dense.DenseLane``, ``dense.BlendLane``)."""
 
-    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int) -> Ranking: ...
+    @property
+    def name(self) -> str:
+        """Its name in the fusion and in a hit's ``lanes``."""
+        ...
+
+    @property
+    def weight(self) -> float:
+        """Its factor in the fusion (below 1: it only fills the tail, and
+        vouches for nothing: ``search.by_meaning``)."""
+        ...
+
+    @property
+    def reweigh(self) -> Mapping[str, float]:
+        """Factors it sets for other lanes of the same search ("words",
+        "rare", "bigrams", "feedback"): a lane the query leans on makes the
+        lexical ones split ties only."""
+        ...
+
+    def vouches(self, slot: int) -> bool:
+        """Whether it found ``slot`` by its own evidence (not merely ranked it)."""
+        ...
+
+    def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int,
+             lexical: Mapping[str, Ranking]) -> Ranking:
+        """Its best ``depth`` slots. ``mask[slot]`` is 0 for slots the search
+        skips; ``allowed`` (when given) filters the rest. ``lexical``: the
+        rankings the index has just made for the same query under the same
+        mask and filter ("words", "rare", "bigrams": those the query has
+        terms for), each to the search's depth, scores included — a lane that
+        weighs lexical scores reads them here rather than scoring again."""
+        ...
 
 
 def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None

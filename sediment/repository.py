@@ -36,6 +36,7 @@ from .policyfile import load as load_policy
 from .search import SearchHit
 from .sources import LLM, Consolidation, Source, Turn
 from .shared import SharedUsage
+from .embedding import Choice
 from .semantic import semantic_lane
 from .store import Store
 from .system import SYSTEM, open_system
@@ -83,7 +84,7 @@ class Repository:
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
                  policy: Mapping[str, Any] | None = None, watch: bool = False,
-                 progress: Progress | None = None, semantic: Any = None) -> None:
+                 progress: Progress | None = None, semantic: Choice = None) -> None:
         self.root = Path(root).absolute()
         parts = open_system(self.root, create=create)  # what of _system/ may be used
         system = self.root / SYSTEM

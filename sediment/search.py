@@ -34,8 +34,7 @@ def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -
     the query's words. A lane only filling the tail (weight below 1) vouches
     for nothing, nor does a lane for what it ranks without having found it by
     similarity (the blend ranks the direct lexical hits too)."""
-    return any(lane.name in hit_lanes and getattr(lane, "weight", 0.0) >= 1.0
-               and getattr(lane, "vouches", lambda s: True)(slot) for lane in lanes)
+    return any(lane.name in hit_lanes and lane.weight >= 1.0 and lane.vouches(slot) for lane in lanes)
 
 # index flag bits: searches skip these groups without looking at each entry
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is

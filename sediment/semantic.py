@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import dense as D
-from .embedding import Bundled, Embedder, key_of, model_id, require_numpy, text_of
+from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
+from .entry import Entry
 from .errors import NotInstalled, SedimentError
 from .policy import Policy
 from .files import WriterLock
 from .progress import Progress
+from .search import ExtraLanes
 from .vectors import VectorFile
 from .view import View
 
@@ -37,7 +39,7 @@ log = logging.getLogger("sediment")
 BATCH = 64
 
 
-def make_embedder(semantic: Any) -> Embedder | None:
+def make_embedder(semantic: Choice) -> Embedder | None:
     """``True`` → the bundled model; a callable → itself; ``False``/``None`` → off."""
     if semantic is None or semantic is False:
         return None
@@ -73,6 +75,8 @@ class Semantic:
         self._by_key: dict[bytes, list[str]] | None = None
         self._by_key_size = 0
         self._keys_changed = False
+        self._learned = 0  # keys computed (a memory new, or of a new version), ever
+        self._told = (-1, -1)  # (_learned, memories) when the vector file was last told the keys in use
 
     # --------------------------------------------------------------- state
 
@@ -93,7 +97,7 @@ class Semantic:
         ``embed`` (or the background) computes theirs."""
         if isinstance(self.embedder, Bundled):
             self.embedder.load()
-        self._missing()  # learns every memory's content key, so its cached vector is found
+        self._tell(*self._missing()[2:])  # learns every memory's content key, so its cached vector is found
         self._ready = True
         self._background = False
 
@@ -104,12 +108,13 @@ class Semantic:
         if t is not None and t is not threading.current_thread():
             t.join(timeout=5)
 
-    def _key(self, e: Any) -> bytes:
+    def _key(self, e: Entry) -> bytes:
         got = self._keys.get(e.id)
         if got is None or got[0] != e.version:
             got = (e.version, key_of(self.model, text_of(e)))
             self._keys[e.id] = got
             self._keys_changed = True
+            self._learned += 1
         return got[1]
 
     def _ids_by_key(self) -> dict[bytes, list[str]]:
@@ -124,16 +129,28 @@ class Semantic:
 
     # --------------------------------------------------------------- embedding
 
-    def _missing(self) -> tuple[list[tuple[bytes, str]], int]:
-        """The texts with no vector yet, by key, and how many memories there are
-        (one pass over the entries: a search wakes the background for this)."""
+    def _missing(self) -> tuple[list[tuple[bytes, str]], int, set[bytes] | None, tuple[int, int]]:
+        """The texts with no vector yet, by key, and how many memories there
+        are (one pass over the entries: a search wakes the background for
+        this); the keys in use, when they may have changed since the vector
+        file was told them (else None), and what says so (for ``_tell``)."""
         with self.view.reading() as view:
             out: dict[bytes, str] = {}
             for e in view.entries.values():
                 k = self._key(e)
                 if k not in self.vectors and k not in out:
                     out[k] = text_of(e)
-            return list(out.items()), len(view.entries)
+            # (no key learned and as many memories: the same keys; a second
+            # pass only then, so the pass after every search costs what it did)
+            seen = (self._learned, len(view.entries))
+            live = {self._key(e) for e in view.entries.values()} if seen != self._told else None
+            return list(out.items()), len(view.entries), live, seen
+
+    def _tell(self, live: set[bytes] | None, seen: tuple[int, int]) -> None:
+        """The corpus mean: of the rows of these keys, not of older versions'."""
+        if live is not None:
+            self.vectors.live(live)
+            self._told = seen
 
     def embed(self, progress: Progress | None = None) -> dict[str, Any]:
         """Compute every missing vector now; returns counts and seconds."""
@@ -142,7 +159,7 @@ class Semantic:
             if isinstance(self.embedder, Bundled):
                 self.embedder.load()  # so that a query never waits for the model
             self.vectors.reload()
-            todo, memories = self._missing()
+            todo, memories, live, seen = self._missing()
             for i in range(0, len(todo), BATCH):
                 if self._stop.is_set():
                     break
@@ -154,7 +171,9 @@ class Semantic:
             if len(self.vectors) > 2 * max(memories, 1000):  # mostly stale rows: rewrite
                 with self.view.reading() as view:
                     live = {self._key(e) for e in view.entries.values()}
+                    seen = (self._learned, len(view.entries))
                 self.vectors.compact(live)
+            self._tell(live, seen)
         return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
                 "seconds": round(time.monotonic() - t0, 3)}
 
@@ -203,9 +222,9 @@ class Semantic:
                 break
         return out[:k]
 
-    def extra(self, query: str
-              ) -> Callable[[Mapping[str, float], Mapping[str, float]], Sequence[D.DenseLane | D.BlendLane]]:
-        """The ``extra`` lanes of one search (called inside the view's reading)."""
+    def extra(self, query: str) -> ExtraLanes:
+        """The ``extra`` lanes of one search (called inside the view's reading):
+        ``rank.Lane``s, which the index hands its lexical rankings."""
         return lambda words, bigrams: self.lanes(words, bigrams, query)
 
     def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str
@@ -236,14 +255,14 @@ class Semantic:
         evidence = found * (1 - cross)
         if evidence >= self.rules.evidence_skip or not cands:
             return [D.DenseLane(cands, D.TAIL)]
-        return [D.BlendLane(cands, self._lexical(words, bigrams), self._similarity(sims, keys),
+        return [D.BlendLane(cands, self._similarity(sims, keys),
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
                             self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
                             # (trusted more by evidence only where the similarities are
                             # calibrated: the spread test and centring, from z_min_docs on)
                             D.alpha_for(cross, self.rules, found if calibrated else None),
-                            self.rules.weight_max)]
+                            self.rules.lexical_depth, self.rules.weight_max)]
 
     def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool]:
         """The query's similarity to every cached vector, as the lane ranks by
@@ -257,17 +276,6 @@ class Semantic:
         calibrated = min(len(self.vectors), len(self.view.entries)) >= self.rules.z_min_docs
         raw, cen, keys = self.vectors.scan_keys(q, center=self.rules.center and calibrated)
         return (raw, None, keys, calibrated) if cen is None else (cen, raw, keys, calibrated)
-
-    def _lexical(self, words: Mapping[str, float], bigrams: Mapping[str, float]
-                 ) -> Callable[[Any, Callable[[int], bool] | None, int], list[Any]]:
-        """The query's direct lexical rankings (BM25 of its words and of its CJK
-        bigrams), under the index's mask: the blend's lexical scores."""
-        index, depth = self.view.index, self.rules.lexical_depth
-
-        def rankings(mask: Any, allowed: Callable[[int], bool] | None, _depth: int) -> list[Any]:
-            return [post.score(terms, mask, allowed, depth)[0]
-                    for post, terms in ((index.words, words), (index.bigrams, bigrams)) if terms]
-        return rankings
 
     def _similarity(self, sims: Any, keys: list[bytes]) -> Callable[[int], float | None]:
         """A slot's similarity to the query (a lexical hit outside the dense
@@ -295,7 +303,7 @@ def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
     wake.set()
 
 
-def semantic_lane(view: View, policy: Policy, semantic: Any, cache: Path | None) -> Semantic | None:
+def semantic_lane(view: View, policy: Policy, semantic: Choice, cache: Path | None) -> Semantic | None:
     """The lane a root asked for: ``semantic=`` (True, an embedder, False), else
     the policy's key. Asked for in code and missing, the extra raises
     ``NotInstalled``; asked for by ``policy.yaml`` (a person's file), it

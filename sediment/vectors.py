@@ -21,6 +21,7 @@ when the ``sediment[semantic]`` extra is installed and the lane is on.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import threading
@@ -29,7 +30,7 @@ from typing import Any, Iterable, Sequence
 
 from .embedding import require_numpy
 from .errors import StorageError
-from .files import WriterLock, atomic_write, open_nofollow
+from .files import WriterLock, atomic_write, open_nofollow, temp_name
 
 MAGIC = b"SEDVEC1\n"
 HEADER = 64
@@ -57,6 +58,13 @@ class VectorFile:
         self._sum: Any = None  # (dim,) float64: the sum of the rows, for the corpus mean
         self._done = 0  # the rows looked at for it
         self._summed = 0  # the rows in it (not NaN)
+        # the rows of no key in use (``live``), taken back out of that sum:
+        # per row known at the last ``live`` call, whether it is one; their sum; how many (not NaN)
+        self._stale: Any = None
+        self._stale_sum: Any = None
+        self._stale_n = 0
+        self._live: frozenset[bytes] | None = None  # the keys of the last call, and the rows then
+        self._live_rows = 0
         self._mean: Any = None  # the last mean made of it (the same object until rows are added)
         self._centred: Any = None  # (rows, mean, x·mean, |x - mean|, mean·mean), see _centre
         # searches (any thread) and the embedding thread reload, sum the mean
@@ -107,6 +115,7 @@ class VectorFile:
             rows, keys, self._mem, self._scale = {}, [], None, None
             self._sum, self._done, self._summed, self._size = None, 0, 0, 0
             self._mean = self._centred = None
+            self._forget_live()  # (rows renumbered: every row counts until the next ``live``)
         self._ino = st.st_ino
         try:
             self._read_new(size, rows, keys)
@@ -139,11 +148,56 @@ class VectorFile:
             rows[k] = i  # a key appended twice: the later row
 
     def mean(self, chunk: int = 8192) -> Any:
-        """The mean of every row (unit vectors, dequantized), or None without
-        rows. Kept as a running sum: the rows appended since the last call are
-        added to it (a NaN row, a model's fault, is left out)."""
+        """The mean of the rows in use (unit vectors, dequantized), or None
+        without rows: every row but those ``live`` last said are of no key in
+        use. Kept as a running sum of every row, the rows appended since the
+        last call added to it, less the sum of the rows not in use (a NaN
+        row, a model's fault, is left out of both)."""
         with self._guard:
             return self._mean_now(chunk)
+
+    def live(self, keys: Iterable[bytes]) -> None:
+        """Say which keys are in use (one per current memory version): the
+        corpus mean is taken over their rows only. The file keeps a row for
+        each version embedded until it is compacted, and a root whose notes
+        are edited often would otherwise be centred on what they said before.
+        Rows appended after this call count until the next one (they are of
+        memories just embedded); a key appended twice counts by its later row."""
+        live = frozenset(keys)
+        with self._guard:
+            n = len(self._keys)
+            if live == self._live and n == self._live_rows:
+                return  # (every embedding pass says it: mostly nothing changed)
+            np = require_numpy()
+            stale = np.ones(n, dtype=bool)
+            stale[[r for k in live if (r := self._rows.get(k)) is not None]] = False
+            was = np.zeros(n, dtype=bool)
+            if self._stale is not None:
+                was[:len(self._stale)] = self._stale
+            gone, back = np.flatnonzero(stale & ~was), np.flatnonzero(was & ~stale)
+            if len(gone) or len(back):
+                if self._stale_sum is None:
+                    self._stale_sum = np.zeros(self.dim, dtype=np.float64)
+                for rows, sign in ((gone, 1), (back, -1)):
+                    got, count = self._sum_of(rows)
+                    self._stale_sum += sign * got
+                    self._stale_n += sign * count
+                if not self._stale_n:  # (none left: the plain running sum again, to the bit)
+                    self._stale_sum = None
+                self._mean = None
+            self._stale, self._live, self._live_rows = stale, live, n
+
+    def _sum_of(self, rows: Any) -> tuple[Any, int]:
+        """The sum of these rows (dequantized, NaN rows left out), and how many it has."""
+        np = require_numpy()
+        scale = self._scale[rows]
+        ok = np.isfinite(scale)
+        got = self._mem[rows[ok]].astype(np.float32) * scale[ok, None]
+        return got.sum(axis=0, dtype=np.float64), int(ok.sum())
+
+    def _forget_live(self) -> None:
+        self._stale = self._stale_sum = self._live = None
+        self._stale_n = self._live_rows = 0
 
     def _mean_now(self, chunk: int) -> Any:
         np = require_numpy()
@@ -159,7 +213,10 @@ class VectorFile:
             self._sum += rows.sum(axis=0, dtype=np.float64)
             self._summed += int(ok.sum())
         if self._done != n or self._mean is None:
-            self._mean = (self._sum / self._summed).astype(np.float32) if self._summed else None
+            total, count = self._sum, self._summed
+            if self._stale_sum is not None:
+                total, count = total - self._stale_sum, count - self._stale_n
+            self._mean = (total / count).astype(np.float32) if count > 0 else None
         self._done = n
         return self._mean
 
@@ -225,9 +282,9 @@ class VectorFile:
 
     def scan_keys(self, query: Any, center: bool = True, chunk: int = 8192) -> tuple[Any, Any, list[bytes]]:
         """The cosine of a query vector with every row, and with ``center``
-        also the cosine after the corpus mean is subtracted from the query and
-        from every row (else None). Rows are widened chunk by chunk, so the
-        peak is one chunk of float32.
+        also the cosine after the corpus mean (``mean``: of the rows in use)
+        is subtracted from the query and from every row (else None). Rows are
+        widened chunk by chunk, so the peak is one chunk of float32.
 
         Why centre: a sentence encoder gives every text of one genre (a chat
         log, a wiki) a large shared component. What is left after removing it
@@ -281,7 +338,13 @@ class VectorFile:
         return xm, xn, mm
 
     def compact(self, live: Iterable[bytes]) -> int:
-        """Rewrite the file with only ``live`` keys; returns the rows dropped."""
+        """Rewrite the file with only ``live`` keys; returns the rows dropped.
+
+        Searches wait for the swap only, not for the rewrite: the compacted
+        file is written under the writers' lock (no thread or process appends
+        until it is in place) but outside the guard, so a search meanwhile
+        scans the old rows, which stay as they are; it is renamed over the
+        file under the guard, once the file is seen unchanged since it was read."""
         live = list(live)
         with self._guard:
             keep = sorted({self._rows[k] for k in live if k in self._rows})
@@ -290,13 +353,30 @@ class VectorFile:
             return 0
         np = require_numpy()
         assert self._lock is not None
-        with self._lock.hold(self._timeout), self._guard:  # (the order add takes them in)
-            self.reload()
-            keep = sorted({self._rows[k] for k in live if k in self._rows})
-            rec = 20 + self.dim
-            rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER,
-                             shape=(len(self._keys), rec))[keep]
-            atomic_write(self.path, [_header(self.dim), rows.tobytes()], durable=False)
-            self._size = self._ino = 0
-            self.reload()
+        with self._lock.hold(self._timeout):  # (then the guard: the order add takes them in)
+            with self._guard:
+                self._reload()
+                keep = sorted({self._rows[k] for k in live if k in self._rows})
+                dropped, dim, n = len(self._keys) - len(keep), self.dim, len(self._keys)
+                seen = self._stat()
+            rec = 20 + dim
+            rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))[keep]
+            staged = temp_name(self.path)  # (a crash leaves a temp file, which sweep_temps removes)
+            atomic_write(staged, [_header(dim), rows.tobytes()], durable=False)
+            del rows
+            try:
+                with self._guard:
+                    if self._stat() != seen:  # (only a writer that ignores the lock: keep its rows)
+                        return 0
+                    os.replace(staged, self.path)
+                    self._size = self._ino = 0
+                    self._reload()
+            finally:
+                with contextlib.suppress(OSError):
+                    staged.unlink(missing_ok=True)
         return dropped
+
+    def _stat(self) -> tuple[int, int, int]:
+        assert self.path is not None
+        st = os.stat(self.path)
+        return st.st_ino, st.st_size, st.st_mtime_ns

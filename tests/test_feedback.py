@@ -109,11 +109,16 @@ def test_lanes_ranking_only_non_matches_cannot_take_every_place():
     for i in range(5):
         idx.put(f"other{i}", DocTerms.build([(["river"], [], 1)]))
 
-    class Loud:
+    class Loud:  # (a rank.Lane)
+        weight, reweigh = 1.0, {}
+
         def __init__(self, name: str) -> None:
             self.name = name
 
-        def rank(self, mask, allowed, depth):
+        def vouches(self, slot):
+            return True
+
+        def rank(self, mask, allowed, depth, lexical):
             return [(10.0 - s, s) for s in range(1, 6)]
 
     loud = [Loud("a"), Loud("b"), Loud("c")]

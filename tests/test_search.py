@@ -778,7 +778,7 @@ def test_the_index_read_api_and_an_extra_lane(tmp_path):
     repo = Repository(tmp_path / "root")
     a = repo.add("granite and basalt", title="rocks")
     b = repo.add("granite boulders", title="boulders")
-    repo.add("sandy beaches", title="sand")
+    sand = repo.add("sandy beaches", title="sand")
     idx = repo.view.index
     assert idx.df("granit") == 2 and idx.df("basalt") == 1 and idx.df("nothing") == 0
     assert sorted(k for k, _ in idx.postings("granit")) == sorted([a.id, b.id])
@@ -788,12 +788,16 @@ def test_the_index_read_api_and_an_extra_lane(tmp_path):
     idx = repo.view.index
     assert idx.df("granit") == 1 and [k for k, _ in idx.postings("granit")] == [a.id]  # live documents only
 
-    class Favour:
-        name = "favour"
+    class Favour:  # (a rank.Lane)
+        name, weight, reweigh = "favour", 1.0, {}
 
-        def rank(self, mask, allowed, depth):
+        def vouches(self, slot):
+            return True
+
+        def rank(self, mask, allowed, depth, lexical):
+            assert [s for _, s in lexical["words"]] == [idx.slot_of[sand.id]]  # the index's own, handed over
             slot = idx.slot_of[a.id]
             return [(1.0, slot)] if mask[slot] else []
 
-    hits = idx.search({"sandi": 1.0}, {}, lanes=[Favour()], limit=5)
+    hits = idx.search({"sandy": 1.0}, {}, lanes=[Favour()], limit=5)
     assert [h.key for h in hits][-1] == a.id and hits[-1].lanes == {"favour": 1}

@@ -525,3 +525,28 @@ def test_the_policy_sets_the_floor_of_what_the_lane_finds_alone(tmp_path):
         assert repo.semantic is not None and repo.semantic.rules.floor_centered == floor
     assert coffee[0.25] in found[0.25]
     assert coffee[0.9] not in found[0.9]
+
+
+def test_the_blend_takes_the_index_s_lexical_scores(tmp_path, monkeypatch):
+    # a query the lane leans on is ranked by a blend of similarity and BM25:
+    # the BM25 scores are the index's, handed over, not the query scored again
+    from sediment import dense as D
+    from sediment.postings import Postings
+    from sediment.search import query_terms
+    repo = _root(tmp_path, Concepts())
+    memory = repo.add("latte and espresso, mornings")
+    note = repo.add("rain, rain every monday, and 咖啡 never")
+    for i in range(50):
+        repo.add(f"{('a kitten asleep', 'backup snapshot at night', 'deploys through argocd')[i % 3]} {i}")
+    repo.embed()
+    q = "any coffee every day?"
+    with repo.view.reading() as view:
+        words, _ = query_terms(view.tokenizer, q)
+    scored, real = [], Postings.score
+    monkeypatch.setattr(Postings, "score", lambda self, terms, *a, **kw: (
+        scored.append(dict(terms)), real(self, terms, *a, **kw))[1])
+    lanes = repo.semantic.lanes(words, {}, q)
+    assert [type(lane) for lane in lanes] == [D.BlendLane]
+    hits = [h.entry.id for h in repo.search(q, record=False)]
+    assert hits[:2] == [memory.id, note.id]
+    assert scored.count(words) == 1

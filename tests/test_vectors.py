@@ -1,0 +1,115 @@
+"""The semantic lane's vector file (derived data in the cache): what it keeps
+of each memory version, and what a search reads of it while it changes."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from sediment import Repository
+from sediment.embedding import text_of
+from sediment.files import WriterLock
+from sediment.vectors import VectorFile
+
+np = pytest.importorskip("numpy")
+
+
+def _unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def test_the_corpus_mean_is_taken_over_the_rows_in_use(tmp_path):
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(6, 8)).astype(np.float32)
+    keys = [bytes([i]) * 16 for i in range(6)]
+    vf = VectorFile(tmp_path / "v.bin", WriterLock.for_path(tmp_path / "lock"), 5)
+    vf.add(keys[:5], vecs[:5])
+    assert vf.mean() == pytest.approx(_unit(vecs[:5]).mean(axis=0), abs=0.01)  # none said: every row
+    vf.live(keys[:3])
+    assert vf.mean() == pytest.approx(_unit(vecs[:3]).mean(axis=0), abs=0.01)
+    vf.add(keys[5:], vecs[5:])  # a memory just embedded counts at once
+    assert vf.mean() == pytest.approx(_unit(vecs[[0, 1, 2, 5]]).mean(axis=0), abs=0.01)
+    vf.live([keys[0], keys[3], keys[5]])  # an edit undone: its old text's row is in use again
+    assert vf.mean() == pytest.approx(_unit(vecs[[0, 3, 5]]).mean(axis=0), abs=0.01)
+    vf.add([keys[0]], vecs[4:5])  # a key appended twice (two processes at once): by its later row
+    vf.live([keys[0], keys[3], keys[5]])
+    assert vf.mean() == pytest.approx(_unit(vecs[[4, 3, 5]]).mean(axis=0), abs=0.01)
+    vf.live(keys[:6])  # every key in use: the plain running sum of every row but the one replaced
+    assert vf.mean() == pytest.approx(_unit(vecs[[1, 2, 3, 4, 5, 4]]).mean(axis=0), abs=0.01)
+    vf.compact([keys[3], keys[5]])  # renumbered rows: all in use, until told otherwise
+    assert vf.mean() == pytest.approx(_unit(vecs[[3, 5]]).mean(axis=0), abs=0.01)
+
+
+class Axes:
+    """A memory's vector: one axis per word of it it names, a little of every other."""
+    model_id = "test-axes-1"
+    WORDS = ("alpha", "beta", "gamma", "delta")
+
+    def __call__(self, texts):
+        return np.asarray([[0.05 + t.count(w) for w in self.WORDS] for t in texts], dtype=np.float32)
+
+
+def test_editing_memories_does_not_move_the_mean_toward_their_old_versions(tmp_path):
+    # the file keeps a row per version embedded until it is compacted (at
+    # more than twice as many rows as memories, from 1000 on): 50 of 60
+    # memories edited twice make 160 rows, and a mean of them all is mostly
+    # of texts no memory has any more
+    repo = Repository(tmp_path / "root", semantic=Axes())
+    try:
+        repo.semantic._background = False  # (embedded by the test: embed())
+        mems = [repo.add(f"note {i}: alpha") for i in range(60)]
+        repo.embed()
+        for word in ("beta", "gamma"):
+            for e in mems[:50]:
+                repo.update(e.id, text=f"note {e.id}: {word}")
+            repo.embed()
+        assert len(repo.semantic.vectors) == 160
+        with repo.view.reading() as view:
+            live = _unit(Axes()([text_of(e) for e in view.entries.values()])).mean(axis=0)
+        assert repo.semantic.vectors.mean() == pytest.approx(live, abs=0.01)
+    finally:
+        repo.close()
+
+
+def test_a_search_is_answered_while_a_compaction_writes_the_file(tmp_path, monkeypatch):
+    # a compaction held the guard every search takes through the whole
+    # rewrite; now only through the swap. An append waits for it (the
+    # writers' lock) and is kept.
+    from sediment import vectors as V
+    rng = np.random.default_rng(9)
+    vecs = rng.normal(size=(6, 8)).astype(np.float32)
+    keys = [bytes([i]) * 16 for i in range(6)]
+    vf = VectorFile(tmp_path / "v.bin", WriterLock.for_path(tmp_path / "lock"), 30)
+    other = VectorFile(tmp_path / "v.bin", WriterLock.for_path(tmp_path / "lock"), 30)  # (another embedder)
+    vf.add(keys[:5], vecs[:5])
+    q = rng.normal(size=8)
+    before = vf.similarities(q)
+    seen: dict[str, object] = {}
+    write = V.atomic_write
+
+    def writing(target, data, **kw):
+        if "append" not in seen:  # (the compacted file: the only whole file written here)
+            search = threading.Thread(target=lambda: seen.setdefault("search", vf.scan_keys(q, center=True)))
+            append = threading.Thread(target=lambda: other.add(keys[5:], vecs[5:]))
+            search.start()
+            append.start()
+            search.join(10)  # (a guard against waiting forever, not a speed target)
+            seen["answered"] = not search.is_alive()
+            append.join(0.2)
+            seen["appending"] = append.is_alive()
+            seen["append"] = append
+        write(target, data, **kw)
+    monkeypatch.setattr(V, "atomic_write", writing)
+    assert vf.compact(keys[1:4]) == 2
+    assert seen["answered"]
+    raw, cen, got = seen["search"]  # answered meanwhile, from the rows as they were
+    assert got == keys[:5] and raw.tolist() == pytest.approx(before.tolist(), abs=1e-6) and len(cen) == 5
+    assert seen["appending"]  # waits for the compaction...
+    seen["append"].join(30)
+    vf.reload()
+    assert [vf.key(i) for i in range(len(vf))] == keys[1:4] + keys[5:]  # ...and is kept
+    assert vf.similarities(q).tolist() == pytest.approx(before[1:4].tolist() + [
+        float(_unit(vecs[5]) @ _unit(q))], abs=0.02)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
