@@ -1,7 +1,8 @@
 """The operations journal: fsync'd intent records for changes of more than one step.
 
-Every write appends ``{"op": …, "seq": n, "phase": "begin", …}`` before it touches
-a memory file and ``{"seq": n, "phase": "done"}`` after. On open, a ``begin``
+Every write of more than one step appends ``{"op": …, "seq": n, "phase": "begin", …}``
+before it touches a memory file and ``{"phase": "done", …, "seq": n}`` after; a
+plain write appends only its ``done``, with an id of its own. On open, a ``begin``
 without ``done`` is finished or undone by the repository (see
 ``Repository.recover``), so that every memory exists exactly once.
 
@@ -214,11 +215,15 @@ class Journal:
 
     def done(self, *paths: str, seq: str | None = None, op: str = "write", **fields: Any) -> None:
         """Record a finished operation and the note paths it changed (readers in
-        other processes re-read exactly those). ``seq`` closes a ``begin``."""
-        rec: dict[str, Any] = {"phase": "done", "op": op, "pid": os.getpid(), "paths": list(paths)}
-        if seq is not None:
-            rec["seq"] = seq
-        rec.update(fields)
+        other processes re-read exactly those). ``seq`` closes a ``begin``; an
+        operation without one (a plain write) gets an id of its own, as
+        ``begin`` would give it, which closes nothing."""
+        rec: dict[str, Any] = {"phase": "done", "op": op, "pid": os.getpid(), "paths": list(paths), **fields}
+        # The id comes last, so that no two records end alike: a reader's
+        # ``Mark`` is the bytes before where it stood, and two rewrites of one
+        # note, otherwise the same line, would let a line a person deleted
+        # before that point (then an append as long) go unnoticed.
+        rec["seq"] = secrets.token_hex(8) if seq is None else seq
         # Not fsync'd: what a "done" tells is durable already (the note was
         # fsync'd). A "done" a power cut loses costs nothing: an add or rewrite
         # needs no recovery, and a move's open intent is finished again by the
