@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import pytest
 
-from sediment import Repository
+from sediment import Conflict, Repository, moves
 from sediment.journal import Journal
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -104,3 +104,31 @@ def test_a_symlink_put_in_place_of_the_journal_is_not_followed(tmp_path):
     assert ours == [("not_a_file", None)], problems
     writer.update(e.id, text="walruses, rewritten while the journal is a link")
     assert outside.read_bytes() == kept
+
+
+@pytest.mark.parametrize("verb", ["move", "rewrite"])
+def test_a_note_swapped_for_a_fifo_after_the_reread_blocks_no_write(tmp_path, verb):
+    """A person replaces a note with a FIFO after a verb re-read it (under
+    the writer lock) and before it replaces or moves the note: the write's
+    checked open does not wait on the FIFO (with the lock held, every other
+    writer would wait too). The person's FIFO is kept (``Conflict``), no copy
+    of it is left behind, and the lock is free again."""
+    root = tmp_path / "mem"
+    repo = Repository(root, policy=POLICY)
+    e = repo.add("a memory about walruses", title="walrus")
+    store, src = repo.store, root / e.path
+
+    def write_after_the_swap() -> Any:
+        with store.writing():
+            cur = store.reread(e)
+            src.unlink()
+            os.mkfifo(src)  # (the window metabolize's batch has for every item, too)
+            if verb == "move":
+                return moves.move(store, cur, "sediment", cur.room, op="move", meta_changes={})
+            return store.rewrite(cur, meta=dict(cur.meta), body="walruses, rewritten")
+    with pytest.raises(Conflict):
+        unblocked(write_after_the_swap, src)
+    assert stat.S_ISFIFO(os.lstat(src).st_mode)
+    assert not [p for p in (root / "sediment").rglob("*") if p.is_file() or p.is_fifo()]
+    other = Repository(root, policy=POLICY)
+    assert other.add("written after the refused write", title="after").path.startswith("shallow/")
