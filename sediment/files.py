@@ -384,7 +384,7 @@ def open_regular(path: Path | str) -> int:
     return fd
 
 
-def read_nofollow(path: Path) -> bytes:
+def read_nofollow(path: Path | str) -> bytes:
     """The bytes of the regular file at ``path`` (``open_regular``)."""
     with os.fdopen(open_regular(path), "rb") as fh:
         return fh.read()

@@ -22,6 +22,7 @@ from typing import Any, Callable
 import pytest
 
 from sediment import Conflict, Repository, moves
+from sediment import warmopen as W
 from sediment.journal import Journal
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -132,3 +133,33 @@ def test_a_note_swapped_for_a_fifo_after_the_reread_blocks_no_write(tmp_path, ve
     assert not [p for p in (root / "sediment").rglob("*") if p.is_file() or p.is_fifo()]
     other = Repository(root, policy=POLICY)
     assert other.add("written after the refused write", title="after").path.startswith("shallow/")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_note_swapped_after_the_walk_is_not_read_by_a_warm_open(tmp_path, monkeypatch, kind):
+    """A note replaced by a symlink to a file outside the root (or by a
+    FIFO) after the open's walk listed it and before the warm open reads
+    it against the snapshot (the swap is made at the start of that read):
+    the outside file is not indexed as the note, the FIFO does not block
+    the open; the note is left out as the walk leaves out what is not a
+    regular file, and ``check`` names it."""
+    root = tmp_path / "mem"
+    with Repository(root, policy=POLICY) as r:
+        e = r.add("a memory about walruses", title="walrus")
+    note, outside = root / e.path, tmp_path / "outside.md"
+    outside.write_bytes(note.read_bytes().replace(b"a memory about walruses", b"zebracorn outside the root"))
+    real = W.load_files
+
+    def swapped(*args: Any, **kwargs: Any) -> Any:
+        note.unlink()
+        if kind == "symlink":
+            note.symlink_to(outside)
+        else:
+            os.mkfifo(note)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(W, "load_files", swapped)
+    repo = unblocked(lambda: Repository(root, policy=POLICY), note)
+    monkeypatch.setattr(W, "load_files", real)
+    assert [x.path for x in repo.list()] == []
+    assert repo.search("zebracorn", record=False) == []
+    assert any(p.path == e.path and p.code == "not_a_file" for p in repo.check())
