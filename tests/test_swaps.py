@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import pytest
 
-from sediment import Conflict, Repository, moves
+from sediment import Conflict, Repository, UnsafePath, moves
 from sediment import warmopen as W
 from sediment.journal import Journal
 
@@ -163,3 +163,23 @@ def test_a_note_swapped_after_the_walk_is_not_read_by_a_warm_open(tmp_path, monk
     assert [x.path for x in repo.list()] == []
     assert repo.search("zebracorn", record=False) == []
     assert any(p.path == e.path and p.code == "not_a_file" for p in repo.check())
+
+
+@pytest.mark.parametrize("verb", ["update", "move"])
+def test_an_update_or_move_of_a_note_replaced_by_a_fifo_is_refused_at_once(tmp_path, verb):
+    """A person puts a FIFO where an agent's note was; the agent then updates
+    (or moves) that memory: ``UnsafePath`` at once (the verb's re-read does
+    not wait on the FIFO with the writer lock held), the FIFO is kept, and
+    another writer is not kept waiting."""
+    root = tmp_path / "mem"
+    repo = Repository(root, policy=POLICY)
+    e = repo.add("a memory about walruses", title="walrus")
+    note = root / e.path
+    note.unlink()
+    os.mkfifo(note)
+    with pytest.raises(UnsafePath):
+        unblocked(lambda: repo.update(e.id, text="new text") if verb == "update" else repo.move(e.id, "sediment"),
+                  note)
+    assert stat.S_ISFIFO(os.lstat(note).st_mode)
+    other = Repository(root, policy=POLICY)
+    assert other.add("written after the refused write", title="after").path.startswith("shallow/")
