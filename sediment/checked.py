@@ -32,6 +32,7 @@ from .files import NOFOLLOW as _NOFOLLOW
 from .files import fsync_dir, move_new
 
 _BINARY = getattr(os, "O_BINARY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO put in a note's place: its open would wait for a writer
 
 class Changed(Conflict):
     """The note is not what the caller read: a person saved it (or removed it).
@@ -92,7 +93,7 @@ def _fd_identity(fd: int) -> Identity:
 def _open_note(path: Path) -> int | None:
     """A descriptor on the file at ``path``; None for a symlink (never followed)."""
     try:
-        return os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+        return os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY | _NONBLOCK)
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise

@@ -219,13 +219,17 @@ def append_line(path: Path, line: str, *, durable: bool = True, whole: bool = Fa
     glues itself to it nor leaves it behind as damage. Readers never read past
     the last newline, so the cut changes nothing they saw; text a person
     pasted is ended as a line of its own instead (``last_line_end``). One
-    descriptor for the look and the write."""
+    descriptor for the look and the write; it must be a regular file (OSError)."""
     data = (line.rstrip("\n") + "\n").encode("utf-8")
-    flags = os.O_RDWR if whole else os.O_WRONLY | os.O_CREAT
+    # (whole: a FIFO put in the journal's place is neither waited on nor written into the void)
+    flags = os.O_RDWR | getattr(os, "O_NONBLOCK", 0) if whole else os.O_WRONLY | os.O_CREAT
     fd = os.open(path, flags | os.O_APPEND | NOFOLLOW, 0o644)
     try:
         if whole:
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
+            size = st.st_size
             end, pasted = last_line_end(fd, size)
             if pasted:
                 data = b"\n" + data
@@ -363,15 +367,26 @@ class WriterLock:
                 fh.close()  # closing drops the lock even if unlock failed
 
 
-def read_nofollow(path: Path) -> bytes:
-    """Read a regular file without following a symlink put in its place
-    (O_NOFOLLOW where the OS has it): a link could point anywhere outside the
-    root. Anything else there (a FIFO, a folder, a device) is an OSError, and
-    is never read: a FIFO would block the reader until something wrote to it."""
+def open_regular(path: Path | str) -> int:
+    """A descriptor open for reading on the regular file at ``path``, never
+    following a symlink put in its place (O_NOFOLLOW where the OS has it): a
+    link could point anywhere outside the root. Anything else there (a
+    FIFO, a folder, a device) is an OSError, and is never read: a FIFO would
+    block the reader until something wrote to it, so it is not even waited
+    on to open. The caller closes the descriptor."""
     fd = os.open(path, os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0))  # (a FIFO's open waits, else)
-    with os.fdopen(fd, "rb") as fh:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_nofollow(path: Path | str) -> bytes:
+    """The bytes of the regular file at ``path`` (``open_regular``)."""
+    with os.fdopen(open_regular(path), "rb") as fh:
         return fh.read()
 
 

@@ -257,6 +257,8 @@ def _journal(store: Store) -> list[Problem]:
     where = f"{SYSTEM}/journal.log"
     jr = store.journal.read()
     out = [Problem(where, why, line=line, code="journal") for line, why in jr.damaged]
+    if jr.refused:
+        out.append(Problem(where, jr.refused, code="not_a_file"))
     for rec in store.journal.pending(jr.records):
         out.append(Problem(where, f"unfinished {rec.get('op')} of {rec.get('src')} (run recover)",
                            code="journal_pending"))

@@ -1,7 +1,8 @@
 """The operations journal: fsync'd intent records for changes of more than one step.
 
-Every write appends ``{"op": …, "seq": n, "phase": "begin", …}`` before it touches
-a memory file and ``{"seq": n, "phase": "done"}`` after. On open, a ``begin``
+Every write of more than one step appends ``{"op": …, "seq": n, "phase": "begin", …}``
+before it touches a memory file and ``{"phase": "done", …, "seq": n}`` after; a
+plain write appends only its ``done``, with an id of its own. On open, a ``begin``
 without ``done`` is finished or undone by the repository (see
 ``Repository.recover``), so that every memory exists exactly once.
 
@@ -19,7 +20,9 @@ file back by hand, even if appends have made it as long again since): see
 
 A journal that is a symlink (or under one) is not used at all (``off``): it
 reads as empty and appends are refused; the root's writes are off anyway.
-Appends open the file without following a link made after the open.
+Appends and reads open the file without following a link made after the open;
+a link, a FIFO or anything else but a regular file put there later reads as no
+journal (and ``check`` reports it), and appends are refused.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .entry import LAYERS
 from .errors import StorageError
-from .files import append_line, atomic_write, header_value, last_line_end
+from .files import append_line, atomic_write, header_value, last_line_end, open_regular
 
 COMPACT_BYTES = 1 << 20
 MARK_BYTES = 64  # what a read position remembers of the bytes before it
@@ -53,6 +57,7 @@ class JournalRead:
     damaged: list[tuple[int, str]]  # (line number, reason) of lines that are not the torn tail
     mark: Mark | None = None  # what lies before ``offset`` (None: no file)
     anew: bool = False  # read from the start, though asked from elsewhere: not the file read up to there
+    refused: str | None = None  # why what is in the journal's place was not read (not a regular file)
 
 
 def _text(x: Any) -> bool:
@@ -115,15 +120,37 @@ class Journal:
         mtime_ns, inode) tells a later look whether anything changed."""
         if self.off:
             return 0, "", NOT_SEEN, None
-        try:
-            with open(self.path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                first = fh.readline()
-                end, _ = last_line_end(fh.fileno(), st.st_size)  # a torn last line is not ours to skip past
-                mark = _mark(fh.fileno(), st, end)
-        except FileNotFoundError:
+        fh, _ = self._open()
+        if fh is None:
             return 0, "", NOT_SEEN, None
+        with fh:
+            st = os.fstat(fh.fileno())
+            first = fh.readline()
+            end, _ = last_line_end(fh.fileno(), st.st_size)  # a torn last line is not ours to skip past
+            mark = _mark(fh.fileno(), st, end)
         return end, header_value(first, "epoch"), seen_of(st), mark
+
+    def _open(self) -> tuple[IO[bytes] | None, str | None]:
+        """The journal open for reading, or None: there is none, or what is in
+        its place is not a regular file (then why it is not read). A symlink
+        put there after the open is not followed (it may point out of the
+        root), a FIFO not waited on (its open blocks until someone writes):
+        both read as no journal at all. Another error (no permission) is
+        raised, as before."""
+        try:
+            return os.fdopen(open_regular(self.path), "rb"), None
+        except FileNotFoundError:
+            return None, None
+        except OSError:
+            try:
+                mode = os.lstat(self.path).st_mode
+            except FileNotFoundError:  # (gone meanwhile)
+                return None, None
+            if stat.S_ISREG(mode):
+                raise
+        what = "a symlink" if stat.S_ISLNK(mode) else "not a regular file (a FIFO, a folder, a device)"
+        return None, (f"is {what}: sediment does not read it, and records no write in it (other "
+                      "processes do not see this one's writes) until a person puts a regular file there")
 
     def read(self, offset: int = 0, epoch: str | None = None, mark: Mark | None = None) -> JournalRead:
         """Records from ``offset`` on (reading only that part of the file). If
@@ -134,23 +161,23 @@ class Journal:
         caller must treat its view as stale: records may have been missed."""
         if self.off:
             return JournalRead([], 0, "", [])
-        try:
-            with open(self.path, "rb") as fh:
-                fd = fh.fileno()
-                st = os.fstat(fd)
-                file_epoch = header_value(fh.readline(), "epoch")
-                anew = ((epoch is not None and file_epoch != epoch) or offset > st.st_size
-                        or (mark is not None and offset > 0 and _mark(fd, st, offset) != mark))
-                if anew:
-                    offset = 0
-                fh.seek(offset)
-                data = fh.read()
-                start = data.rfind(b"\n") + 1  # the records' end: a torn tail is not read past
-                # (from the bytes read when they reach back far enough: one pread fewer)
-                mark = ((st.st_dev, st.st_ino, data[max(0, start - MARK_BYTES):start])
-                        if start >= MARK_BYTES or offset == 0 else _mark(fd, st, offset + start))
-        except FileNotFoundError:
-            return JournalRead([], 0, "", [])
+        fh, refused = self._open()
+        if fh is None:
+            return JournalRead([], 0, "", [], refused=refused)
+        with fh:
+            fd = fh.fileno()
+            st = os.fstat(fd)
+            file_epoch = header_value(fh.readline(), "epoch")
+            anew = ((epoch is not None and file_epoch != epoch) or offset > st.st_size
+                    or (mark is not None and offset > 0 and _mark(fd, st, offset) != mark))
+            if anew:
+                offset = 0
+            fh.seek(offset)
+            data = fh.read()
+            start = data.rfind(b"\n") + 1  # the records' end: a torn tail is not read past
+            # (from the bytes read when they reach back far enough: one pread fewer)
+            mark = ((st.st_dev, st.st_ino, data[max(0, start - MARK_BYTES):start])
+                    if start >= MARK_BYTES or offset == 0 else _mark(fd, st, offset + start))
         records: list[dict[str, Any]] = []
         damaged: list[tuple[int, str]] = []
         at = 0
@@ -214,11 +241,15 @@ class Journal:
 
     def done(self, *paths: str, seq: str | None = None, op: str = "write", **fields: Any) -> None:
         """Record a finished operation and the note paths it changed (readers in
-        other processes re-read exactly those). ``seq`` closes a ``begin``."""
-        rec: dict[str, Any] = {"phase": "done", "op": op, "pid": os.getpid(), "paths": list(paths)}
-        if seq is not None:
-            rec["seq"] = seq
-        rec.update(fields)
+        other processes re-read exactly those). ``seq`` closes a ``begin``; an
+        operation without one (a plain write) gets an id of its own, as
+        ``begin`` would give it, which closes nothing."""
+        rec: dict[str, Any] = {"phase": "done", "op": op, "pid": os.getpid(), "paths": list(paths), **fields}
+        # The id comes last, so that no two records end alike: a reader's
+        # ``Mark`` is the bytes before where it stood, and two rewrites of one
+        # note, otherwise the same line, would let a line a person deleted
+        # before that point (then an append as long) go unnoticed.
+        rec["seq"] = secrets.token_hex(8) if seq is None else seq
         # Not fsync'd: what a "done" tells is durable already (the note was
         # fsync'd). A "done" a power cut loses costs nothing: an add or rewrite
         # needs no recovery, and a move's open intent is finished again by the

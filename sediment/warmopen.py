@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from . import coldopen as C
 from . import entry as E
 from .entry import Entry
+from .files import read_nofollow
 from .progress import Ticker
 
 # a cold open folds the index's delta into its compact base past this many
@@ -34,11 +35,13 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
             continue
         slot, (_, version, meta, off) = hit
         hit[1][2] = None  # (the entry keeps its own compact copy: this one may go now)
-        try:
-            with open(os.path.join(root, rel), "rb") as fh:  # (pathlib costs more than the read)
-                data = fh.read()
+        try:  # (a str: pathlib costs more than the read)
+            data = read_nofollow(os.path.join(root, rel))
         except OSError:
-            continue  # gone already, or unreadable: the slot dies below
+            # gone already, unreadable, or no longer a regular file (a symlink,
+            # a FIFO put in its place since the walk: never followed, never
+            # waited on), which the walk would have passed over: the slot dies below
+            continue
         if meta is None:  # (properties with a warning, which check must see again)
             if kept(view, rel, st, data, slot, version):
                 matched.add(slot)

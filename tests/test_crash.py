@@ -657,6 +657,31 @@ def test_a_cut_by_hand_then_appends_past_where_a_reader_stood_cost_it_no_record(
     assert {e.id for e in new} - {e.id for e in reader.list()} == set()
 
 
+@pytest.mark.parametrize("cut", ["the last line", "an older line"])
+def test_a_line_cut_by_hand_then_the_same_rewrite_again_costs_a_reader_no_record(tmp_path, cut):
+    """One note rewritten again and again by one process; a person deletes
+    one of its records by hand, in place (the last one, or an older one of
+    the same length), then the note is rewritten once more. The bytes before
+    where a reader stood must not read as they were (each record ends
+    differently): the reader reads the journal again and sees the rewrite."""
+    root = tmp_path / "mem"
+    writer = Repository(root, policy=POLICY)
+    e = writer.add("alpha, the first version of the body", title="same")
+    for word in ("beta", "delta"):
+        writer.update(e.id, text=f"{word} version")
+    reader = Repository(root, policy=POLICY)
+    assert reader.get(e.id).body.strip() == "delta version"
+    journal = root / "_system" / "journal.log"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    del lines[-1 if cut == "the last line" else -2]  # (-2: the record of the rewrite to beta)
+    with open(journal, "r+b") as fh:  # in place, as an editor's save into the file
+        fh.truncate(0)
+        fh.write(b"".join(lines))
+    writer.update(e.id, text="gamma version")
+    assert reader.get(e.id).body.strip() == "gamma version"
+    assert [h.entry.id for h in reader.search("gamma", record=False)] == [e.id]
+
+
 def test_a_torn_tail_cut_off_by_the_next_append_costs_a_reader_no_rescan(tmp_path):
     """A reader's feed stands before a torn last line (an append a crash cut
     short); the next append cuts it off and writes its record there. What
