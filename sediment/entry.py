@@ -57,11 +57,6 @@ def has_conflict_markers(text: str) -> bool:
     start = _CONFLICT.search(text)
     return bool(start and _CONFLICT_END.search(text, start.end()))
 
-# The frontmatter fields we know, in the order they are written. Anything else a
-# caller or a person adds is kept and written after these, in its own order.
-
-
-
 
 # ---------------------------------------------------------------------------
 # the value type

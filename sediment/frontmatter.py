@@ -19,6 +19,8 @@ WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 STATUSES = ("active", "superseded", "archived", "purged")
 
 
+# The frontmatter fields we know, in the order they are written. Anything else a
+# caller or a person adds is kept and written after these, in its own order.
 FIELD_ORDER = (
     "id", "title", "created", "updated", "kind", "tags", "value", "weights",
     "status", "source", "source_links", "event", "links", "supersedes",
