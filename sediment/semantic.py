@@ -29,6 +29,7 @@ from .entry import Entry
 from .errors import NotInstalled, SedimentError
 from .policy import Policy
 from .files import WriterLock
+from .system import VECTORS_LOCK
 from .progress import Progress
 from .search import ExtraLanes
 from .vectors import VectorFile
@@ -62,7 +63,7 @@ class Semantic:
         path = lock = None
         if cache is not None:
             path = cache / f"vectors-{slug}.bin"
-            lock = WriterLock.for_path(cache / "vectors.lock")
+            lock = WriterLock.for_path(cache / VECTORS_LOCK)
         self.vectors = VectorFile(path, lock, lock_timeout)
         self._keys: dict[str, tuple[str, bytes]] = {}  # id → (version, content key)
         self._background = background

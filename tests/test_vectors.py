@@ -113,3 +113,59 @@ def test_a_search_is_answered_while_a_compaction_writes_the_file(tmp_path, monke
     assert vf.similarities(q).tolist() == pytest.approx(before[1:4].tolist() + [
         float(_unit(vecs[5]) @ _unit(q))], abs=0.02)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def _stale_root(tmp_path):
+    """A root of 20 memories whose vector file holds 2100 rows no memory has
+    (past the compaction threshold: twice max(memories, 1000)); embedded by
+    the test, not the background thread."""
+    repo = Repository(tmp_path / "root", semantic=Axes())
+    repo.semantic._background = False
+    for i in range(20):
+        repo.add(f"note {i}: alpha beta")
+    repo.embed()
+    rng = np.random.default_rng(3)
+    repo.semantic.vectors.add([rng.bytes(16) for _ in range(2100)], rng.normal(size=(2100, 4)))
+    return repo
+
+
+def _opening_meanwhile(monkeypatch, root, act=None):
+    """Once the compaction has staged its file, another process opens the
+    root (its open sweeps the temp files it sees in _system/), or ``act``
+    runs; returns whether the staged file was still there after."""
+    import subprocess
+    import sys
+    from sediment import vectors as V
+    write, seen = V.atomic_write, {}
+
+    def writing(target, data, **kw):
+        write(target, data, **kw)
+        if target.name.endswith(".tmp") and "staged" not in seen:
+            seen["staged"] = target
+            if act is None:
+                subprocess.run([sys.executable, "-c", "import sys; from sediment import Repository; "
+                                "Repository(sys.argv[1], semantic=False).close()", str(root)], check=True)
+            else:
+                act()
+            seen["kept"] = target.exists()
+    monkeypatch.setattr(V, "atomic_write", writing)
+    return seen
+
+
+def test_another_process_s_open_leaves_a_compaction_s_staged_file_alone(tmp_path, monkeypatch):
+    # the open's sweep of _system/ took the staged file for an interrupted
+    # write's and deleted it: the compaction failed (FileNotFoundError) and
+    # the lane was off for the rest of the process
+    repo = _stale_root(tmp_path)
+    try:
+        seen = _opening_meanwhile(monkeypatch, repo.root)
+        out = repo.embed()
+        assert seen["kept"] and out["vectors"] == 20  # compacted
+        monkeypatch.undo()
+        assert repo.semantic.status()["state"] == "ready"
+        cache = repo.root / "_system" / "cache"
+        (cache / ".vectors-x.bin.0123abcd.tmp").write_bytes(b"")  # (an interrupted write's, lock free)
+        Repository(repo.root, semantic=False).close()
+        assert not [p.name for p in cache.iterdir() if p.name.endswith(".tmp")]  # swept when free
+    finally:
+        repo.close()
