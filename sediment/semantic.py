@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 from . import dense as D
 from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
 from .entry import Entry
-from .errors import NotInstalled, SedimentError
+from .errors import NotInstalled, SedimentError, StorageError
 from .policy import Policy
 from .files import WriterLock
 from .system import VECTORS_LOCK
@@ -154,7 +154,18 @@ class Semantic:
             self._told = seen
 
     def embed(self, progress: Progress | None = None) -> dict[str, Any]:
-        """Compute every missing vector now; returns counts and seconds."""
+        """Compute every missing vector now; returns counts and seconds. A
+        failure to read or write the vector file is a ``StorageError``."""
+        try:
+            out = self._embed(progress)
+        except SedimentError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"the semantic lane cannot embed: {exc}",
+                               path=str(self.vectors.path or "")) from exc
+        return out
+
+    def _embed(self, progress: Progress | None) -> dict[str, Any]:
         t0 = time.monotonic()
         with self._mutex:
             if isinstance(self.embedder, Bundled):

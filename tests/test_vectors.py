@@ -169,3 +169,37 @@ def test_another_process_s_open_leaves_a_compaction_s_staged_file_alone(tmp_path
         assert not [p.name for p in cache.iterdir() if p.name.endswith(".tmp")]  # swept when free
     finally:
         repo.close()
+
+
+def test_a_staged_file_swept_away_is_nothing_compacted_and_the_next_pass_compacts(tmp_path, monkeypatch):
+    # a sweep that does not wait for the vector lock (an older sediment's)
+    # deletes the staged file: the compaction raised FileNotFoundError out of
+    # embed(), where it now compacts nothing and says nothing
+    from sediment.files import sweep_temps
+    repo = _stale_root(tmp_path)
+    try:
+        cache = repo.root / "_system" / "cache"
+        seen = _opening_meanwhile(monkeypatch, repo.root, act=lambda: sweep_temps(cache))
+        assert repo.embed()["vectors"] == 2120 and not seen["kept"]  # nothing compacted
+        monkeypatch.undo()
+        assert repo.embed()["vectors"] == 20  # the next pass compacts
+        assert repo.semantic.status()["state"] == "ready"
+    finally:
+        repo.close()
+
+
+def test_a_failed_compaction_out_of_embed_is_a_storage_error(tmp_path, monkeypatch):
+    import errno
+    from sediment import vectors as V
+    from sediment.errors import StorageError
+    repo = _stale_root(tmp_path)
+    try:
+        def full(target, data, **kw):
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        monkeypatch.setattr(V, "atomic_write", full)  # (a disk full while the compacted file is written)
+        with pytest.raises(StorageError) as got:
+            repo.embed()
+        assert got.value.code == "storage" and "No space left" in str(got.value)
+        assert len(repo.semantic.vectors) == 2120  # the file as it was
+    finally:
+        repo.close()
