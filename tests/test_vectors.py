@@ -203,3 +203,58 @@ def test_a_failed_compaction_out_of_embed_is_a_storage_error(tmp_path, monkeypat
         assert len(repo.semantic.vectors) == 2120  # the file as it was
     finally:
         repo.close()
+
+
+def _full_once(monkeypatch):
+    """The next whole file the vector file writes (the compacted one) meets a full disk."""
+    import errno
+    from sediment import vectors as V
+    write, left = V.atomic_write, [1]
+
+    def writing(target, data, **kw):
+        if left:
+            left.pop()
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        write(target, data, **kw)
+    monkeypatch.setattr(V, "atomic_write", writing)
+
+
+def _until(repo, state):
+    import time
+    deadline = time.monotonic() + 30  # (a guard against waiting forever, not a speed target)
+    while repo.semantic.status()["state"] != state and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return repo.semantic.status()
+
+
+def test_a_pass_that_failed_on_the_vector_file_is_tried_again_at_the_next_search(tmp_path, monkeypatch):
+    # the background thread stopped on any OSError and the error stayed: the
+    # lane was off, and no memory added after was embedded, until a restart
+    repo = _stale_root(tmp_path)
+    try:
+        _full_once(monkeypatch)
+        repo.semantic._background = True
+        repo.search("alpha", record=False)  # starts the thread: its pass compacts, on a full disk
+        assert "No space left" in _until(repo, "failed")["error"]
+        assert repo.semantic.lanes({}, {}, "alpha") == []  # (off meanwhile; this wakes the thread too)
+        repo.add("note 20: gamma delta")
+        repo.search("gamma", record=False)  # wakes it again: compacts, embeds the new memory
+        status = _until(repo, "ready")
+        assert status["state"] == "ready" and "error" not in status
+        assert status["vectors"] == status["memories"] == 21 and len(repo.semantic.vectors) == 21
+        assert repo.semantic._thread is not None and repo.semantic._thread.is_alive()
+    finally:
+        repo.close()
+
+
+def test_an_explicit_embed_that_succeeds_clears_the_lane_s_error(tmp_path, monkeypatch):
+    repo = _stale_root(tmp_path)
+    try:
+        _full_once(monkeypatch)
+        repo.semantic._background = True
+        repo.search("alpha", record=False)
+        assert _until(repo, "failed")["state"] == "failed"
+        assert repo.embed()["vectors"] == 20
+        assert repo.semantic.status()["state"] == "ready"
+    finally:
+        repo.close()
