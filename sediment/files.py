@@ -136,10 +136,13 @@ def write_temp(target: Path, data: bytes, *, mode: int | None = None) -> tuple[P
     return tmp, fd
 
 
-def sweep_temps(folder: Path) -> int:
-    """Remove the temp files of interrupted writes under ``folder``; how many."""
+def sweep_temps(folder: Path, skip: Path | None = None) -> int:
+    """Remove the temp files of interrupted writes under ``folder`` (but not
+    under ``skip``, a folder inside it swept under a lock of its own); how many."""
     n = 0
-    for dirpath, _, filenames in os.walk(folder):
+    for dirpath, dirnames, filenames in os.walk(folder):
+        if skip is not None:
+            dirnames[:] = [d for d in dirnames if Path(dirpath, d) != skip]
         for f in filenames:
             if is_temp(f):
                 try:
@@ -148,6 +151,11 @@ def sweep_temps(folder: Path) -> int:
                 except FileNotFoundError:
                     pass
     return n
+
+
+def has_temp(folder: Path) -> bool:
+    """Whether any temp file of an interrupted write is under ``folder``."""
+    return any(is_temp(f) for _, _, names in os.walk(folder) for f in names)
 
 
 def temp_name(target: Path) -> Path:

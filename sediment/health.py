@@ -16,7 +16,7 @@ from . import names as N
 from . import obsidian as O
 from .adopt import adopt_all
 from .errors import LockTimeout, StorageError
-from .files import is_temp, read_nofollow
+from .files import has_temp, is_temp, read_nofollow
 from .journal import JournalRead
 from .progress import Ticker
 from .store import SYSTEM, Store
@@ -107,16 +107,12 @@ def sweep_at_open(store: Store) -> None:
         return
     layers = bool(seen)
     system = store.root / SYSTEM
-    if layers or (not system.is_symlink() and _has_temp(system)):
+    if layers or (not system.is_symlink() and has_temp(system)):
         try:
             with store.writing():
                 store.sweep_temps()
         except (StorageError, LockTimeout) as exc:  # (a temp file costs only space: the next open tries again)
             log.warning("sediment: temp files not swept: %s", exc)
-
-
-def _has_temp(folder: Path) -> bool:
-    return any(is_temp(f) for _, _, names in os.walk(folder) for f in names)
 
 
 def check(store: Store, fix: bool = False) -> list[Problem]:

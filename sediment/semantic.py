@@ -26,9 +26,10 @@ from typing import Any, Callable, Mapping, Sequence
 from . import dense as D
 from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
 from .entry import Entry
-from .errors import NotInstalled, SedimentError
+from .errors import NotInstalled, SedimentError, StorageError
 from .policy import Policy
 from .files import WriterLock
+from .system import VECTORS_LOCK
 from .progress import Progress
 from .search import ExtraLanes
 from .vectors import VectorFile
@@ -62,7 +63,7 @@ class Semantic:
         path = lock = None
         if cache is not None:
             path = cache / f"vectors-{slug}.bin"
-            lock = WriterLock.for_path(cache / "vectors.lock")
+            lock = WriterLock.for_path(cache / VECTORS_LOCK)
         self.vectors = VectorFile(path, lock, lock_timeout)
         self._keys: dict[str, tuple[str, bytes]] = {}  # id → (version, content key)
         self._background = background
@@ -153,7 +154,20 @@ class Semantic:
             self._told = seen
 
     def embed(self, progress: Progress | None = None) -> dict[str, Any]:
-        """Compute every missing vector now; returns counts and seconds."""
+        """Compute every missing vector now; returns counts and seconds. A
+        failure to read or write the vector file is a ``StorageError``; a pass
+        that succeeds clears the lane's error (a disk full is not for life)."""
+        try:
+            out = self._embed(progress)
+        except SedimentError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"the semantic lane cannot embed: {exc}",
+                               path=str(self.vectors.path or "")) from exc
+        self.error = None
+        return out
+
+    def _embed(self, progress: Progress | None) -> dict[str, Any]:
         t0 = time.monotonic()
         with self._mutex:
             if isinstance(self.embedder, Bundled):
@@ -181,20 +195,30 @@ class Semantic:
     def _run(lane: "weakref.ref[Semantic]", stop: threading.Event, wake: threading.Event) -> None:
         """The background thread. It holds its lane (and so the view) only
         while it embeds: a repository dropped without ``close()`` is collected,
-        and the lane's finalizer (``nudge``) then ends this thread."""
+        and the lane's finalizer (``nudge``) then ends this thread. A pass that
+        fails on the vector file (``status()`` says 'failed' meanwhile) is
+        tried again at the next wake (the next search); one that fails in the
+        embedder (a wrong shape, a missing package) stops the thread."""
         while not stop.is_set():
             me = lane()
             if me is None:
                 return
             try:
                 me.embed()
-            except (SedimentError, OSError, ValueError, ImportError) as exc:
-                me.error = f"{type(exc).__name__}: {exc}"
-                log.warning("sediment: the semantic lane stopped: %s", me.error)
+            except OSError as exc:  # (StorageError, LockTimeout: a disk full, a busy lock) the next wake tries again
+                me._failed(exc, "paused")
+            except (SedimentError, ValueError, ImportError) as exc:  # the embedder's: the same at every pass
+                me._failed(exc, "stopped")
                 return
             del me
             wake.wait()
             wake.clear()
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        error = f"{type(exc).__name__}: {exc}"
+        if error != self.error:  # (a disk still full at every search: said once)
+            log.warning("sediment: the semantic lane %s: %s", what, error)
+        self.error = error
 
     def nudge(self) -> None:
         """Start the background thread, or wake it to embed what is new."""

@@ -39,11 +39,11 @@ from .entry import Entry
 from .checked import Changed, remove_checked, replace_checked
 from .errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, SedimentError, StorageError,
                      UnsafePath)
-from .files import WriterLock, atomic_write, fsync_dir, read_nofollow, resolve_inside, sweep_temps
+from .files import WriterLock, atomic_write, fsync_dir, has_temp, read_nofollow, resolve_inside, sweep_temps
 from .journal import Journal
 from .policy import Policy
 from .usage import UsageLog
-from .system import SYSTEM as SYSTEM, Parts  # SYSTEM: part of this module's API
+from .system import CACHE, SYSTEM as SYSTEM, VECTORS_LOCK, Parts  # SYSTEM: part of this module's API
 from .view import View
 
 log = logging.getLogger("sediment")
@@ -422,15 +422,35 @@ class Store:
     def sweep_temps(self) -> int:
         """Remove temp files of interrupted writes. Everything under the root is
         written under the writer lock we hold (notes, journal, policy, the index
-        snapshot), except usage records, which have their own lock: we take it too."""
+        snapshot), except usage records, which have their own lock: we take it
+        too; and the semantic lane's vector files (``_sweep_cache``)."""
         n = 0
+        cache = self.root / SYSTEM / CACHE
         with self.usage.lock():
             for top in (*E.LAYERS, SYSTEM):
                 if not (self.root / top).is_symlink():  # never delete through a link
-                    n += sweep_temps(self.root / top)
+                    n += sweep_temps(self.root / top, skip=cache)
+            n += self._sweep_cache(cache)
         if n:
             log.info("removed %d temp file(s) left by an interrupted write", n)
         return n
+
+
+    def _sweep_cache(self, cache: Path) -> int:
+        """The cache folder's temp files, under the vector files' lock: a
+        compaction in flight (in any process) stages its file there under that
+        lock alone, and a sweep without it would delete the file before it is
+        renamed in place. Not waited for (a compaction takes a while): when
+        busy, the temp files stay for the next sweep. (No deadlock: whoever
+        holds that lock takes no other lock inside it.)"""
+        if (self.root / SYSTEM).is_symlink() or cache.is_symlink() or not has_temp(cache):
+            return 0  # (the lock file is made only when there is something to sweep)
+        try:
+            with WriterLock.for_path(cache / VECTORS_LOCK).hold(0):
+                return sweep_temps(cache)
+        except (LockTimeout, StorageError) as exc:
+            log.info("temp files in %s left for the next sweep: %s", cache, exc)
+            return 0
 
 
 def _same_id(path: Path, eid: str | None) -> bool:

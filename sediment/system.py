@@ -23,6 +23,10 @@ from .view import Problem
 log = logging.getLogger("sediment")
 
 SYSTEM = "_system"
+CACHE = "cache"  # (in _system/)
+# the semantic lane's vector files' lock, in the cache folder: their writes
+# (an append, a compaction's staged file) happen under it, not the root's lock
+VECTORS_LOCK = "vectors.lock"
 GITIGNORE = """\
 # sediment: derived and machine-local files. Notes, policy.yaml and the
 # per-machine usage summaries in _system/shared/ are versioned.

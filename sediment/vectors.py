@@ -359,18 +359,26 @@ class VectorFile:
                 keep = sorted({self._rows[k] for k in live if k in self._rows})
                 dropped, dim, n = len(self._keys) - len(keep), self.dim, len(self._keys)
                 seen = self._stat()
-            rec = 20 + dim
-            rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))[keep]
             staged = temp_name(self.path)  # (a crash leaves a temp file, which sweep_temps removes)
-            atomic_write(staged, [_header(dim), rows.tobytes()], durable=False)
-            del rows
             try:
+                rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, 20 + dim))[keep]
+                atomic_write(staged, [_header(dim), rows.tobytes()], durable=False)
+                del rows
                 with self._guard:
                     if self._stat() != seen:  # (only a writer that ignores the lock: keep its rows)
                         return 0
                     os.replace(staged, self.path)
                     self._size = self._ino = 0
                     self._reload()
+            except FileNotFoundError:
+                # the staged file (or its temp) gone: a sweep that did not wait
+                # for this lock (an older sediment's) took it for an interrupted
+                # write's. Nothing compacted; the next pass tries again.
+                return 0
+            except StorageError:
+                raise
+            except OSError as exc:
+                raise StorageError(f"cannot compact {self.path}: {exc}", path=str(self.path)) from exc
             finally:
                 with contextlib.suppress(OSError):
                     staged.unlink(missing_ok=True)

@@ -113,3 +113,148 @@ def test_a_search_is_answered_while_a_compaction_writes_the_file(tmp_path, monke
     assert vf.similarities(q).tolist() == pytest.approx(before[1:4].tolist() + [
         float(_unit(vecs[5]) @ _unit(q))], abs=0.02)
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def _stale_root(tmp_path):
+    """A root of 20 memories whose vector file holds 2100 rows no memory has
+    (past the compaction threshold: twice max(memories, 1000)); embedded by
+    the test, not the background thread."""
+    repo = Repository(tmp_path / "root", semantic=Axes())
+    repo.semantic._background = False
+    for i in range(20):
+        repo.add(f"note {i}: alpha beta")
+    repo.embed()
+    rng = np.random.default_rng(3)
+    repo.semantic.vectors.add([rng.bytes(16) for _ in range(2100)], rng.normal(size=(2100, 4)))
+    return repo
+
+
+def _opening_meanwhile(monkeypatch, root, act=None):
+    """Once the compaction has staged its file, another process opens the
+    root (its open sweeps the temp files it sees in _system/), or ``act``
+    runs; returns whether the staged file was still there after."""
+    import subprocess
+    import sys
+    from sediment import vectors as V
+    write, seen = V.atomic_write, {}
+
+    def writing(target, data, **kw):
+        write(target, data, **kw)
+        if target.name.endswith(".tmp") and "staged" not in seen:
+            seen["staged"] = target
+            if act is None:
+                subprocess.run([sys.executable, "-c", "import sys; from sediment import Repository; "
+                                "Repository(sys.argv[1], semantic=False).close()", str(root)], check=True)
+            else:
+                act()
+            seen["kept"] = target.exists()
+    monkeypatch.setattr(V, "atomic_write", writing)
+    return seen
+
+
+def test_another_process_s_open_leaves_a_compaction_s_staged_file_alone(tmp_path, monkeypatch):
+    # the open's sweep of _system/ took the staged file for an interrupted
+    # write's and deleted it: the compaction failed (FileNotFoundError) and
+    # the lane was off for the rest of the process
+    repo = _stale_root(tmp_path)
+    try:
+        seen = _opening_meanwhile(monkeypatch, repo.root)
+        out = repo.embed()
+        assert seen["kept"] and out["vectors"] == 20  # compacted
+        monkeypatch.undo()
+        assert repo.semantic.status()["state"] == "ready"
+        cache = repo.root / "_system" / "cache"
+        (cache / ".vectors-x.bin.0123abcd.tmp").write_bytes(b"")  # (an interrupted write's, lock free)
+        Repository(repo.root, semantic=False).close()
+        assert not [p.name for p in cache.iterdir() if p.name.endswith(".tmp")]  # swept when free
+    finally:
+        repo.close()
+
+
+def test_a_staged_file_swept_away_is_nothing_compacted_and_the_next_pass_compacts(tmp_path, monkeypatch):
+    # a sweep that does not wait for the vector lock (an older sediment's)
+    # deletes the staged file: the compaction raised FileNotFoundError out of
+    # embed(), where it now compacts nothing and says nothing
+    from sediment.files import sweep_temps
+    repo = _stale_root(tmp_path)
+    try:
+        cache = repo.root / "_system" / "cache"
+        seen = _opening_meanwhile(monkeypatch, repo.root, act=lambda: sweep_temps(cache))
+        assert repo.embed()["vectors"] == 2120 and not seen["kept"]  # nothing compacted
+        monkeypatch.undo()
+        assert repo.embed()["vectors"] == 20  # the next pass compacts
+        assert repo.semantic.status()["state"] == "ready"
+    finally:
+        repo.close()
+
+
+def test_a_failed_compaction_out_of_embed_is_a_storage_error(tmp_path, monkeypatch):
+    import errno
+    from sediment import vectors as V
+    from sediment.errors import StorageError
+    repo = _stale_root(tmp_path)
+    try:
+        def full(target, data, **kw):
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        monkeypatch.setattr(V, "atomic_write", full)  # (a disk full while the compacted file is written)
+        with pytest.raises(StorageError) as got:
+            repo.embed()
+        assert got.value.code == "storage" and "No space left" in str(got.value)
+        assert len(repo.semantic.vectors) == 2120  # the file as it was
+    finally:
+        repo.close()
+
+
+def _full_once(monkeypatch):
+    """The next whole file the vector file writes (the compacted one) meets a full disk."""
+    import errno
+    from sediment import vectors as V
+    write, left = V.atomic_write, [1]
+
+    def writing(target, data, **kw):
+        if left:
+            left.pop()
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        write(target, data, **kw)
+    monkeypatch.setattr(V, "atomic_write", writing)
+
+
+def _until(repo, state):
+    import time
+    deadline = time.monotonic() + 30  # (a guard against waiting forever, not a speed target)
+    while repo.semantic.status()["state"] != state and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return repo.semantic.status()
+
+
+def test_a_pass_that_failed_on_the_vector_file_is_tried_again_at_the_next_search(tmp_path, monkeypatch):
+    # the background thread stopped on any OSError and the error stayed: the
+    # lane was off, and no memory added after was embedded, until a restart
+    repo = _stale_root(tmp_path)
+    try:
+        _full_once(monkeypatch)
+        repo.semantic._background = True
+        repo.search("alpha", record=False)  # starts the thread: its pass compacts, on a full disk
+        assert "No space left" in _until(repo, "failed")["error"]
+        assert repo.semantic.lanes({}, {}, "alpha") == []  # (off meanwhile; this wakes the thread too)
+        repo.add("note 20: gamma delta")
+        repo.search("gamma", record=False)  # wakes it again: compacts, embeds the new memory
+        status = _until(repo, "ready")
+        assert status["state"] == "ready" and "error" not in status
+        assert status["vectors"] == status["memories"] == 21 and len(repo.semantic.vectors) == 21
+        assert repo.semantic._thread is not None and repo.semantic._thread.is_alive()
+    finally:
+        repo.close()
+
+
+def test_an_explicit_embed_that_succeeds_clears_the_lane_s_error(tmp_path, monkeypatch):
+    repo = _stale_root(tmp_path)
+    try:
+        _full_once(monkeypatch)
+        repo.semantic._background = True
+        repo.search("alpha", record=False)
+        assert _until(repo, "failed")["state"] == "failed"
+        assert repo.embed()["vectors"] == 20
+        assert repo.semantic.status()["state"] == "ready"
+    finally:
+        repo.close()
