@@ -435,7 +435,6 @@ class Store:
             log.info("removed %d temp file(s) left by an interrupted write", n)
         return n
 
-
     def _sweep_cache(self, cache: Path) -> int:
         """The cache folder's temp files, under the vector files' lock: a
         compaction in flight (in any process) stages its file there under that
