@@ -51,6 +51,11 @@ def make_embedder(semantic: Choice) -> Embedder | None:
     raise TypeError(f"semantic= takes True, False or an embedder callable, not {type(semantic).__name__}")
 
 
+# after a pass fails on the vector file (a disk full), the background thread
+# waits this long before the next search's wake may start another
+RETRY_SECONDS = 30.0
+
+
 class Semantic:
     def __init__(self, view: View, embedder: Embedder, cache: Path | None, *, lock_timeout: float,
                  rules: D.DenseRules | None = None, background: bool = True) -> None:
@@ -73,6 +78,7 @@ class Semantic:
         self._stop = threading.Event()
         self._mutex = threading.Lock()  # one embedding pass at a time
         self.error: str | None = None
+        self.retry_after = RETRY_SECONDS  # after a pass failed on the vector file
         self._by_key: dict[bytes, list[str]] | None = None
         self._by_key_size = 0
         self._keys_changed = False
@@ -203,14 +209,21 @@ class Semantic:
             me = lane()
             if me is None:
                 return
+            pause = 0.0
             try:
                 me.embed()
             except OSError as exc:  # (StorageError, LockTimeout: a disk full, a busy lock) the next wake tries again
                 me._failed(exc, "paused")
+                pause = me.retry_after
             except (SedimentError, ValueError, ImportError) as exc:  # the embedder's: the same at every pass
                 me._failed(exc, "stopped")
                 return
             del me
+            # after a failed pass, none for a while: on a disk still full every
+            # search would embed a batch (about a second of model CPU) only to
+            # throw it away. A search meanwhile leaves the wake set: one pass then.
+            if pause and stop.wait(pause):
+                return
             wake.wait()
             wake.clear()
 
@@ -224,8 +237,11 @@ class Semantic:
         """Start the background thread, or wake it to embed what is new."""
         if not self._background:
             return
-        if self._thread is None:
-            weakref.finalize(self, _wake_to_end, self._stop, self._wake)  # (collected, or the interpreter exits)
+        if self._thread is None or (not self._thread.is_alive() and self.error is None and not self._stop.is_set()):
+            # (a thread stopped by the embedder's error is started again only
+            # once an explicit embed() has succeeded and cleared the error)
+            if self._thread is None:
+                weakref.finalize(self, _wake_to_end, self._stop, self._wake)  # (collected, or the interpreter exits)
             self._thread = threading.Thread(target=Semantic._run, args=(weakref.ref(self), self._stop, self._wake),
                                             name="sediment-embed", daemon=True)
             self._thread.start()

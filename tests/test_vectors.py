@@ -231,6 +231,7 @@ def test_a_pass_that_failed_on_the_vector_file_is_tried_again_at_the_next_search
     # the background thread stopped on any OSError and the error stayed: the
     # lane was off, and no memory added after was embedded, until a restart
     repo = _stale_root(tmp_path)
+    repo.semantic.retry_after = 0.0  # (no pause after the failed pass: the next wake tries at once)
     try:
         _full_once(monkeypatch)
         repo.semantic._background = True
@@ -256,5 +257,73 @@ def test_an_explicit_embed_that_succeeds_clears_the_lane_s_error(tmp_path, monke
         assert _until(repo, "failed")["state"] == "failed"
         assert repo.embed()["vectors"] == 20
         assert repo.semantic.status()["state"] == "ready"
+    finally:
+        repo.close()
+
+
+class Counting(Axes):
+    model_id = "test-count-1"
+    calls = 0
+
+    def __call__(self, texts):
+        type(self).calls += 1
+        return super().__call__(texts)
+
+
+def test_a_vector_file_that_stays_unwritable_costs_no_embedding_at_every_search(tmp_path):
+    # after a failed pass every search woke another: each embedded a batch
+    # (about a second of model CPU) and threw it away, while the lane was off
+    import time
+    repo = Repository(tmp_path / "root", semantic=Counting())
+    try:
+        repo.semantic._background = False
+        for i in range(70):
+            repo.add(f"note {i}: alpha beta")
+        cache = repo.root / "_system" / "cache"
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / "vectors.lock").unlink(missing_ok=True)
+        (cache / "vectors.lock").mkdir()  # the vector file's lock cannot be taken: every add fails
+        repo.semantic._background = True
+        repo.search("alpha", record=False)
+        assert _until(repo, "failed")["state"] == "failed"
+        first = Counting.calls
+        for _ in range(10):
+            repo.search("alpha", record=False)
+            time.sleep(0.05)  # (room for a pass that should not come)
+        assert Counting.calls == first
+        assert repo.semantic._thread is not None and repo.semantic._thread.is_alive()  # paused, not stopped
+    finally:
+        repo.close()
+
+
+class Flaky(Axes):
+    model_id = "test-flaky-1"
+
+    def __init__(self):
+        self.bad = 1
+
+    def __call__(self, texts):
+        if self.bad:  # a wrong shape, once: the embedder's fault stops the thread
+            self.bad -= 1
+            return np.ones((len(texts) + 1, 4), dtype=np.float32)
+        return super().__call__(texts)
+
+
+def test_an_explicit_embed_after_the_embedder_s_fault_starts_the_background_again(tmp_path):
+    # the error was cleared but the stopped thread stayed stopped: status()
+    # said 'embedding' for good and no memory added after was embedded
+    repo = Repository(tmp_path / "root", semantic=Flaky())
+    try:
+        repo.semantic._background = False
+        for i in range(5):
+            repo.add(f"note {i}: alpha")
+        repo.semantic._background = True
+        repo.search("alpha", record=False)
+        assert _until(repo, "failed")["state"] == "failed"
+        assert repo.embed()["vectors"] == 5
+        repo.add("note 5: alpha gamma")
+        repo.search("alpha", record=False)
+        status = _until(repo, "ready")
+        assert status["vectors"] == status["memories"] == 6
     finally:
         repo.close()
