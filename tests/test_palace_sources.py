@@ -11,20 +11,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
 import re
 import shutil
 import stat
-import threading
 
 import pytest
 
 from sediment import Conflict, InvalidInput, PolicyFileError, Repository
 from sediment import sources as SRC
 from sediment.cli import main
+
+from _fifo import unblocked
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -129,19 +129,7 @@ def test_a_fifo_at_the_map_or_a_source_is_refused_never_read(repo):
         except Conflict as exc:
             got["map"] = exc
         got["unlinked"] = [t.session for t in repo.unlinked_sources()]
-    reader = threading.Thread(target=run, daemon=True)
-    reader.start()
-    reader.join(30)  # a guard against a hang, not a speed target
-    try:
-        assert not reader.is_alive(), "a read blocked on a FIFO"
-    finally:
-        for _ in range(400):  # let a blocked reader go, FIFO after FIFO
-            if not reader.is_alive():
-                break
-            for name in ("MAP.md", "sources/pipe.md"):
-                with contextlib.suppress(OSError):  # (no reader there: ENXIO)
-                    os.close(os.open(repo.root / name, os.O_WRONLY | os.O_NONBLOCK))
-            reader.join(0.05)
+    unblocked(run, repo.root / "MAP.md", repo.root / "sources" / "pipe.md")
     assert isinstance(got["map"], Conflict) and got["unlinked"] == ["talk"]
     assert stat.S_ISFIFO(os.lstat(repo.root / "MAP.md").st_mode)
 

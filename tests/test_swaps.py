@@ -11,13 +11,10 @@ the reader go.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
-import threading
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -25,36 +22,11 @@ from sediment import Conflict, Repository, UnsafePath, moves
 from sediment import warmopen as W
 from sediment.journal import Journal
 
+from _fifo import unblocked
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
 POLICY = {"lock_timeout_seconds": 5}
-
-
-def unblocked(fn: Callable[[], Any], *fifos: Path) -> Any:
-    """``fn()``, run in a thread; fails (rather than hangs) if it blocks."""
-    got: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            got["value"] = fn()
-        except Exception as exc:  # (raised again below, in the test's thread)
-            got["error"] = exc
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(30)  # a guard against a hang, not a speed target
-    try:
-        assert not t.is_alive(), "blocked on a FIFO"
-    finally:
-        for _ in range(400):  # let a blocked reader go, FIFO after FIFO
-            if not t.is_alive():
-                break
-            for fifo in fifos:
-                with contextlib.suppress(OSError):  # (no reader there: ENXIO)
-                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-            t.join(0.05)
-    if "error" in got:
-        raise got["error"]
-    return got["value"]
 
 
 def test_a_fifo_put_in_place_of_the_journal_blocks_no_search_and_check_names_it(tmp_path):
