@@ -261,6 +261,24 @@ def test_an_explicit_embed_that_succeeds_clears_the_lane_s_error(tmp_path, monke
         repo.close()
 
 
+def _failed_in_background(tmp_path, embedder, n, spoil=None):
+    """A root of ``n`` memories embedded by ``embedder``, whose first
+    background pass (the first search's) has failed; ``spoil(root)`` readies
+    the failure, if the embedder does not bring it."""
+    repo = Repository(tmp_path / "root", semantic=embedder)
+    repo.semantic._background = False
+    for i in range(n):
+        repo.add(f"note {i}: alpha beta")
+    if spoil is not None:
+        spoil(repo.root)
+    repo.semantic._background = True
+    repo.search("alpha", record=False)
+    if _until(repo, "failed")["state"] != "failed":
+        repo.close()
+        pytest.fail(f"the first background pass did not fail: {repo.semantic.status()}")
+    return repo
+
+
 class Counting(Axes):
     model_id = "test-count-1"
     calls = 0
@@ -274,18 +292,14 @@ def test_a_vector_file_that_stays_unwritable_costs_no_embedding_at_every_search(
     # after a failed pass every search woke another: each embedded a batch
     # (about a second of model CPU) and threw it away, while the lane was off
     import time
-    repo = Repository(tmp_path / "root", semantic=Counting())
-    try:
-        repo.semantic._background = False
-        for i in range(70):
-            repo.add(f"note {i}: alpha beta")
-        cache = repo.root / "_system" / "cache"
+
+    def unwritable(root):
+        cache = root / "_system" / "cache"
         cache.mkdir(parents=True, exist_ok=True)
         (cache / "vectors.lock").unlink(missing_ok=True)
         (cache / "vectors.lock").mkdir()  # the vector file's lock cannot be taken: every add fails
-        repo.semantic._background = True
-        repo.search("alpha", record=False)
-        assert _until(repo, "failed")["state"] == "failed"
+    repo = _failed_in_background(tmp_path, Counting(), 70, unwritable)
+    try:
         first = Counting.calls
         for _ in range(10):
             repo.search("alpha", record=False)
@@ -312,14 +326,8 @@ class Flaky(Axes):
 def test_an_explicit_embed_after_the_embedder_s_fault_starts_the_background_again(tmp_path):
     # the error was cleared but the stopped thread stayed stopped: status()
     # said 'embedding' for good and no memory added after was embedded
-    repo = Repository(tmp_path / "root", semantic=Flaky())
+    repo = _failed_in_background(tmp_path, Flaky(), 5)
     try:
-        repo.semantic._background = False
-        for i in range(5):
-            repo.add(f"note {i}: alpha")
-        repo.semantic._background = True
-        repo.search("alpha", record=False)
-        assert _until(repo, "failed")["state"] == "failed"
         assert repo.embed()["vectors"] == 5
         repo.add("note 5: alpha gamma")
         repo.search("alpha", record=False)
