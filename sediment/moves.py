@@ -33,7 +33,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Mapping, Union
 
 from . import entry as E
 from . import names as N
@@ -52,17 +52,17 @@ def move(store: Store, entry: Entry, layer: str, room: str, *, meta_changes: Map
          op: str) -> Entry:
     """Move (and possibly restamp) one memory, journaled as ``op``; the
     caller holds the lock. The memory as it is now; ``Conflict`` (a person's
-    save kept, or a file in the way) or ``StorageError`` (the intent left
-    open for recovery) otherwise. A move to where it is already is a rewrite."""
+    save kept, or a file in the way), ``NotFound`` (removed meanwhile) or
+    ``StorageError`` (the intent left open for recovery) otherwise. A move
+    to where it is already is a rewrite."""
     plan = store.prepare_move(entry, layer, room, meta_changes)
-    seq = target = None
+    seq = None
     if plan[0] != entry.path:
-        target = resolve_inside(store.root, plan[0])
-        if target.exists():  # in the way: refused before anything is journaled
+        if resolve_inside(store.root, plan[0]).exists():  # in the way: refused before anything is journaled
             raise _in_way(entry, plan[0])
         seq = store.journal.begin(op, **store.intent(entry, plan))
-    got = move_batch(store, [(entry, plan, seq)], op=op, targets=[target])[0]
-    if not isinstance(got, StorageError):
+    got = move_batch(store, [(entry, plan, seq)], op=op)[0]
+    if seq is not None and not isinstance(got, StorageError):  # (a rewrite compacted it already)
         store.compact_journal()
     if isinstance(got, SedimentError):
         raise got
@@ -90,24 +90,22 @@ class _Move:
         return self.temp is None
 
 
-def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *, op: str,
-               targets: Sequence[Path | None] = ()) -> list[Outcome | None]:
+def move_batch(store: Store, items: list[tuple[Entry, MovePlan, str | None]], *, op: str) -> list[Outcome | None]:
     """Move each ``(entry, plan, seq)`` (``Store.prepare_move``'s plan, the
     ``seq`` of its journaled intent, None for a move within its own file);
-    the caller holds the lock. ``targets``: by item, a destination the
-    caller resolved already (``resolve_inside``), or None. One outcome per
-    item, in order: the memory as it is now, or the error that stopped that
-    move (``Conflict``: a person's save kept, or a file in the way;
+    the caller holds the lock. One outcome per item, in order: the memory as
+    it is now, or the error that stopped that move (``Conflict``: a person's
+    save kept, or a file in the way; ``NotFound``: removed meanwhile;
     ``StorageError``: the file system refused, the intent left open for
-    recovery). The first ``StorageError``
-    while writing new copies (a full disk) stops the batch: the copies
-    written before it are moved, the moves after it are not attempted
+    recovery). The first ``StorageError`` while writing new copies (a full
+    disk) stops the batch: the copies written before it are moved, the moves
+    after it are not attempted
     (``None``; their intents are the caller's to close)."""
     out: list[Outcome | None] = [None] * len(items)
     moves: list[_Move] = []
     for i, (entry, plan, seq) in enumerate(items):  # step 2: the new copies' bytes
         try:
-            m = _write(store, i, entry, plan, seq, op, targets[i] if i < len(targets) else None)
+            m = _write(store, i, entry, plan, seq, op)
         except StorageError as exc:
             out[i] = exc
             break
@@ -171,11 +169,9 @@ def _finish_all(detached: list[Detached]) -> list[BaseException | None]:
     return in_threads(one, detached)
 
 
-def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, op: str,
-           target: Path | None) -> _Move | Entry:
+def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, op: str) -> _Move | Entry:
     """Step 2 for one move: its new copy's bytes in a temp file beside the
-    destination (``target``, if resolved already; or, for the same bytes, the
-    source linked there at once: its bytes are durable already). A move
+    destination (or, for the same bytes, the source linked there at once: its bytes are durable already). A move
     within its own file is a rewrite, done here at once (``Entry``)."""
     N.refuse_persons(entry.path)
     rel, meta, same_bytes, text, _ = plan
@@ -183,8 +179,7 @@ def _write(store: Store, i: int, entry: Entry, plan: MovePlan, seq: str | None, 
         if seq is not None:
             store.journal.done(seq=seq, op=op)
         return entry if same_bytes else store.rewrite(entry, meta=meta)
-    if target is None:
-        target = resolve_inside(store.root, rel)
+    target = resolve_inside(store.root, rel)
     source = store.root / entry.path
     try:
         if target.exists():
