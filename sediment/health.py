@@ -33,7 +33,7 @@ def recover(store: Store) -> dict[str, int]:
         for key, n in Counter(store.finish_ops(pending)).items():
             report[key] += n
         report["temp_removed"] = store.sweep_temps()
-        store.journal.maybe_compact()
+        store.compact_journal()  # (a journal left long is no reason to call recovery failed)
         view.feed.skip_to_end()  # (under the lock: at an open, the feed reads on from here)
     return report
 
@@ -71,11 +71,12 @@ def recover_at_open(store: Store) -> bool:
             cause = exc.__cause__
             if isinstance(cause, OSError) and cause.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
                 store.turn_writes_off(f"{why} (the root is read-only to this process)")
-    store.view.feed.skip_to_end()  # (nothing of ours to finish here)
-    try:
-        pending = len(store.journal.pending(store.journal.read().records))
+    try:  # (one read: where the feed starts, and what is left open)
+        jr = store.journal.read()
     except OSError:
-        pending = 0  # (check() reports an unreadable journal)
+        jr = JournalRead([], 0, "", [])  # (check() reports an unreadable journal)
+    store.view.feed.start_at(jr)  # (nothing of ours to finish here)
+    pending = len(store.journal.pending(jr.records))
     if pending or why != store.parts.writes_off:
         left = f"{pending} interrupted operation(s) left as they are" if pending else "nothing was pending"
         store.parts.faults.append(Problem(f"{SYSTEM}/journal.log", f"recovery could not run: {left}; {why}",
@@ -105,9 +106,8 @@ def sweep_at_open(store: Store) -> None:
     seen, store.view.temps_seen = store.view.temps_seen, None  # (later walks keep no record)
     if store.parts.writes_off:
         return
-    layers = bool(seen)
     system = store.root / SYSTEM
-    if layers or (not system.is_symlink() and has_temp(system)):
+    if seen or (not system.is_symlink() and has_temp(system)):
         try:
             with store.writing():
                 store.sweep_temps()

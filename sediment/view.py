@@ -61,7 +61,6 @@ log = logging.getLogger("sediment")
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 
 
-
 class View:
     """Read-only for feature code: use ``reading()``, ``entries``, ``resolve``,
     ``index`` and ``problems``; only the store and the watcher change it."""
