@@ -261,11 +261,12 @@ def test_an_explicit_embed_that_succeeds_clears_the_lane_s_error(tmp_path, monke
         repo.close()
 
 
-def _failed_in_background(tmp_path, embedder, n, spoil=None):
+def _failed_in_background(tmp_path, embedder, n, spoil=None, retry_after=30.0):
     """A root of ``n`` memories embedded by ``embedder``, whose first
     background pass (the first search's) has failed; ``spoil(root)`` readies
     the failure, if the embedder does not bring it."""
     repo = Repository(tmp_path / "root", semantic=embedder)
+    repo.semantic.retry_after = retry_after
     repo.semantic._background = False
     for i in range(n):
         repo.add(f"note {i}: alpha beta")
@@ -298,16 +299,22 @@ def test_a_vector_file_that_stays_unwritable_costs_no_embedding_at_every_search(
         cache.mkdir(parents=True, exist_ok=True)
         (cache / "vectors.lock").unlink(missing_ok=True)
         (cache / "vectors.lock").mkdir()  # the vector file's lock cannot be taken: every add fails
-    repo = _failed_in_background(tmp_path, Counting(), 70, unwritable)
-    try:
-        first = Counting.calls
-        for _ in range(10):
-            repo.search("alpha", record=False)
-            time.sleep(0.05)  # (room for a pass that should not come)
-        assert Counting.calls == first
-        assert repo.semantic._thread is not None and repo.semantic._thread.is_alive()  # paused, not stopped
-    finally:
-        repo.close()
+
+    def passes_in_ten_searches(folder, retry_after):
+        repo = _failed_in_background(folder, Counting(), 70, unwritable, retry_after)
+        try:
+            first = Counting.calls
+            for _ in range(10):
+                repo.search("alpha", record=False)
+                time.sleep(0.05)  # (room for a pass)
+            assert repo.semantic._thread is not None and repo.semantic._thread.is_alive()  # paused, not stopped
+            return Counting.calls - first
+        finally:
+            repo.close()
+    assert passes_in_ten_searches(tmp_path / "paused", 30.0) == 0
+    # the control: with no pause, the same searches do bring passes (so the
+    # room above is enough for one to come, on this machine, now)
+    assert passes_in_ten_searches(tmp_path / "unpaused", 0.0) > 0
 
 
 class Flaky(Axes):
