@@ -280,13 +280,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wordnet", type=Path, required=True, help="WordNet 3.0's database folder (data.noun, ...)")
     ap.add_argument("--depth", type=int, default=3)
-    ap.add_argument("--senses", type=int, default=0)
+    ap.add_argument("--senses", type=int, default=1, help="the category's first N senses (0: all); the variants' default")
+    ap.add_argument("--first", type=int, default=0, help="only words one of whose first N senses is below (0: any)")
     ap.add_argument("words", nargs="+")
     a = ap.parse_args(argv)
     nouns = Nouns(a.wordnet)
     for text in a.words:
         for lem in nouns.categories(text, T.EN_STOP):
-            got = nouns.below(lem, a.depth, a.senses)
+            got = nouns.below(lem, a.depth, a.senses, a.first)
             by = {d: sorted(w for w, x in got.items() if x == d) for d in range(1, a.depth + 1)}
             print(f"{text!r} -> {lem}: " + "; ".join(f"depth {d}: {len(ws)} ({', '.join(ws[:12])}…)"
                                                       for d, ws in by.items()))
