@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wordnet", type=Path, required=True, help="WordNet 3.0's database folder (data.noun, ...)")
     ap.add_argument("--depth", type=int, default=3)
-    ap.add_argument("--senses", type=int, default=1, help="the category's first N senses (0: all); the variants' default")
+    ap.add_argument("--senses", type=int, default=1, help="the category's first N senses (0: all), as the variants")
     ap.add_argument("--first", type=int, default=0, help="only words one of whose first N senses is below (0: any)")
     ap.add_argument("words", nargs="+")
     a = ap.parse_args(argv)
