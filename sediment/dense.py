@@ -172,7 +172,7 @@ def select(sims: Any, rules: DenseRules, raw: Any = None, *, calibrated: bool | 
     if not len(finite):
         return []
     mean, std = float(finite.mean()), float(finite.std())
-    many = len(finite) >= rules.z_min_docs if calibrated is None else calibrated and len(finite) >= rules.z_min_docs
+    many = calibrated is not False and len(finite) >= rules.z_min_docs
     # (centred similarities keep their own floor even where NaN rows leave too few to calibrate)
     base = rules.floor if raw is None else rules.floor_centered
     floor = max(base, mean + rules.z * std) if many else base

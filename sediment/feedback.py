@@ -140,8 +140,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     best is at least that: its word score is found (by probing, or a walk of
     the word's postings when cheaper) only if its bound plus its expansion
     score still reaches the floor."""
-    # (the query had no word in the lane: its norms were never set)
-    norms = words.norms if words.terms else lane.norms()
+    norms = lane.norms()  # (the word lane's, as it scored the query: nothing changes the lane between)
     lengths = lane.lengths
     terms = sorted(lane.weigh(expanded), key=lambda x: (-x[0], x[2]))
     exact, dropped, outside, wtop = words.exact, words.dropped, words.outside, words.top

@@ -54,7 +54,7 @@ class Scored:
     in the order scores were summed, so that a score found again by probing
     is the same float; ``top``, the lane's top list."""
 
-    __slots__ = ("exact", "dropped", "outside", "terms", "norms", "top")
+    __slots__ = ("exact", "dropped", "outside", "terms", "top")
 
     def __init__(self) -> None:
         self.top: list[tuple[float, int]] = []  # the lane's own top list
@@ -62,7 +62,6 @@ class Scored:
         self.dropped: dict[int, float] = {}
         self.outside = 0.0
         self.terms: list[tuple[float, list[Run]]] = []
-        self.norms = (0.0, 0.0, 0.0, 0.0)
 
 
 def nth(values: Sequence[float] | Mapping[int, float], depth: int) -> float:
@@ -195,7 +194,6 @@ def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, 
         state.exact, state.dropped = acc, dropped
         state.outside = rest_w[i] if i < len(terms) else 0.0
         state.terms = [(w, runs) for w, _, _, runs in terms]
-        state.norms = (norm_a, norm_b, k1p, delta)
     mine, mine_rare = acc, cover
     if allowed is not None:
         mine = {s: sc for s, sc in acc.items() if (ok[s] if s in ok else allowed(s))}

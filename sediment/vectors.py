@@ -306,7 +306,7 @@ class VectorFile:
         raw = np.empty(n, dtype=np.float32)
         mu = self._mean_now(chunk) if center else None
         if not n:
-            return raw, (np.empty(0, dtype=np.float32) if mu is not None else None)
+            return raw, None  # (no rows: no mean either)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(q))
         q = q / (norm or 1.0)
