@@ -94,9 +94,9 @@ def calibrate(data: Path, conversations: int, tmp: Path) -> None:
     evidence, and the share of foreign questions that inject nothing."""
     import json
     import re as _re
-    from sediment import entry as E
-    from sediment import search as S
-    from sediment.context import HITS, StableTiebreak, relevance
+    from sediment.model import entry as E
+    from sediment.search import query as S
+    from sediment.agent.context import HITS, StableTiebreak, relevance
     samples = json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
     floors = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
     own: list[list[tuple[float, bool]]] = []

@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen  # noqa: E402  (also puts the repository on sys.path)
 
 from sediment import Repository  # noqa: E402
-from sediment import conflicts as C  # noqa: E402
-from sediment import entry as E  # noqa: E402
+from sediment.agent import conflicts as C  # noqa: E402
+from sediment.model import entry as E  # noqa: E402
 
 UTC = _dt.timezone.utc
 NOW = _dt.datetime(2026, 6, 1, tzinfo=UTC)

@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen  # noqa: E402  (also puts the repository on sys.path)
 
 from sediment import Repository  # noqa: E402
-from sediment import entry as E  # noqa: E402
-from sediment.lifecycle import strength  # noqa: E402
-from sediment.files import fsync_dir  # noqa: E402
+from sediment.model import entry as E  # noqa: E402
+from sediment.model.lifecycle import strength  # noqa: E402
+from sediment.disk.files import fsync_dir  # noqa: E402
 
 UTC = _dt.timezone.utc
 

@@ -42,12 +42,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen  # noqa: E402  (also puts the repository on sys.path)
 
-from sediment import entry as E  # noqa: E402
-from sediment import search as S  # noqa: E402
-from sediment.feedback import Feedback  # noqa: E402
-from sediment.index import SNAPSHOT_FORMAT, Index  # noqa: E402
-from sediment.policy import DEFAULTS  # noqa: E402
-from sediment.tokenize import Tokenizer  # noqa: E402
+from sediment.model import entry as E  # noqa: E402
+from sediment.search import query as S  # noqa: E402
+from sediment.search.feedback import Feedback  # noqa: E402
+from sediment.search.index import SNAPSHOT_FORMAT, Index  # noqa: E402
+from sediment.model.policy import DEFAULTS  # noqa: E402
+from sediment.search.tokenize import Tokenizer  # noqa: E402
 
 # the files whose change makes a kept index stale (``--keep``)
 BUILT_BY = [gen.BENCH_DIR / "gen.py"] + [gen.REPO_DIR / "sediment" / f"{m}.py" for m in

@@ -8,7 +8,7 @@
 Data: generated, not public (``benchmarks/gen.py``: seeded, ~300-character
 memories, one third each Chinese, English and mixed; Chinese words from jieba's
 bundled dictionary, MIT licence). Files are written directly with
-``sediment.entry.render`` and a plain write (no fsync, no ``add``), which is fast
+``sediment.model.entry.render`` and a plain write (no fsync, no ``add``), which is fast
 enough for 100,000 files.
 
 For each size, every measurement runs in a fresh interpreter (``_probe.py``):

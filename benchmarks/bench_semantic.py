@@ -154,8 +154,8 @@ def scale(size: int, tmp: Path) -> None:
     np = __import__("numpy")
     qv = np.asarray(sem.embedder(qs[:1]))[0]
     timing: dict[str, list[float]] = {"lexical": [], "fused": [], "fused, blend": [], "scan": [], "query": []}
-    from sediment.dense import BlendLane
-    from sediment.search import query_terms
+    from sediment.semantic.dense import BlendLane
+    from sediment.search.query import query_terms
     with repo.view.reading() as view:  # the queries the lane leans on (dense.py): ranked by the blend
         leans = [any(isinstance(lane, BlendLane) for lane in sem.lanes(*query_terms(view.tokenizer, q), q))
                  for q in qs]
@@ -188,8 +188,8 @@ def vector_costs(size: int, tmp: Path) -> None:
     full embed's appends, a batch of 64 at a time with a reload after each, as
     ``Semantic.embed`` does; then the similarity scan, plain and centred."""
     import numpy as np
-    from sediment.files import WriterLock
-    from sediment.vectors import VectorFile
+    from sediment.disk.files import WriterLock
+    from sediment.semantic.vectors import VectorFile
     rng = np.random.default_rng(1)
     vecs = rng.normal(size=(size, 512)).astype(np.float32)
     keys = [i.to_bytes(16, "little") for i in range(size)]

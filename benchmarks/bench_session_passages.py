@@ -32,7 +32,7 @@ import gen  # noqa: E402
 from bench_locomo import CATEGORIES, normalise_evidence, sessions, turn_line  # noqa: E402
 
 from sediment import Repository  # noqa: E402
-from sediment.semantic import make_embedder  # noqa: E402
+from sediment.semantic.lane import make_embedder  # noqa: E402
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 Row = tuple[int, list[int], dict[str, dict[int, float]], set[int], list[int]]

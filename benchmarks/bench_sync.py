@@ -43,8 +43,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import gen  # noqa: E402  (also puts the repository on sys.path)
 
 from sediment import Repository  # noqa: E402
-from sediment.cli import main as cli_main  # noqa: E402
-from sediment.gitutil import git_init  # noqa: E402
+from sediment.cli.main import main as cli_main  # noqa: E402
+from sediment.sync.git import git_init  # noqa: E402
 
 from _machines import apply_env, git, git_env  # noqa: E402
 from _simulation import files_by_id, final_layers, simulate  # noqa: E402

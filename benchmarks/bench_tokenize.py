@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen  # noqa: E402  (also puts the repository on sys.path)
 
-from sediment import tokenize as T  # noqa: E402
+from sediment.search import tokenize as T  # noqa: E402
 
 
 def _floor(text: str) -> int:

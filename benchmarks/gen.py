@@ -14,7 +14,7 @@ every machine (given the same jieba dictionary and PyYAML).
 * Each memory is about 300 characters, one third Chinese, one third English,
   one third mixed (Chinese sentences with English terms inside).
 
-Files are written directly (``sediment.entry.render`` + a plain write, no fsync):
+Files are written directly (``sediment.model.entry.render`` + a plain write, no fsync):
 generating 100,000 memories with one durable ``add`` each would take many minutes
 and measure the disk, not the library. The layout (``_system/``, policy file,
 journal) is created by opening an empty root with ``Repository`` first.
@@ -45,8 +45,8 @@ REPO_DIR = BENCH_DIR.parent
 if str(REPO_DIR) not in sys.path:
     sys.path.insert(0, str(REPO_DIR))
 
-from sediment import entry as E  # noqa: E402
-from sediment import names as N  # noqa: E402
+from sediment.model import entry as E  # noqa: E402
+from sediment.model import names as N  # noqa: E402
 
 
 # Retrieval benchmarks add their memories at fixed, increasing times: ties

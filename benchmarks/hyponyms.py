@@ -25,10 +25,10 @@ from typing import Any
 import gen  # noqa: F401  (puts the repository on sys.path)
 
 from sediment import Repository
-from sediment import feedback as F
-from sediment import postings as P
-from sediment import search as S
-from sediment import tokenize as T
+from sediment.search import feedback as F
+from sediment.search import postings as P
+from sediment.search import query as S
+from sediment.search import tokenize as T
 
 # WordNet's own noun suffix rules (morphy), tried after the exception list
 _RULES = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"),

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
         if a.trace:
             tracemalloc.start(1)
         import sediment
-        from sediment import tokenize as T
+        from sediment.search import tokenize as T
         print(f"after import: {rss()}")
         repo = sediment.Repository(root)
         print(f"after a warm open of {len(repo):,}: {rss()}")

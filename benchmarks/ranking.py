@@ -27,9 +27,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import gen  # noqa: E402,F401  (puts the repository on sys.path)
 
-from sediment import postings as P  # noqa: E402
-from sediment import search as S  # noqa: E402
-from sediment.feedback import Feedback  # noqa: E402
+from sediment.search import postings as P  # noqa: E402
+from sediment.search import query as S  # noqa: E402
+from sediment.search.feedback import Feedback  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -50,11 +50,11 @@ import bench_locomo as BL  # noqa: E402  (also puts the repository on sys.path)
 import gen  # noqa: E402
 
 from sediment import Repository  # noqa: E402
-from sediment import feedback as F  # noqa: E402
-from sediment import index as I  # noqa: E402
-from sediment import postings as P  # noqa: E402
-from sediment import rank as R  # noqa: E402
-from sediment import search as S  # noqa: E402
+from sediment.search import feedback as F  # noqa: E402
+from sediment.search import index as I  # noqa: E402
+from sediment.search import postings as P  # noqa: E402
+from sediment.search import rank as R  # noqa: E402
+from sediment.search import query as S  # noqa: E402
 
 DEPTH = 50
 WORDNET: list[Any] = []  # the parsed nouns, once (--wordnet)

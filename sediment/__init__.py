@@ -7,12 +7,12 @@
 '用户喜欢简短的回答'
 """
 
-from .entry import LAYERS, Entry, parse, render
+from .model.entry import LAYERS, Entry, parse, render
 from .errors import (Ambiguous, Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
                      PolicyFileError, SedimentError, StorageError, TooLarge, UnsafePath)
 from .repository import Repository
-from .search import SearchHit
-from .view import Problem
+from .search.query import SearchHit
+from .view.problems import Problem
 
 from ._version import __version__
 

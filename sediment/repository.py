@@ -18,33 +18,44 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from . import about as _about, adopt, conflicts, context as _context, health, metabolism, palace, patrol, reads
-from . import sources, sync as _sync, working, writes
-from . import tokenize as T
-from .entry import Entry
+from .agent import about as _about
+from .verbs import adopt
+from .agent import conflicts
+from .agent import context as _context
+from .verbs import health
+from .verbs import metabolism
+from .agent import palace
+from .agent import patrol
+from .verbs import reads
+from .agent import sources
+from .sync import sync as _sync
+from .agent import working
+from .verbs import writes
+from .search import tokenize as T
+from .model.entry import Entry
 from .errors import InvalidInput
-from .files import WriterLock
-from .journal import Feed, Journal
-from .about import About
-from .context import Context
-from .lifecycle import Strength
-from .conflicts import ConflictPair
-from .metabolism import Plan
-from .palace import Palace
-from .patrol import Report
-from .policyfile import load as load_policy
-from .search import SearchHit
-from .sources import LLM, Consolidation, Source, Turn
-from .shared import SharedUsage
-from .embedding import Choice
-from .semantic import semantic_lane
-from .store import Store
-from .system import SYSTEM, open_system
-from .usage import UsageLog
+from .disk.files import WriterLock
+from .disk.journal import Feed, Journal
+from .agent.about import About
+from .agent.context import Context
+from .model.lifecycle import Strength
+from .agent.conflicts import ConflictPair
+from .verbs.metabolism import Plan
+from .agent.palace import Palace
+from .agent.patrol import Report
+from .disk.policyfile import load as load_policy
+from .search.query import SearchHit
+from .agent.sources import LLM, Consolidation, Source, Turn
+from .disk.shared import SharedUsage
+from .semantic.embedding import Choice
+from .semantic.lane import semantic_lane
+from .store.store import Store
+from .store.system import SYSTEM, open_system
+from .disk.usage import UsageLog
 from .progress import Progress
-from .view import Problem, View
-from .watch import Callback, Watcher
-from .working import Mood, Observed, Working
+from .view.view import Problem, View
+from .view.watch import Callback, Watcher
+from .agent.working import Mood, Observed, Working
 
 
 class Repository:
@@ -752,7 +763,7 @@ class Repository:
         ``Conflict`` when a file other than a note needs a person.
 
         >>> import tempfile
-        >>> from sediment.gitutil import git_init
+        >>> from sediment.sync.git import git_init
         >>> repo = Repository(tempfile.mkdtemp())
         >>> _ = git_init(repo.root)
         >>> _ = repo.add("周五前发版", kind="fact")

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from sediment import Repository
-from sediment.cli import main as cli_main
+from sediment.cli.main import main as cli_main
 
 GIT = shutil.which("git")
 
@@ -68,6 +68,6 @@ def open_root(root: Path) -> Repository:
 
 def notes(root: Path) -> dict[str, bytes]:
     """Every note file in the layer folders, by path."""
-    from sediment.entry import LAYERS
+    from sediment.model.entry import LAYERS
     return {p.relative_to(root).as_posix(): p.read_bytes()
             for layer in LAYERS if (root / layer).is_dir() for p in sorted((root / layer).rglob("*.md"))}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sediment import SedimentError
-from sediment.entry import LAYERS
+from sediment.model.entry import LAYERS
 
 from _machines import network, notes, open_root
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from sediment import Repository
-from sediment.cli import main
+from sediment.cli.main import main
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 

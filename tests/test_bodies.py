@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from sediment import Repository
-from sediment import entry as E
-from sediment.compact import Meta, Pool, compact
+from sediment.model import entry as E
+from sediment.view.compact import Meta, Pool, compact
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "pread"), reason="the body store needs os.pread")
 
@@ -187,7 +187,7 @@ def test_an_erased_text_leaves_the_body_store_at_once(tmp_path):
 
 
 def _damage_every_text(root: Path) -> None:
-    from sediment import bodies
+    from sediment.view import bodies
     data = bytearray(_store(root).read_bytes())
     (count,) = bodies._COUNT.unpack_from(data, len(bodies.MAGIC))
     for i in range(len(bodies.MAGIC) + bodies._COUNT.size + count * bodies._RECORD.size, len(data)):
@@ -278,7 +278,7 @@ def test_an_entrys_meta_copies_and_merges_as_the_dict_it_was(tmp_path, capsys):
 
     import yaml
 
-    from sediment.cli import main
+    from sediment.cli.main import main
     root, ids = _root(tmp_path)
     with Repository(root) as repo:
         added = repo.add("rotate the 密钥 every quarter", title="keys", tags=["auth", "oauth"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pickle
 import random
 
-from sediment.index import Batch, DocTerms, Index, Pending
+from sediment.search.index import Batch, DocTerms, Index, Pending
 
 WORDS = [f"w{i}" for i in range(300)] + ["deploy", "登录", "缓存", "移动端"]
 BIGRAMS = ["登录", "录用", "缓存", "移动", "动端", "部署"]
@@ -93,7 +93,7 @@ def test_a_restored_index_reads_its_arrays_in_place_and_survives_a_bad_term_id()
     """A restore keeps the lanes' arrays as views of what it read; a term
     vector with an id past the vocabulary (a writer's bug: the checksum
     passes) is skipped where vectors are read, never an exception."""
-    from sediment.feedback import Feedback
+    from sediment.search.feedback import Feedback
     docs = _docs(200, seed=3)
     idx = Index()
     for k, t in docs:

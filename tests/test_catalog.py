@@ -9,10 +9,10 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sediment import catalog as C
-from sediment import entry as E
-from sediment.lifecycle import Usage, strength
-from sediment.policy import DEFAULT_KINDS
+from sediment.agent import catalog as C
+from sediment.model import entry as E
+from sediment.model.lifecycle import Usage, strength
+from sediment.model.policy import DEFAULT_KINDS
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc).timestamp()
 KINDS = ["core", "fact", "daily", "mood", "event", "inbox", "skill"]

@@ -1,6 +1,6 @@
 """The ``sediment`` command.
 
-Run in-process through ``sediment.cli.main`` (fast) and once as a real
+Run in-process through ``sediment.cli.main.main`` (fast) and once as a real
 ``python -m sediment`` subprocess. Contract: help for every subcommand, README
 mentions each, ``--json`` prints JSON, exit codes 0 ok / 1 library error
 (``error: <code>: <message>`` on stderr) / 2 usage, ``--root`` and
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sediment.cli import main
+from sediment.cli.main import main
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 README = REPO_DIR / "README.md"

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from sediment import PolicyError, Repository
-from sediment.cli import main
+from sediment.cli.main import main
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 EPIPE_EXIT = 141

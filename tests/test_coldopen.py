@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sediment import Repository
-from sediment import entry as E
+from sediment.model import entry as E
 
 needs_fork = pytest.mark.skipif(sys.platform != "linux" or "fork" not in mp.get_all_start_methods(),
                                 reason="the pool is used only where fork is safe (Linux)")
@@ -141,7 +141,7 @@ def test_notes_moved_by_hand_cost_a_pooled_open_no_merge_each(tmp_path):
 @needs_fork
 def test_no_pool_while_another_thread_runs_or_when_switched_off(tmp_path):
     _alone()
-    from sediment.coldopen import POOL_MIN_FILES, pool_size
+    from sediment.view.coldopen import POOL_MIN_FILES, pool_size
     assert pool_size(POOL_MIN_FILES, 0) == pool_size(10_000, 0) and pool_size(POOL_MIN_FILES - 1, 0) == 0
     assert pool_size(10_000, 1) == 0  # the policy switch
     root = _root(tmp_path)

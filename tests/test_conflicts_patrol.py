@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from sediment import Repository
-from sediment import conflicts as C
-from sediment.cli import main
+from sediment.agent import conflicts as C
+from sediment.cli.main import main
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2026, 1, 1, 9, 0, tzinfo=UTC)

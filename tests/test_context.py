@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sediment import Repository
-from sediment import entry as E
-from sediment.cli import main
-from sediment.context import CLOSE, OPEN, TITLES, estimate_tokens
+from sediment.model import entry as E
+from sediment.cli.main import main
+from sediment.agent.context import CLOSE, OPEN, TITLES, estimate_tokens
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 HEADER = re.compile(r"^## (.+?)(?: · ([\d,]+) more not shown — search can find them)?$")

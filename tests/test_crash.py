@@ -43,10 +43,12 @@ from pathlib import Path
 import pytest
 
 import sediment
-from sediment import Conflict, Entry, NotFound, Repository, health, moves
-from sediment import journal as J
-from sediment.journal import Feed, Journal
-from sediment.store import Store
+from sediment import Conflict, Entry, NotFound, Repository
+from sediment.verbs import health
+from sediment.store import moves
+from sediment.disk import journal as J
+from sediment.disk.journal import Feed, Journal
+from sediment.store.store import Store
 
 from _disk import errors, scan, temp_files
 
@@ -60,12 +62,12 @@ ROUNDS = 50
 
 STREAM_CHILD = r'''
 import json, os, random, sys
-import sediment.journal
+import sediment.disk.journal
 from sediment import LAYERS, Repository, parse
 
 root, ack_path, seed, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 # compaction (run by recover() on open) then happens within the test's rounds too
-sediment.journal.COMPACT_BYTES = 24 * 1024
+sediment.disk.journal.COMPACT_BYTES = 24 * 1024
 rng = random.Random(seed)
 ack = open(ack_path, "ab", buffering=0)
 
@@ -428,7 +430,7 @@ def test_roll_back_when_destination_never_written(tmp_path):
 
 KILL_AT_CHILD = r'''
 import os, signal, sys
-import sediment.journal
+import sediment.disk.journal
 import sediment.repository as R
 from sediment import Repository
 
@@ -447,12 +449,12 @@ if point == "before_destination":        # inside atomic_write, just before the 
 elif point == "before_source_removed":   # destination published, source still there
     os.unlink = die
 elif point == "before_done":             # source removed, "done" not yet written
-    real = sediment.journal.Journal.append
+    real = sediment.disk.journal.Journal.append
     def append(self, rec, **kw):
         if rec.get("phase") == "done":
             die()
         real(self, rec, **kw)
-    sediment.journal.Journal.append = append
+    sediment.disk.journal.Journal.append = append
 repo.move(eid, "sediment", reason="promoted")
 sys.exit(0)  # not reached
 '''
@@ -948,8 +950,8 @@ def test_move_returns_the_memory_in_its_new_layer(tmp_path):
 
 KILL_IN_BATCH_CHILD = r'''
 import os, signal, sys
-import sediment.checked as C
-import sediment.moves as M
+import sediment.disk.checked as C
+import sediment.store.moves as M
 from sediment import Repository
 
 root, point, at, now = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]

@@ -1102,7 +1102,7 @@ def test_adopt_refuses_paths_that_leave_and_keeps_an_empty_title(tmp_path):
 
 
 def test_the_cli_refuses_a_field_that_is_an_option_and_keeps_odd_yaml_as_text(tmp_path, capsys):
-    from sediment.cli import main
+    from sediment.cli.main import main
     root = tmp_path / "root"
     assert main(["--root", str(root), "init"]) == 0
     assert main(["--root", str(root), "add", "x", "--field", "title=y"]) == 1

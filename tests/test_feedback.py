@@ -23,9 +23,9 @@ import struct
 import pytest
 
 from sediment import Repository
-from sediment import index as I
-from sediment.feedback import Feedback
-from sediment.index import DocTerms, Index
+from sediment.search import index as I
+from sediment.search.feedback import Feedback
+from sediment.search.index import DocTerms, Index
 
 
 @pytest.fixture
@@ -184,7 +184,7 @@ def test_snapshot_of_the_previous_format_is_rebuilt_never_misread(tmp_path):
 
 
 def test_cli_explain_prints_lanes_and_expansion(second_hop, capsys, monkeypatch):
-    from sediment.cli import main
+    from sediment.cli.main import main
     repo, m = second_hop
     monkeypatch.delenv("SEDIMENT_ROOT", raising=False)
     capsys.readouterr()

@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-import sediment.entry as E
+import sediment.model.entry as E
 from sediment import Repository, SedimentError
-from sediment.cli import main as cli_main
+from sediment.cli.main import main as cli_main
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")

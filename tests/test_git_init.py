@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sediment.cli import main as cli_main
+from sediment.cli.main import main as cli_main
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")

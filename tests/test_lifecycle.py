@@ -26,12 +26,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-import sediment.usage
+import sediment.disk.usage
 from sediment import LAYERS, InvalidInput, PolicyError, Repository
-from sediment import entry as E
-from sediment import names as N
-from sediment.cli import main
-from sediment.lifecycle import OVERTURN_WORDS, bigram_similarity, overturns
+from sediment.model import entry as E
+from sediment.model import names as N
+from sediment.cli.main import main
+from sediment.model.lifecycle import OVERTURN_WORDS, bigram_similarity, overturns
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -328,7 +328,7 @@ def test_recalls_are_counted_only_for_what_search_returned(repo):
 
 def _recall_worker(root: str, query: str, n: int, compact_bytes: int | None, first_day: int) -> int:
     if compact_bytes:
-        sediment.usage.COMPACT_BYTES = compact_bytes  # compaction races with the appends
+        sediment.disk.usage.COMPACT_BYTES = compact_bytes  # compaction races with the appends
     got = 0
     for start in range(0, n, 20):  # reopen now and then, as separate CLI calls would
         r = Repository(root, create=False)
@@ -481,8 +481,8 @@ def test_a_memory_asked_for_in_a_loop_counts_one_recall_a_day(repo):
 
 
 def test_two_machines_recalling_on_one_day_count_one_recall():
-    from sediment.lifecycle import Usage
-    from sediment.shared import combine
+    from sediment.model.lifecycle import Usage
+    from sediment.disk.shared import combine
 
     mine = {"m": Usage(2, 0, 0, {"2026-03-01", "2026-03-02"}, 10.0)}
     combine(mine, {"m": Usage(2, 1, 0, {"2026-03-02", "2026-03-03"}, 20.0)})
@@ -1030,7 +1030,7 @@ def git(root: Path, *args: str) -> str:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_git_sees_an_applied_metabolize_as_renames_with_the_reason_inside(tmp_path):
-    from sediment.gitutil import git_init
+    from sediment.sync.git import git_init
     root = tmp_path / "root"
     with Repository(root) as r:
         promoted = add(r, "deploy freeze", value=0.9,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import pytest
 
 from sediment import Repository
-from sediment import textnorm as TN
-from sediment import tokenize as T
-from sediment.tokenize import Tokenizer
+from sediment.search import textnorm as TN
+from sediment.search import tokenize as T
+from sediment.search.tokenize import Tokenizer
 
 
 def ids(repo: Repository, query: str) -> list[str]:

@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from sediment import Repository
-from sediment.entry import Entry, parse, render
-from sediment.notemerge import merge_meta, merge_note
+from sediment.model.entry import Entry, parse, render
+from sediment.sync.notemerge import merge_meta, merge_note
 
 from _machines import GIT, apply_env, git, git_env
 
@@ -111,7 +111,7 @@ def test_a_plain_git_merge_in_a_registered_repository_uses_the_driver(tmp_path, 
     with Repository(root) as repo:
         x = repo.add("the printer is on floor 2", kind="fact", tags=["office"])
         y = repo.add("the kitchen closes at 6", kind="fact")
-    from sediment.gitutil import git_init
+    from sediment.sync.git import git_init
     git_init(root)
     (root / "shallow" / "by-hand.md").write_text("---\ntitle:   mine\n---\nmy own spacing\n")
     git(root, "add", "-A")

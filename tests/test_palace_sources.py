@@ -21,8 +21,8 @@ import stat
 import pytest
 
 from sediment import Conflict, InvalidInput, PolicyFileError, Repository
-from sediment import sources as SRC
-from sediment.cli import main
+from sediment.agent import sources as SRC
+from sediment.cli.main import main
 
 from _fifo import unblocked
 

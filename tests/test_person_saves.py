@@ -27,8 +27,8 @@ from typing import Callable
 import pytest
 
 from sediment import Conflict, NotFound, ParseError, Repository
-from sediment import files as F
-from sediment.entry import content_version
+from sediment.disk import files as F
+from sediment.model.entry import content_version
 
 from _disk import errors, scan, temp_files
 
@@ -216,7 +216,7 @@ def test_metabolize_keeps_a_save_that_lands_while_its_batch_moves(tmp_path, monk
     to one source while its copy is placed (before the sources go), or just
     as it is renamed away, is kept there, that copy withdrawn, the rest moved."""
     import datetime as dt
-    import sediment.moves as M
+    import sediment.store.moves as M
     repo = Repository(tmp_path, policy={"destructive_per_hour": 100000})
     es = [repo.add(f"a valuable note {i}", title=f"v{i}", kind="fact", value=0.9) for i in range(5)]
     edited = es[2]
@@ -268,7 +268,7 @@ def test_recovery_of_a_move_keeps_a_source_the_person_edited_after_the_crash(tmp
     """A writer died between writing a move's new copy and removing its source;
     before the root is opened again, the person edits the source. Recovery
     must not remove their edit: the move is undone instead."""
-    from sediment.journal import Journal
+    from sediment.disk.journal import Journal
     repo = Repository(tmp_path)
     e = repo.add("draft", title="moved when the power went")
     repo.close()
@@ -290,7 +290,7 @@ def test_recovery_of_a_move_keeps_both_copies_when_the_person_edited_both(tmp_pa
     """The same crash, and the person edited the source and the new copy: the
     move cannot be undone by removing the copy; both stay (check() names the id
     in two files), neither edit is lost."""
-    from sediment.journal import Journal
+    from sediment.disk.journal import Journal
     repo = Repository(tmp_path)
     e = repo.add("draft", title="moved when the power went")
     repo.close()
@@ -323,9 +323,9 @@ def _version(data: bytes) -> str:
 def test_replace_checked_takes_a_newer_save_over_an_older_one_while_it_backs_out(tmp_path, monkeypatch):
     """Saves land both before the swap and between the swap and the swap back:
     the newest one ends up in place, and nothing of ours remains."""
-    from sediment.checked import Changed, replace_checked
+    from sediment.disk.checked import Changed, replace_checked
     p = _note(tmp_path)
-    from sediment import checked
+    from sediment.disk import checked
     real, calls = checked.exchange, []
 
     def exchange(a: Path, b: Path) -> bool:
@@ -345,9 +345,9 @@ def test_replace_checked_takes_a_newer_save_over_an_older_one_while_it_backs_out
 
 
 def test_replace_checked_without_an_exchange_still_restores_an_in_place_save(tmp_path, monkeypatch):
-    from sediment.checked import Changed, replace_checked
+    from sediment.disk.checked import Changed, replace_checked
     p = _note(tmp_path)
-    from sediment import checked
+    from sediment.disk import checked
     monkeypatch.setattr(checked, "exchange", lambda a, b: False)  # another OS, or a file system without it
     real = os.replace
 
@@ -367,7 +367,7 @@ def test_replace_checked_without_an_exchange_still_restores_an_in_place_save(tmp
 
 
 def test_replace_checked_writes_nothing_over_a_file_that_is_not_what_was_read(tmp_path):
-    from sediment.checked import Changed, replace_checked
+    from sediment.disk.checked import Changed, replace_checked
     p = _note(tmp_path, b"the person's\n")
     with pytest.raises(Changed):
         replace_checked(p, b"ours\n", _version(b"version A\n"))

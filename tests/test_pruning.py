@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from sediment.entry import Entry
-from sediment.feedback import Feedback
-from sediment.index import DocTerms, Index
-from sediment.search import doc_terms, query_terms
-from sediment.tokenize import Tokenizer
+from sediment.model.entry import Entry
+from sediment.search.feedback import Feedback
+from sediment.search.index import DocTerms, Index
+from sediment.search.query import doc_terms, query_terms
+from sediment.search.tokenize import Tokenizer
 
 FB = Feedback()
 
@@ -136,8 +136,8 @@ def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whol
     scores: its top list is what BM25 of the whole expanded query gives,
     pruned or not, with a filter or without, whether or not the word lane
     pruned (documents it dropped or never reached)."""
-    from sediment import feedback as F
-    from sediment.postings import Scored
+    from sediment.search import feedback as F
+    from sediment.search.postings import Scored
     idx, vocab = _zipf_index(20_000, seed=3)
     rnd = random.Random(7)
     mask = bytes(1 if f & 0x80 else 0 for f in idx.flags)
@@ -165,7 +165,7 @@ def test_top_lists_are_the_sorted_pairs_ties_included():
     when thousands tie at the cut (the rare-term lane of a one-word query:
     every document scores that word's idf), and the depth-th best must be
     the sorted values' one, in both the sort and the heap regime."""
-    from sediment.maxscore import nth, top_of
+    from sediment.search.maxscore import nth, top_of
     rnd = random.Random(11)
     for n, values in ((50, 5), (3_000, 7), (20_000, 3), (20_000, 10_000), (5_000, 1)):
         for depth in (1, 10, 100):

@@ -24,8 +24,8 @@ import pytest
 
 import sediment
 from sediment import Repository
-from sediment.journal import Journal
-from sediment.policy import from_mapping
+from sediment.disk.journal import Journal
+from sediment.model.policy import from_mapping
 
 PKG_PARENT = str(Path(sediment.__file__).parent.parent)
 
@@ -251,7 +251,7 @@ def test_writes_that_the_file_system_refuses_raise_storage_error(tmp_path, monke
     def refuse(*a, **k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("sediment.journal.append_line", refuse)
+    monkeypatch.setattr("sediment.disk.journal.append_line", refuse)
     # a write that needs no intent record is durable before the journal is
     # told: it stands, and says that other processes were not told
     other = repo.add("y", title="other")

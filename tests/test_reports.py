@@ -36,7 +36,7 @@ def test_report_names_memories_in_code_spans_not_wikilinks(tmp_path):
 def test_report_text_that_looks_like_a_link_is_a_code_span(tmp_path):
     """Whatever a table cell holds (a title with brackets, pipes or
     backticks) is written so that it neither links nor breaks the table."""
-    from sediment.metabolism import _code
+    from sediment.verbs.metabolism import _code
 
     assert _code("plain") == "`plain`"
     assert _code("a [[b]] c") == "`a [[b]] c`"

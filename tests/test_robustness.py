@@ -11,9 +11,9 @@ import os
 import pytest
 
 from sediment import InvalidInput, Repository
-from sediment import index as I
-from sediment import moves
-from sediment.tokenize import Tokenizer
+from sediment.search import index as I
+from sediment.store import moves
+from sediment.search.tokenize import Tokenizer
 
 UTC = dt.timezone.utc
 

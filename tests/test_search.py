@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from sediment import InvalidInput, Repository
-from sediment.tokenize import Tokenizer
+from sediment.search.tokenize import Tokenizer
 
 # these tests pin what the lexical lanes match; the feedback lane (which adds
 # memories sharing words with the first results) is tested in test_feedback.py

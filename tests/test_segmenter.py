@@ -13,7 +13,7 @@ import jieba
 import pytest
 
 from sediment import Repository
-from sediment.tokenize import Tokenizer, default_segmenter
+from sediment.search.tokenize import Tokenizer, default_segmenter
 
 MEMORY_ROOT = Path(__file__).resolve().parent.parent / "memory_root"
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from sediment import Repository
-from sediment.vectors import HEADER, VectorFile
-from sediment.files import WriterLock
+from sediment.semantic.vectors import HEADER, VectorFile
+from sediment.disk.files import WriterLock
 
 np = pytest.importorskip("numpy")
 
@@ -371,7 +371,7 @@ def test_similarity_is_centred_on_the_corpus_mean(tmp_path):
     # with the question outweighs what it is about. Taken from the corpus
     # mean, what is left of the question is its concept, and the memory
     # comes first.
-    from sediment.dense import DenseRules
+    from sediment.semantic.dense import DenseRules
     repo = _root(tmp_path, Genre())
     memory = repo.add("A latte or an espresso each morning")
     for i in range(60):
@@ -415,7 +415,7 @@ def test_weak_lexical_evidence_leans_on_the_similarity(tmp_path):
     # note (the best BM25 of the query, so a full lexical score) outranked the
     # memory the dense lane put first; the less lexical evidence, the more the
     # blend is the similarity.
-    from sediment.dense import DenseRules
+    from sediment.semantic.dense import DenseRules
     repo = _root(tmp_path, Concepts())
     memory = repo.add("latte and espresso, mornings")
     note = repo.add("rain, rain every monday, and 咖啡 never")
@@ -502,7 +502,7 @@ def test_a_nan_row_stays_out_of_the_corpus_mean(tmp_path):
 def test_centred_similarities_keep_their_floor_when_nan_rows_leave_few(tmp_path):
     # a model's NaN rows can leave fewer finite similarities than calibrate a
     # spread: centred ones must still meet the centred floor, not the plain one
-    from sediment import dense as D
+    from sediment.semantic import dense as D
     rules = D.DenseRules()
     sims = np.full(60, np.nan, dtype=np.float32)
     sims[:10] = 0.0
@@ -530,9 +530,9 @@ def test_the_policy_sets_the_floor_of_what_the_lane_finds_alone(tmp_path):
 def test_the_blend_takes_the_index_s_lexical_scores(tmp_path, monkeypatch):
     # a query the lane leans on is ranked by a blend of similarity and BM25:
     # the BM25 scores are the index's, handed over, not the query scored again
-    from sediment import dense as D
-    from sediment.postings import Postings
-    from sediment.search import query_terms
+    from sediment.semantic import dense as D
+    from sediment.search.postings import Postings
+    from sediment.search.query import query_terms
     repo = _root(tmp_path, Concepts())
     memory = repo.add("latte and espresso, mornings")
     note = repo.add("rain, rain every monday, and 咖啡 never")

@@ -13,7 +13,7 @@ from sediment import Repository
 PROJECT = Path(sediment.__file__).resolve().parent.parent
 
 # the command line with the MCP SDK made unimportable, as on an install without sediment[mcp]
-WITHOUT_MCP = "import sys; sys.modules['mcp'] = None; from sediment.cli import main; sys.exit(main(sys.argv[1:]))"
+WITHOUT_MCP = "import sys; sys.modules['mcp'] = None; from sediment.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,8 +21,8 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 import sediment  # noqa: E402
 from sediment import Repository  # noqa: E402
-from sediment.files import WriterLock  # noqa: E402
-from sediment.server import DESCRIPTIONS, TOOL_VERBS  # noqa: E402
+from sediment.disk.files import WriterLock  # noqa: E402
+from sediment.mcp.server import DESCRIPTIONS, TOOL_VERBS  # noqa: E402
 
 PROJECT = Path(sediment.__file__).resolve().parent.parent
 

@@ -14,7 +14,7 @@ import pytest
 
 import sediment
 from sediment import Repository
-from sediment.cli import COMMANDS
+from sediment.cli.main import COMMANDS
 
 PKG = Path(sediment.__file__).parent
 README = (PKG.parent / "README.md").read_text(encoding="utf-8")
@@ -22,17 +22,21 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # Lower layers never import higher ones. A module may import its own layer
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
-    ["_version", "errors", "policy", "names", "shape", "obsidian", "frontmatter", "compact", "entry", "rank",
-     "validate", "textnorm", "tokenize", "lifecycle", "maxscore", "postings", "bulk", "feedback", "index", "search",
-     "catalog", "progress", "intent", "problems", "answers", "embedding", "dense", "renames"],
-    ["files", "bodies", "checked", "retries", "journal", "policyfile", "shared", "usage", "vault", "coldopen",
-     "warmopen", "view", "system", "store", "moves", "gitutil", "notemerge", "syncmerge", "vectors"],
-    ["reads", "writes", "metabolism", "adopt", "health", "working", "context", "about",
-     "conflicts", "patrol", "palace", "sources", "syncfix", "sync", "semantic"],
-    ["watch", "repository"],
-    ["__init__", "clikit", "cli_verbs", "cli_agent", "cli_hygiene", "cli_sync", "server", "server_tools", "cli_serve",
-     "cli_semantic",
-     "integrations", "integrations.anthropic", "cli", "__main__"],
+    ["model", "disk", "search", "view", "store", "semantic", "verbs", "agent", "sync", "mcp", "cli", "_version",
+     "errors", "model.policy", "model.names", "model.shape", "model.obsidian", "model.fields", "view.compact",
+     "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
+     "search.maxscore", "search.postings", "search.bulk", "search.feedback", "search.index", "search.query",
+     "agent.catalog", "progress", "agent.intent", "view.problems", "mcp.answers", "semantic.embedding",
+     "semantic.dense", "view.renames"],
+    ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
+     "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
+     "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
+    ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
+     "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
+     "sync.fix", "sync.sync", "semantic.lane"],
+    ["view.watch", "repository"],
+    ["__init__", "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
+     "cli.serve", "cli.semantic", "integrations", "integrations.anthropic", "cli.main", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -183,7 +187,7 @@ def test_every_verb_is_in_the_readme():
 
 
 def _dests(command: str) -> set[str]:
-    from sediment.cli import build_parser
+    from sediment.cli.main import build_parser
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     return {a.dest for a in sub.choices[command]._actions}
 
@@ -253,13 +257,13 @@ TOOL_ONLY_PARAMS = {
 
 def _tools() -> dict[str, set[str]]:
     pytest.importorskip("mcp")
-    from sediment.server import Tools
-    from sediment.server_tools import tools
+    from sediment.mcp.server import Tools
+    from sediment.mcp.tools import tools
     return {t.name: set(t.parameters["properties"]) for t in tools(Tools(PKG))}
 
 
 def test_every_mcp_tool_is_a_verb_and_every_verb_a_tool_or_left_out_on_purpose():
-    from sediment.server import DESCRIPTIONS, TOOL_VERBS
+    from sediment.mcp.server import DESCRIPTIONS, TOOL_VERBS
     tools, verbs = _tools(), _verbs()
     assert set(tools) == set(TOOL_VERBS) == set(DESCRIPTIONS)
     assert [v for v in TOOL_VERBS.values() if v not in verbs] == []
@@ -268,7 +272,7 @@ def test_every_mcp_tool_is_a_verb_and_every_verb_a_tool_or_left_out_on_purpose()
 
 
 def test_every_mcp_tool_parameter_is_a_verb_parameter():
-    from sediment.server import TOOL_VERBS
+    from sediment.mcp.server import TOOL_VERBS
     extra = []
     for tool, params in _tools().items():
         verb = getattr(Repository, TOOL_VERBS[tool])

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from sediment import Conflict, Repository, UnsafePath, moves
-from sediment import warmopen as W
-from sediment.journal import Journal
+from sediment import Conflict, Repository, UnsafePath
+from sediment.store import moves
+from sediment.view import warmopen as W
+from sediment.disk.journal import Journal
 
 from _fifo import unblocked
 

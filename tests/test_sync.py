@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from sediment.cli import main as cli_main
-from sediment.entry import parse
-from sediment.sync import LOCAL
+from sediment.cli.main import main as cli_main
+from sediment.model.entry import parse
+from sediment.sync.sync import LOCAL
 
 from _machines import GIT, apply_env, git, git_env, network, notes, open_root
 

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from sediment import Repository, StorageError
-from sediment import tokenize as T
-import sediment.files as F
-from sediment.policy import from_mapping
+from sediment.search import tokenize as T
+import sediment.disk.files as F
+from sediment.model.policy import from_mapping
 
 LINKS = ["_system", "_system/cache", "_system/usage", "_system/journal.log", "_system/policy.yaml",
          "_system/lock", "_system/reports"]

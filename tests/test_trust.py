@@ -327,7 +327,7 @@ def _cli(root, *args):
     import contextlib
     import io
     import json
-    from sediment.cli import main
+    from sediment.cli.main import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["--root", str(root), "--json", *args])

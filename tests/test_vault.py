@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sediment import Ambiguous, InvalidInput, NotFound, Repository
-from sediment import obsidian as O
-from sediment import vault as V
+from sediment.model import obsidian as O
+from sediment.disk import vault as V
 
 VAULT = Path(__file__).parent / "data" / "vault"
 # the notes of the vault, and only those: not .obsidian/, .trash/, the templates

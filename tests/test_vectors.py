@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from sediment import Repository
-from sediment.embedding import text_of
-from sediment.files import WriterLock
-from sediment.vectors import VectorFile
+from sediment.semantic.embedding import text_of
+from sediment.disk.files import WriterLock
+from sediment.semantic.vectors import VectorFile
 
 np = pytest.importorskip("numpy")
 
@@ -77,7 +77,7 @@ def test_a_search_is_answered_while_a_compaction_writes_the_file(tmp_path, monke
     # a compaction held the guard every search takes through the whole
     # rewrite; now only through the swap. An append waits for it (the
     # writers' lock) and is kept.
-    from sediment import vectors as V
+    from sediment.semantic import vectors as V
     rng = np.random.default_rng(9)
     vecs = rng.normal(size=(6, 8)).astype(np.float32)
     keys = [bytes([i]) * 16 for i in range(6)]
@@ -135,7 +135,7 @@ def _opening_meanwhile(monkeypatch, root, act=None):
     runs; returns whether the staged file was still there after."""
     import subprocess
     import sys
-    from sediment import vectors as V
+    from sediment.semantic import vectors as V
     write, seen = V.atomic_write, {}
 
     def writing(target, data, **kw):
@@ -175,7 +175,7 @@ def test_a_staged_file_swept_away_is_nothing_compacted_and_the_next_pass_compact
     # a sweep that does not wait for the vector lock (an older sediment's)
     # deletes the staged file: the compaction raised FileNotFoundError out of
     # embed(), where it now compacts nothing and says nothing
-    from sediment.files import sweep_temps
+    from sediment.disk.files import sweep_temps
     repo = _stale_root(tmp_path)
     try:
         cache = repo.root / "_system" / "cache"
@@ -190,7 +190,7 @@ def test_a_staged_file_swept_away_is_nothing_compacted_and_the_next_pass_compact
 
 def test_a_failed_compaction_out_of_embed_is_a_storage_error(tmp_path, monkeypatch):
     import errno
-    from sediment import vectors as V
+    from sediment.semantic import vectors as V
     from sediment.errors import StorageError
     repo = _stale_root(tmp_path)
     try:
@@ -208,7 +208,7 @@ def test_a_failed_compaction_out_of_embed_is_a_storage_error(tmp_path, monkeypat
 def _full_once(monkeypatch):
     """The next whole file the vector file writes (the compacted one) meets a full disk."""
     import errno
-    from sediment import vectors as V
+    from sediment.semantic import vectors as V
     write, left = V.atomic_write, [1]
 
     def writing(target, data, **kw):

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import sediment
-import sediment.entry as E
+import sediment.model.entry as E
 from sediment import Conflict, NotFound, ParseError, Repository, SedimentError
 
 WAIT = 10.0  # seconds an external change may take to become visible

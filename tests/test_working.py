@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from sediment import Repository, StorageError
-from sediment.intent import is_done, is_todo, recognise
+from sediment.agent.intent import is_done, is_todo, recognise
 
 T0 = dt.datetime(2026, 11, 30, 9, 0, tzinfo=dt.timezone.utc)
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from sediment.textnorm import TABLE_PATH, is_cjk  # noqa: E402
+from sediment.search.textnorm import TABLE_PATH, is_cjk  # noqa: E402
 
 SOURCE = "opencc-python-reimplemented 0.1.7, opencc/dictionary/TSCharacters.txt (OpenCC data, Apache License 2.0)"
 

@@ -59,12 +59,12 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .. import entry as E
-from .. import validate as V
-from ..entry import Entry
+from ..model import entry as E
+from ..model import validate as V
+from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath
-from ..files import resolve_inside
-from ..reads import record_recalls
+from ..disk.files import resolve_inside
+from ..verbs.reads import record_recalls
 from ..repository import Repository
 
 PREFIX = "/memories"

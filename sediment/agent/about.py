@@ -1,0 +1,130 @@
+"""Meta-memory: what do I know about X, and how sure am I.
+
+``about(store, topic)`` finds the memories on a topic — current, superseded
+and archived alike (what was believed and dropped is part of the answer;
+purged ones never) — and tells for each how often it was recalled,
+confirmed and refuted, its layer and lifecycle state, what replaced it, and
+its pieces of evidence; with a one-paragraph summary of the counts.
+
+Read-only: it is no recall (DESIGN, "What counts as a recall"), and it writes
+nothing anywhere, not even the usage log.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import entry as E
+from ..search import query as S
+from ..model import validate as V
+from .context import HITS, StableTiebreak, created_date, escape, relevance
+from ..model.lifecycle import Usage, strength
+from ..store.store import Store
+
+
+@dataclass(frozen=True)
+class Known:
+    """One memory on the topic and what its history says."""
+    id: str
+    name: str
+    title: str
+    layer: str
+    kind: str
+    status: str
+    created: str
+    superseded_by: tuple[str, ...]
+    supersedes: tuple[str, ...]
+    recalls: int
+    recall_days: int
+    confirms: int
+    refutes: int
+    strength: float
+    evidence: tuple[str, ...]
+    relevance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["superseded_by"], out["supersedes"] = list(self.superseded_by), list(self.supersedes)
+        out["evidence"] = list(self.evidence)
+        return out
+
+
+@dataclass(frozen=True)
+class About:
+    topic: str
+    memories: tuple[Known, ...]
+    summary: str
+
+    def __str__(self) -> str:
+        lines = [self.summary]
+        for k in self.memories:
+            state = k.status + (f" by [[{', '.join(k.superseded_by)}]]" if k.superseded_by else "")
+            lines.append(f"- [[{k.name}]] {k.title!r}: {k.layer}, {k.kind}, {state}; created {k.created}; "
+                         f"recalled {k.recalls}×, confirmed {k.confirms}×, refuted {k.refutes}×; "
+                         f"strength {k.strength:.2f}; {len(k.evidence)} piece(s) of evidence")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"topic": self.topic, "summary": self.summary, "memories": [k.to_dict() for k in self.memories]}
+
+
+def _evidence(e: E.Entry) -> tuple[str, ...]:
+    text = e.sections.get("evidence", "")
+    items = [line.strip().lstrip("-*+ ").strip() for line in text.splitlines()]
+    return tuple(x for x in items if x)
+
+
+def about(store: Store, topic: str, *, now: Any = None, extra: S.ExtraLanes | None = None) -> About:
+    V.query(topic)
+    when = V.now(now)
+    tz = store.policy.tz
+    usage = store.usage.load()
+    with store.view.reading() as view:
+        words, bigrams = S.query_terms(view.tokenizer, topic)
+        lanes = extra(words, bigrams) if extra is not None else ()  # the semantic lane, when on
+        hits = S.run(view.index, view.entries, view.tokenizer, topic, limit=HITS, pred=None,
+                     include_archive=True, include_superseded=True,
+                     tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
+                     extra=(lambda w, b: lanes) if lanes else None)
+        found = []
+        for h in hits:
+            rel = relevance(view.index, words, bigrams, h.terms)
+            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, lanes, view.index.slot_of[h.entry.id]):
+                continue
+            e = h.entry
+            u = usage.get(e.id) or Usage()
+            created = created_date(e, tz)
+            found.append(Known(
+                e.id, e.name, e.title, e.layer, e.kind, "archived" if e.layer == "archive" and e.status == "active"
+                else e.status, created,
+                tuple(E.unwrap_link(x) for x in e.meta.get("superseded_by") or ()),
+                tuple(E.unwrap_link(x) for x in e.meta.get("supersedes") or ()),
+                u.recalls, len(u.days), u.confirms, u.refutes,
+                round(strength(e, u, store.policy.kinds, when.timestamp()).strength, 4), _evidence(e),
+                round(rel, 3)))
+    return About(topic, tuple(found), _summary(topic, found))
+
+
+def _summary(topic: str, found: list[Known]) -> str:
+    shown = escape(topic)
+    if not found:
+        return f"Nothing remembered about {shown!r}."
+    states = Counter(k.status for k in found)
+    layers = Counter(k.layer for k in found)
+    current = [k for k in found if k.status == "active"]
+    parts = [f"About {shown!r}: {len(found)} memor{'y' if len(found) == 1 else 'ies'} "
+             f"({', '.join(f'{n} {s}' for s, n in sorted(states.items()))}; "
+             f"{', '.join(f'{n} in {layer}' for layer, n in sorted(layers.items()))})",
+             f"recalled {sum(k.recalls for k in found)} times on {sum(k.recall_days for k in found)} day(s), "
+             f"confirmed {sum(k.confirms for k in found)}, refuted {sum(k.refutes for k in found)}",
+             f"{sum(len(k.evidence) for k in found)} piece(s) of evidence"]
+    text = "; ".join(parts) + "."
+    if current:
+        best = max(current, key=lambda k: (k.strength, k.id))
+        text += f" Strongest current: [[{best.name}]] ({best.strength:.2f})."
+    elif found:
+        text += " None of it is current."
+    return text
+

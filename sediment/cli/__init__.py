@@ -1,0 +1,1 @@
+"""The `sediment` command line."""

@@ -1,0 +1,117 @@
+"""What every CLI command module shares: the command registry, the repository a
+command opens, and the small helpers for arguments and output.
+
+A command module (``cli_verbs``, …) registers its commands with ``@command``;
+``cli`` imports them all and builds the parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..model.entry import SECTIONS
+from ..errors import InvalidInput
+from ..progress import terminal_bar
+
+if TYPE_CHECKING:  # the CLI imports the library only when a command runs (fast --help)
+    from ..repository import Repository
+
+Arg = tuple[Sequence[str], dict[str, Any]]
+Handler = Callable[[argparse.Namespace], tuple[Any, str]]  # → (data for --json, text)
+
+
+@dataclass(frozen=True)
+class Command:
+    run: Handler
+    help: str
+    args: tuple[Arg, ...]
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Handler]:
+    def deco(fn: Handler) -> Handler:
+        COMMANDS[name] = Command(fn, help, args)
+        return fn
+    return deco
+
+
+def arg(*names: str, **kw: Any) -> Arg:
+    return names, kw
+
+
+def require_root(ns: argparse.Namespace) -> None:
+    """Only init makes a root: a mistyped --root must not sprout layer folders
+    and a _system/ in some unrelated directory."""
+    from ..errors import NotFound
+    if not os.path.isdir(os.path.join(ns.root, "_system")):
+        raise NotFound(f"{ns.root} is not a memory root (no _system/ folder); "
+                       f"create one with: sediment --root {ns.root} init", path=ns.root)
+
+
+def open_repo(ns: argparse.Namespace, **options: Any) -> "Repository":
+    from ..repository import Repository
+    if ns.command != "init":
+        require_root(ns)
+    return Repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
+
+
+
+
+def split_values(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def entry_text(e: Any) -> str:
+    head = f"{e.id}  {e.path}\n{e.title}  [{e.kind}, {e.status}, value {e.value:g}]"
+    if e.tags:
+        head += "  #" + " #".join(e.tags)
+    return head + "\n\n" + e.body.rstrip("\n")
+
+
+SECTION_ARGS = tuple(arg(f"--{name}", action="append", metavar="LINE",
+                         help=f"a line of the '{heading}' section (repeatable)")
+                     for name, heading in SECTIONS.items())
+FIELD_ARG = arg("--field", dest="fields", action="append", metavar="KEY=VALUE",
+                help="another frontmatter field; VALUE is read as YAML (42, true, [a, b]) (repeatable)")
+
+
+def field_args(ns: argparse.Namespace) -> dict[str, Any]:
+    """--evidence/--hesitation/… and --field KEY=VALUE as keyword fields."""
+    import yaml
+    out: dict[str, Any] = {k: getattr(ns, k) for k in SECTIONS if getattr(ns, k, None)}
+    for item in getattr(ns, "fields", None) or ():
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InvalidInput(f"--field takes KEY=VALUE, not {item!r}")
+        if key in vars(ns) or key in ("text", "now", "expected"):  # a flag of its own: use it
+            raise InvalidInput(f"--field {key}=… names an option of this command: use --{key} instead")
+        try:
+            out[key] = yaml.safe_load(value) if value.strip() else ""
+        except Exception:  # noqa: BLE001 - any YAML a person types: kept as the text it is
+            out[key] = value
+    return out
+
+
+def text_arg(value: str | None) -> str:
+    return sys.stdin.read() if value is None or value == "-" else value
+
+
+def entry_out(e: Any, verb: str) -> tuple[Any, str]:
+    text = f"{verb} {e.id}  {e.path}"
+    return e.to_dict(), "\n".join([text, *(f"warning: {w}" for w in e.warnings)])
+
+
+def filter_args(p_args: tuple[Arg, ...] = ()) -> tuple[Arg, ...]:
+    return (arg("--layer", action="append"), arg("--room"),
+            arg("--tag", "--tags", dest="tags", action="append", help="a tag (repeatable): all are required"),
+            arg("--kind", action="append"), *p_args)

@@ -1,0 +1,132 @@
+"""The ``sediment`` command: one subcommand per ``Repository`` verb.
+
+Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
+1 an error from the library (printed as ``error: <code>: <message>``), 2 usage,
+141 (128 + SIGPIPE) when the reader of stdout went away (``| head -1``): quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Sequence
+
+# Each command module registers its commands when imported; a new one is added here.
+from . import verbs as cli_verbs  # noqa: F401
+from . import sync as cli_sync  # noqa: F401
+from . import agent as cli_agent  # noqa: F401
+from . import hygiene as cli_hygiene  # noqa: F401
+from . import serve as cli_serve  # noqa: F401
+from . import semantic as cli_semantic  # noqa: F401
+from .kit import COMMANDS, Command  # noqa: F401 - COMMANDS is read by the tests
+from ..errors import SedimentError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sediment", description="Long-term memory in markdown files.")
+    p.add_argument("--root", default=os.environ.get("SEDIMENT_ROOT") or "./memory_root",
+                   help="memory root (default: $SEDIMENT_ROOT, else ./memory_root)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, cmd in COMMANDS.items():
+        sp = sub.add_parser(name, help=cmd.help, description=cmd.help)
+        # --json/--root are accepted after the subcommand too
+        sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+        sp.add_argument("--root", default=argparse.SUPPRESS, help="memory root")
+        for names, kw in cmd.args:
+            sp.add_argument(*names, **kw)
+        sp.set_defaults(func=cmd.run)
+    return p
+
+
+# The library's messages name its parameters (``confirm=True``); at the command
+# line a person typed flags. A keyword argument is translated wherever it
+# stands; a parameter name only where it is the subject a message opens with
+# ("now: not an ISO 8601 time", "value must be …"), and only when the command
+# has that flag (``move ID LAYER`` takes the layer as an argument, not --layer).
+FLAGS = {
+    "confirm=True": "--confirm",
+    "dry_run=False": "--apply",
+    "include_archive=True": "--archive",
+}
+PARAMS = {"now": "--now", "limit": "--limit", "value": "--value", "kind": "--kind",
+          "title": "--title", "room": "--room", "layer": "--layer", "tag": "--tag",
+          "link": "--link", "reason": "--reason", "since": "--since", "until": "--until",
+          "source": "--source", "event": "--event", "status": "--status"}
+_SUBJECT = re.compile(r"^([a-z_]+)(?=: | must | is | '|$)")
+
+
+def cli_message(message: str, command: str) -> str:
+    """A library error message in the words of the command line."""
+    for kw, flag in FLAGS.items():
+        message = re.sub(rf"(?<![\w-]){re.escape(kw)}(?!\w)", flag, message)
+    m = _SUBJECT.match(message)
+    if m and PARAMS.get(m.group(1)) in _options(command):
+        message = PARAMS[m.group(1)] + message[m.end(1):]
+    return message
+
+
+def _options(command: str) -> set[str]:
+    return {n for names, _ in COMMANDS[command].args for n in names if n.startswith("--")}
+
+
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a tool killed by a closed pipe reports
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`sediment list | head -1`): stop quietly, as a
+        # tool killed by SIGPIPE would. What is still buffered for stdout goes
+        # to /dev/null, so the interpreter's last flush raises nothing either.
+        _stdout_to_devnull()
+        return EXIT_PIPE
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)  # exits 2 on usage errors
+    ns.exit_code = 0
+    try:
+        data, text = ns.func(ns)
+    except BrokenPipeError:
+        raise
+    except SedimentError as exc:
+        message = cli_message(exc.message, ns.command)
+        if ns.json:
+            print(json.dumps({"error": {"code": exc.code, "message": message}}, ensure_ascii=False))
+        print(f"error: {exc.code}: {message}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the file system said no (permissions, disk full, …)
+        if ns.json:
+            print(json.dumps({"error": {"code": "storage", "message": str(exc)}}, ensure_ascii=False))
+        print(f"error: storage: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    if ns.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(text)
+    sys.stdout.flush()  # a pipe closed early shows here, inside the try of main()
+    return ns.exit_code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The commands of several machines: ``sync``, ``clone`` and the notes'
+``merge-driver`` (which git runs, not a person)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .kit import arg, command, open_repo
+
+
+@command("sync", "commit this memory's changes, pull and merge by rule, push (git)",
+         arg("--remote", help="the git remote (default: the branch's upstream, else origin)"),
+         arg("--no-push", dest="push", action="store_false", help="commit and pull, but do not push"))
+def cmd_sync(ns: argparse.Namespace) -> tuple[Any, str]:
+    r = open_repo(ns).sync(remote=ns.remote, push=ns.push)
+    if r.conflicts:
+        ns.exit_code = 3  # synced, but a person has notes to resolve
+    return r.to_dict(), str(r)
+
+
+@command("clone", "start a memory on this machine from a git remote (then: sediment sync)",
+         arg("url", help="the git remote (a URL or a path)"),
+         arg("dir", nargs="?", help="where the memory goes (default: --root)"))
+def cmd_clone(ns: argparse.Namespace) -> tuple[Any, str]:
+    from ..sync.git import clone, git_exe, install_driver
+    from ..repository import Repository
+    dest = Path(ns.dir or ns.root).absolute()
+    clone(ns.url, dest)
+    with Repository(dest, create=True):  # the folders and policy of an empty remote
+        pass
+    installed = install_driver(git_exe(), dest)
+    return ({"root": str(dest), "url": ns.url, "installed": installed},
+            f"cloned {ns.url} into {dest}" + (f" (installed {', '.join(installed)})" if installed else ""))
+
+
+@command("merge-driver", "git's merge driver for notes: merge %%A with %%O and %%B in place",
+         arg("base", help="%%O"), arg("ours", help="%%A (the result is written here)"), arg("theirs", help="%%B"),
+         arg("path", nargs="?", default="", help="%%P"))
+def cmd_merge_driver(ns: argparse.Namespace) -> tuple[Any, str]:
+    from ..sync.notemerge import run_driver
+    clean = run_driver(ns.base, ns.ours, ns.theirs, ns.path)
+    if not clean:
+        ns.exit_code = 1  # git: the file is left conflicted
+    return {"clean": clean}, "" if clean else f"conflict left in {ns.path or ns.ours}"

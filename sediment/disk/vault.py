@@ -1,0 +1,178 @@
+"""Which files of a root are notes, and what the file system knows of a
+person's note's times. The I/O half of ``obsidian``.
+
+Every ``.md`` under the root is a note, except under dot-folders
+(``.obsidian/``, ``.trash/``, ``.git/``), ``_system/``, the templates folder
+named in ``.obsidian/templates.json`` (or Templater's settings), and what
+``userIgnoreFilters`` in ``.obsidian/app.json`` excludes. Notes inside the
+layer folders are the agent's; every other note is a person's. Files that are
+not ``.md`` (images, PDFs, canvases) are attachments: never indexed.
+
+Those settings are the person's files: read without following a symlink,
+never written, and a file that does not parse is as if absent (``Rules.faults``
+says so for ``check``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..model import obsidian as O
+from .files import is_temp, read_nofollow, symlink_in
+from ..model.names import LAYERS
+
+SYSTEM = "_system"
+CONFIG = ".obsidian"
+_TEMPLATE_SETTINGS = (("templates.json", "folder"), ("plugins/templater-obsidian/data.json", "templates_folder"))
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What a walk leaves out, read from the vault's settings."""
+    templates: tuple[str, ...] = ()  # folders, relative to the root
+    filters: tuple[str, ...] = ()  # userIgnoreFilters, as written
+    faults: tuple[tuple[str, str], ...] = field(default=(), compare=False)  # (path, why) for check()
+    own: tuple[str, ...] = ()  # sediment's own at the root (the palace map, the sources folder): no notes
+
+    def skips(self, rel: str, is_dir: bool = False) -> bool:
+        """Whether the walk leaves ``rel`` (a file, or a folder) out."""
+        if rel.startswith(".") or "/." in rel:
+            return True
+        top, sep, _ = rel.partition("/")
+        if top == SYSTEM or top in self.own:
+            return True
+        if top in LAYERS and (is_dir or sep):
+            return False  # the agent's folders: Obsidian's settings are about the person's notes
+        if not self.templates and not self.filters:
+            return False
+        probe = rel + "/" if is_dir else rel
+        if any(probe == t + "/" or probe.startswith(t + "/") for t in self.templates):
+            return True
+        return O.excluded(probe, self.filters)
+
+    def indexed(self, rel: str) -> bool:
+        """Whether ``rel`` is a note a walk yields."""
+        return rel.endswith(".md") and not self.skips(rel)
+
+
+def _json(root: Path, rel: str, faults: list[tuple[str, str]]) -> object:
+    if symlink_in(root, rel) is not None:
+        faults.append((rel, "is (under) a symlink; not followed, so its settings are not applied"))
+        return None
+    try:
+        return json.loads(read_nofollow(root / rel).decode("utf-8-sig"))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError) as exc:
+        faults.append((rel, f"cannot be read ({type(exc).__name__}); its settings are not applied"))
+        return None
+
+
+def load_rules(root: Path, own: tuple[str, ...] = ()) -> Rules:
+    """The vault's settings as they are now (a few small reads; none without
+    ``.obsidian/``). ``own``: names at the root that are sediment's, not notes."""
+    if not (root / CONFIG).is_dir():
+        return Rules(own=own)
+    faults: list[tuple[str, str]] = []
+    app = _json(root, f"{CONFIG}/app.json", faults)
+    folders = [O.templates_folder(_json(root, f"{CONFIG}/{rel}", faults), key) for rel, key in _TEMPLATE_SETTINGS]
+    return Rules(tuple(dict.fromkeys(f for f in folders if f)), O.ignore_filters(app), tuple(faults), own)
+
+
+def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None], None],
+         on_temp: Callable[[str], None] | None = None) -> Iterator[tuple[str, os.stat_result]]:
+    """Every note under the root: (relative posix path, stat). Symlinks are not
+    followed (a link may point out of the root). ``on_unreadable(folder/,
+    error)`` hears of a folder this process may not read (``None``: it can be
+    read again); ``on_temp(path)`` of a temp file an interrupted write of
+    sediment's left (``files.is_temp``), so that an open learns of them from
+    the walk it makes anyway."""
+    stack: list[tuple[Path, str]] = [(root, "")]
+    while stack:
+        folder, rel = stack.pop()
+        try:
+            it = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:  # a folder this process may not read: its notes are not indexed
+            on_unreadable(rel + "/", exc)
+            continue
+        if rel:
+            on_unreadable(rel + "/", None)
+        with it:
+            for d in it:
+                r = f"{rel}/{d.name}" if rel else d.name
+                try:
+                    if d.is_dir(follow_symlinks=False):
+                        if not rules.skips(r, is_dir=True):
+                            stack.append((Path(d.path), r))
+                    elif d.name.endswith(".md") and d.is_file(follow_symlinks=False) and not rules.skips(r):
+                        yield r, d.stat(follow_symlinks=False)
+                    elif on_temp is not None and d.name.endswith(".tmp") and is_temp(d.name):
+                        on_temp(r)
+                except FileNotFoundError:  # moved or removed by another process mid-scan
+                    continue
+
+
+class FileTimes:
+    """Times of a person's note that has no time property: its first commit
+    when the root is a git repository, else its modification time. Both
+    approximate (a clone sets every mtime; a file copied in keeps its own).
+    The history is read once, on the first question, by one ``git log``."""
+
+    def __init__(self, root: Path, stats: dict[str, int]) -> None:
+        self.root = root
+        self.stats = stats  # the view's path → stamp: mtime_ns << 128 | size << 64 | inode
+        self._first: dict[str, float] | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, rel: str, which: str) -> float | None:
+        if which == "created":
+            with self._lock:
+                if self._first is None:
+                    self._first = first_commits(self.root)
+            t = self._first.get(rel)
+            if t is not None:
+                return t
+        st = self.stats.get(rel)
+        if st is not None:
+            return (st >> 128) / 1e9
+        try:
+            return os.stat(self.root / rel, follow_symlinks=False).st_mtime
+        except OSError:
+            return None
+
+
+def first_commits(root: Path) -> dict[str, float]:
+    """Path (relative to ``root``) → time of the commit that added it, for
+    every file git's history of ``root`` has; {} without git, or when the root
+    is not the top of its own repository (nothing outside the root is read,
+    a parent's ``.git`` included)."""
+    if not (root / ".git").exists() or symlink_in(root, ".git") is not None:
+        return {}
+    try:
+        proc = subprocess.run(
+            ["git", "-c", "core.quotepath=off", "log", "--format=%x00%at", "--name-only", "--diff-filter=A",
+             "--no-renames", "--relative", "--", "."],
+            cwd=root, capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    if proc.returncode != 0:
+        return {}
+    out: dict[str, float] = {}
+    when = 0.0
+    for line in proc.stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("\x00"):
+            try:
+                when = float(line[1:])
+            except ValueError:
+                when = 0.0
+        elif line:
+            out[line] = when  # newest first: the last seen is the first add
+    return out

@@ -1,0 +1,1 @@
+"""The MCP server (extra sediment[mcp]): tools, answers, request ids."""

@@ -1,0 +1,256 @@
+"""The MCP server: ``sediment serve`` (extra ``sediment[mcp]``), over stdio.
+
+A compact tool set, each tool one verb (``TOOL_VERBS``); answers are compact
+text that carries ids, packed into a ``budget`` (``answers``), with the same
+items as structured content.
+
+It starts at once: the index of a large root takes seconds to load, and
+clients give up on a server that does not answer ``initialize``. So nothing
+is loaded before the first request has been answered; then a background
+thread opens the root (not the SDK's lifespan hook, which the handshake waits
+for). A tool that needs the root meanwhile waits a short bound (``--wait``)
+and then answers the error ``loading`` with how far the load is ("index
+loading, N of M notes"), which an agent can retry. Library calls run in worker
+threads, never on the event loop. The SDK's stdio transport points fd 1 at
+stderr while it serves, so nothing but protocol reaches stdout.
+
+Errors: every tool answer goes through ``Tools.answer``, the one boundary where
+a library error becomes a tool error carrying its stable code and message
+(the SDK would hide the message of any exception but its own ``ToolError``).
+Input limits (query length, body size, budget) are checked there before any
+work. Write tools take an optional ``request_id``: a retry with the same one
+returns the first call's answer (``retries``). A write, once started, is not
+cancelled when the client goes away: it finishes, and is remembered.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from . import answers as A
+from ..errors import Loading, NotInstalled, SedimentError, StorageError, TooLarge
+from ..model.policy import DEFAULTS, Policy
+from ..disk.policyfile import load as load_policy
+from ..repository import Repository
+from .retries import Replies, check_id
+from ..store.system import SYSTEM
+
+try:
+    import anyio
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+except ImportError as exc:  # pragma: no cover - the extra is installed in the test environment
+    raise NotInstalled("sediment serve needs the MCP SDK (mcp 2.x): pip install 'sediment[mcp]'") from exc
+
+log = logging.getLogger("sediment")
+
+MAX_QUERY_CHARS = 2_000
+DEFAULT_WAIT = 2.0  # seconds a tool waits for the index before answering "loading"
+
+# tool → the Repository verb it is (the structure test checks both ways)
+TOOL_VERBS = {
+    "remember": "add", "recall": "search", "context": "context", "read": "get", "update": "update",
+    "forget": "archive", "touch": "touch", "supersede": "supersede", "about": "about", "recent": "list",
+    "working": "working", "observe": "observe", "patrol": "patrol", "metabolize": "metabolize",
+}
+
+INSTRUCTIONS = """\
+Long-term memory in markdown notes that persist across sessions.
+- At the start of a task call context with the task as query.
+- Before answering from memory, recall; read gives a note's whole text and version.
+- When something proved true or was decided, remember it: one point per note, with a kind.
+- When a memory proved right or wrong, touch it (confirm/refute); update passes the version
+  you read; supersede when a newer memory replaces an older one.
+- Pass each user message to observe: it keeps the open todos and promises (working).
+Answers carry ids; a cut answer ends with "N more — narrow with …"."""
+
+RO = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def _writes(*, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent,
+                           open_world_hint=False)
+
+
+# name → (description, annotations). Together under ~3,000 characters (a test measures).
+DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
+    "remember": ("Store a new memory: one fact, decision, rule or lesson that proved true. Give a kind "
+                 "(fact, rule, skill, event, …) and tags. Returns its id.", _writes()),
+    "recall": ("Search memory by words, any language. Returns ids, titles and snippets, best first; "
+               "each hit counts as recalled. read gives a whole note.", RO),
+    "context": ("A memory block for the start of a task: core memories, what query recalls, then the "
+                "strongest rest, packed into budget characters.", RO),
+    "read": ("One memory by id or name: its fields, version and body from character start (a long note "
+             "comes in parts).", RO),
+    "update": ("Change a memory in place. expected is the version you read: if it changed since, the "
+               "edit is refused (conflict) and nothing is written.", _writes()),
+    "forget": ("Archive a memory that is wrong or obsolete, with a reason. purge=true retires it for "
+               "good and needs confirm=true.", _writes(destructive=True, idempotent=True)),
+    "touch": ("Record that a memory proved right (confirm: stronger) or wrong (refute: archived at the "
+              "next metabolize).", _writes()),
+    "supersede": ("Retire old_id in favour of new_id, a newer memory of the same thing; both stay "
+                  "readable, linked.", _writes(idempotent=True)),
+    "about": ("What memory holds on a topic: how many notes, where, how strong, how recent.", RO),
+    "recent": ("Memories by last change, newest first; since (ISO date), kind, room, layer narrow it.", RO),
+    "working": ("Working memory: the open todos and promises of this conversation, and the mood.", RO),
+    "observe": ("Pass a message of the conversation: a todo or promise in it (remember to…, 别忘了…) opens an "
+                "item of working memory, a 'done' closes the matching one.", _writes()),
+    "patrol": ("Memory hygiene: long unrecalled notes, duplicates, conflicts, unsorted inbox, each with ids "
+               "and what to do; writes a report.", _writes(idempotent=True)),
+    "metabolize": ("Plan promotions and decay; dry_run=false applies the plan (archiving needs "
+                   "confirm=true).", _writes(destructive=True, idempotent=True)),
+}
+
+Work = Callable[[Repository], tuple[str, dict[str, Any]]]
+
+
+class Opening:
+    """The root, opened in a background thread (``start``); ``get`` waits for
+    it a short bound."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.done = threading.Event()
+        self.repo: Repository | None = None
+        self.error: SedimentError | None = None
+        self.seen = (0, 0)  # notes loaded, notes found
+        self._started = False
+        self._mutex = threading.Lock()
+        self.after_open: Callable[[], object] | None = None  # housekeeping once the root is open
+
+    def start(self) -> None:
+        with self._mutex:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._open, name="sediment-open", daemon=True).start()
+
+    def _progress(self, stage: str, done: int, total: int) -> None:
+        if stage == "open":
+            self.seen = (done, total)
+
+    def _open(self) -> None:
+        # (Not niced: a thread's nice value ranks it below every other process on
+        # the machine, which delays the first recall, while what it shares with the
+        # event loop is the GIL, handed back every switch interval anyway.)
+        try:
+            self.repo = Repository(self.root, create=False, progress=self._progress)
+            if self.after_open is not None:
+                self.after_open()
+        except SedimentError as exc:
+            self.error = exc
+        except OSError as exc:
+            self.error = StorageError(f"cannot open {self.root}: {exc}", path=str(self.root))
+        except Exception as exc:  # noqa: BLE001 - reported to every tool call instead of a silent hang
+            log.exception("sediment: opening %s failed", self.root)
+            self.error = SedimentError(f"cannot open {self.root}: {type(exc).__name__}: {exc}")
+        finally:
+            self.done.set()
+
+    async def get(self, wait: float) -> Repository:
+        self.start()
+        if not self.done.is_set() and wait > 0:
+            # waited in a worker thread, which holds no GIL while it waits: polling
+            # from the event loop would take the GIL from the loading thread 50 times a second
+            await anyio.to_thread.run_sync(self.done.wait, wait, abandon_on_cancel=True)
+        if self.error is not None:
+            raise self.error
+        if self.repo is None:
+            n, m = self.seen
+            raise Loading(f"index loading, {n} of {m} notes; call again in a few seconds" if m else
+                          "index loading (finding the notes); call again in a few seconds", done=n, total=m)
+        return self.repo
+
+    def close(self) -> None:
+        if self.repo is not None:
+            self.repo.close()
+
+
+def _ok(text: str, data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _failed(code: str, message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=f"error {code}: {message}")],
+                          structured_content={"error": {"code": code, "message": message}}, is_error=True)
+
+
+class Tools:
+    """The state the tools share: the opening root, the policy's input
+    limits, the remembered answers, the writes in flight."""
+
+    def __init__(self, root: Path, *, wait: float = DEFAULT_WAIT) -> None:
+        self.root = root
+        self.wait = wait
+        self.opening = Opening(root)
+        self.policy = self._policy()
+        cache = root / SYSTEM / "cache" / "requests"
+        self.replies = Replies(cache if os.access(root / SYSTEM, os.W_OK) else None)
+        self._inflight: dict[tuple[str, str], anyio.Lock] = {}
+        self.opening.after_open = self.replies.prune
+
+    def _policy(self) -> Policy:
+        try:  # for the input limits, before the root is open; an invalid file is reported by every tool
+            return load_policy(self.root / SYSTEM / "policy.yaml", None, create=False)
+        except SedimentError:
+            return DEFAULTS
+
+    def check_query(self, q: Any) -> None:
+        if isinstance(q, str) and len(q) > MAX_QUERY_CHARS:
+            raise TooLarge(f"query is {len(q)} characters; at most {MAX_QUERY_CHARS}", size=len(q))
+
+    def check_body(self, text: Any) -> None:
+        if isinstance(text, str) and len(text) > self.policy.max_body_bytes:  # (chars ≤ bytes: a cheap bound)
+            raise TooLarge(f"text is {len(text)} characters; policy max_body_bytes is "
+                           f"{self.policy.max_body_bytes}", size=len(text))
+
+    async def answer(self, tool: str, work: Work, *, args: dict[str, Any], budget: int,
+                     request_id: str | None = None, write: bool = False, query: str | None = None,
+                     body: str | None = None) -> CallToolResult:
+        """Run ``work`` on the root in a worker thread and make its answer,
+        once the input limits (``query``, ``body``, ``budget``) are checked.
+        The one place where errors become tool errors."""
+        try:
+            self.check_query(query)
+            self.check_body(body)
+            A.budget(budget)
+            if request_id is not None:
+                check_id(request_id)
+            repo = await self.opening.get(self.wait)
+            if not write:
+                text, data = await anyio.to_thread.run_sync(work, repo)
+                return _ok(text, data)
+            return await self._write(tool, work, repo, args, request_id)
+        except SedimentError as exc:
+            return _failed(exc.code, exc.message)
+        except OSError as exc:  # the file system said no (permissions, disk full, …)
+            return _failed("storage", str(exc))
+
+    async def _write(self, tool: str, work: Work, repo: Repository, args: dict[str, Any],
+                     request_id: str | None) -> CallToolResult:
+        if request_id is None:
+            with anyio.CancelScope(shield=True):  # once started, a write finishes
+                text, data = await anyio.to_thread.run_sync(work, repo)
+            return _ok(text, data)
+        key = (tool, request_id)
+        lock = self._inflight.setdefault(key, anyio.Lock())
+        try:
+            async with lock:  # the same request twice at once: the second waits and gets the first's answer
+                earlier = await anyio.to_thread.run_sync(self.replies.get, tool, request_id, args)
+                if earlier is not None:
+                    return _ok(str(earlier.get("text", "")), dict(earlier.get("data") or {}))
+
+                def run_and_remember(repo: Repository) -> tuple[str, dict[str, Any]]:
+                    text, data = work(repo)
+                    self.replies.put(tool, request_id, args, {"text": text, "data": data})
+                    return text, data
+
+                with anyio.CancelScope(shield=True):
+                    text, data = await anyio.to_thread.run_sync(run_and_remember, repo)
+                return _ok(text, data)
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._inflight.pop(key, None)

@@ -1,0 +1,263 @@
+"""Every check of what a caller passes in, in one place, so the library, the
+CLI and any server built on them refuse the same things with the same messages. Pure.
+
+Each ``check_*`` returns the value as it will be stored, or raises
+``InvalidInput`` (or a subclass) naming what is wrong. ``meta`` is the one
+place where a ``ParseError`` from the format becomes ``InvalidInput``: what a
+caller asks us to write must be what any later open reads back.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Any, Iterable, Mapping
+
+from . import entry as E
+from . import names as N
+from ..errors import InvalidInput, ParseError, TooLarge
+
+# set by the library, never by a caller's keyword fields
+RESERVED_FIELDS = frozenset({"id", "created", "updated", "status", "path", "layer", "room", "name",
+                             "version", "body", "superseded_by", "supersedes"})
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def body(text: Any, max_bytes: int, *, empty_ok: bool = False) -> str:
+    if not isinstance(text, str):
+        raise InvalidInput("text must be a string")
+    if not empty_ok and not text.strip():
+        raise InvalidInput("a memory needs text: this one is empty")
+    if "\x00" in text:
+        raise InvalidInput("text contains a NUL byte")
+    if E.has_conflict_markers(text):  # such a file is a problem to every reader (a merge left both sides)
+        raise InvalidInput("text contains git conflict markers (<<<<<<< … >>>>>>>): resolve them first")
+    n = len(text.encode("utf-8"))
+    if n > max_bytes:
+        raise TooLarge(f"body is {n} bytes; policy max_body_bytes is {max_bytes}", size=n)
+    return text
+
+
+def title(t: Any, *, required: bool = False) -> str:
+    if not isinstance(t, str) or "\x00" in t or "\n" in t or (required and not t.strip()):
+        raise InvalidInput("title must be one line of text")
+    return t
+
+
+def value(v: Any) -> float | None:
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1):
+        raise InvalidInput(f"value must be a number from 0 to 1, not {v!r}")
+    return v
+
+
+# ASCII punctuation Obsidian does not accept in a tag ('_', '-' and the '/' of
+# nested tags are fine; letters and symbols of any script, emoji included, too)
+_TAG_REFUSED = set("!\"#$%&'()*+,.:;<=>?@[\\]^`{|}~")
+
+
+def tag(t: Any) -> str:
+    """A tag as Obsidian accepts it. Spaces become '-' (``two words`` →
+    ``two-words``), a leading '#' is dropped; a tag made only of digits, or
+    with punctuation Obsidian refuses ('+', ',', '.', …), is refused."""
+    if not isinstance(t, str) or any(c in t for c in "\n\r\x00"):
+        raise InvalidInput(f"tag {t!r}: tags are one-line text")
+    norm = "-".join(t.strip().lstrip("#").split())
+    if not norm:
+        raise InvalidInput(f"tag {t!r} is empty")
+    bad = sorted({c for c in norm if c in _TAG_REFUSED})
+    if bad:
+        raise InvalidInput(f"tag {t!r}: Obsidian does not accept {' '.join(bad)} in a tag "
+                           f"(letters, digits, '_', '-' and '/' for nested tags are fine)")
+    if norm.replace("/", "").isdigit():
+        raise InvalidInput(f"tag {t!r}: a tag needs at least one character that is not a digit")
+    if norm.startswith("/") or norm.endswith("/") or "//" in norm:
+        raise InvalidInput(f"tag {t!r}: a nested tag is written a/b")
+    return norm
+
+
+def tags(given: Iterable[str] | str | None) -> list[str]:
+    """One tag or a list of them."""
+    if given is None:
+        return []
+    if isinstance(given, str):
+        given = [given]
+    try:
+        items = list(given)
+    except TypeError:
+        raise InvalidInput(f"tags must be a tag or a list of tags, not {given!r}") from None
+    return list(dict.fromkeys(tag(t) for t in items))
+
+
+def link(x: Any) -> str:
+    """The name a link names (``[[name]]`` or a bare name)."""
+    name = E.unwrap_link(x)
+    if not name or any(c in name for c in "\n\x00[]"):
+        raise InvalidInput(f"link {x!r} is not a memory name")
+    return name
+
+
+def kind(k: Any, kinds: Iterable[str]) -> str:
+    if not isinstance(k, str) or k not in kinds:
+        raise InvalidInput(f"kind {k!r} is not one of {', '.join(kinds)}")
+    return k
+
+
+def plain_yaml(v: Any, depth: int = 0) -> bool:
+    """Only what YAML writes and reads back as the same value."""
+    if depth > 4:
+        return False
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return not (isinstance(v, str) and "\x00" in v)
+    if isinstance(v, (list, tuple)):
+        return all(plain_yaml(x, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and plain_yaml(x, depth + 1) for k, x in v.items())
+    return False
+
+
+def not_reserved(keys: Iterable[str]) -> None:
+    for k in keys:
+        if k in RESERVED_FIELDS:
+            raise InvalidInput(f"{k} is set by the library, not by the caller")
+
+
+def fields(given: Mapping[str, Any]) -> dict[str, Any]:
+    """Extra frontmatter fields a caller passes as keywords."""
+    not_reserved(given)
+    out = {}
+    for k, v in given.items():
+        if not _FIELD_NAME.fullmatch(k):
+            raise InvalidInput(f"field name {k!r} is not a plain identifier")
+        if not plain_yaml(v):
+            raise InvalidInput(f"field {k}: only strings, numbers, booleans, lists and "
+                               f"mappings of those can be stored")
+        out[k] = v
+    return out
+
+
+def meta(m: dict[str, Any], *, path: str = "") -> dict[str, Any]:
+    """Frontmatter we are about to write, checked as a reader would check it."""
+    try:
+        return E.validate_meta(m, path=path)
+    except ParseError as exc:
+        raise InvalidInput(exc.message.split(": ", 1)[-1]) from None
+
+
+def weights(w: Any) -> None:
+    meta({"id": "x", "created": E.now_iso(), "weights": w})
+
+
+def layer(v: Any) -> str:
+    return N.check_layer(v)
+
+
+def room(v: Any) -> str:
+    return N.check_room(v)
+
+
+def time(v: Any, *, key: str) -> _dt.datetime:
+    """A time a caller passes (``now``, ``since``, ``until``): an aware
+    ``datetime`` or an ISO 8601 string with an offset. A time without an offset
+    is refused: it would mean a different moment on each machine."""
+    if isinstance(v, str):
+        try:
+            v = _dt.datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInput(f"{key}: {v!r} is not an ISO 8601 time "
+                               f"(e.g. 2027-01-01T09:00:00+08:00)", what=key) from None
+    if not isinstance(v, _dt.datetime):
+        raise InvalidInput(f"{key} must be a datetime or an ISO 8601 string, not {v!r}", what=key)
+    if v.tzinfo is None or v.utcoffset() is None:
+        raise InvalidInput(f"{key}: {v.isoformat()} has no timezone offset (write e.g. "
+                           f"{v.isoformat()}+00:00)", what=key)
+    return v
+
+
+def now(v: Any) -> _dt.datetime:
+    """A caller's ``now``, or the current time."""
+    return _dt.datetime.now().astimezone() if v is None else time(v, key="now")
+
+
+def optional_time(v: Any, *, key: str) -> _dt.datetime | None:
+    return None if v is None or v == "" else time(v, key=key)
+
+
+def _one_or_many(v: Any, *, what: str) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    try:
+        items = list(v)
+    except TypeError:
+        raise InvalidInput(f"{what} must be a value or a list of values, not {v!r}", what=what) from None
+    if not all(isinstance(x, str) for x in items):
+        raise InvalidInput(f"{what} must be text or a list of text, not {v!r}", what=what)
+    return items
+
+
+def links(given: Any) -> list[str]:
+    """One link or a list of them (names, ``[[name]]``, ids or exact titles)."""
+    if given is None:
+        return []
+    return [link(x) for x in _one_or_many(given, what="links")]
+
+
+def section(name: str, v: Any) -> Any:
+    """A section's content: text, or a list of lines."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool)
+                                            for x in v):
+        return list(v)
+    raise InvalidInput(f"{name} must be text or a list of lines, not {v!r}", what=name)
+
+
+def layers(v: Any) -> set[str] | None:
+    """A layer filter (one or several), checked against the layers."""
+    if v is None:
+        return None
+    out = set(_one_or_many(v, what="layer"))
+    unknown = sorted(str(x) for x in out - set(E.LAYERS))
+    if unknown:
+        raise InvalidInput(f"layer: {', '.join(unknown)} is not one of {', '.join(E.LAYERS)}", what="layer")
+    return out
+
+
+def kinds(v: Any, known: Iterable[str]) -> set[str] | None:
+    if v is None:
+        return None
+    known = list(known)
+    out = set(_one_or_many(v, what="kind"))
+    unknown = sorted(str(x) for x in out - set(known))
+    if unknown:
+        raise InvalidInput(f"kind: {', '.join(unknown)} is not one of {', '.join(known)}", what="kind")
+    return out
+
+
+def status(v: Any) -> str | None:
+    if v is None:
+        return None
+    if v not in E.STATUSES:
+        raise InvalidInput(f"status: {v!r} is not one of {', '.join(E.STATUSES)}", what="status")
+    return str(v)
+
+
+def room_filter(v: Any) -> str | None:
+    return None if v is None or v == "" else N.check_room(str(v).strip("/"))
+
+
+def limit(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise InvalidInput("limit must be a positive whole number")
+    return v
+
+
+def query(q: Any) -> str:
+    if not isinstance(q, str):
+        raise InvalidInput("query must be a string")
+    return q
+
+
+def reason(r: Any, *, verb: str) -> str:
+    if not r or not isinstance(r, str):
+        raise InvalidInput(f"{verb} needs a reason")
+    return E.one_line(r)

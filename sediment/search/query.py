@@ -1,0 +1,210 @@
+"""What a search means, apart from where the data lives: the terms of a query
+and of a memory (title and tags weigh more), the filter predicate, snippets
+and ``SearchHit``. Pure: the caller hands in the index, the entries and, for
+tie-breaking, a way to get usage — this module reads nothing itself.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..model import entry as E
+from ..model import names as N
+from . import tokenize as T
+from ..model.entry import Entry
+from ..errors import ParseError
+from .feedback import Feedback
+from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
+from ..model.lifecycle import Usage, strength
+from ..model.policy import Clock, Policy
+from .rank import Lane
+
+# further lanes made from a query's (words, bigrams): the semantic lane
+ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
+
+
+def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
+    """A hit the semantic lane found for a query it leaned on (few of the query's
+    words in the root, or the answers in the other script: dense.py): relevant
+    by its similarity, which cleared the lane's floor, though it covers few of
+    the query's words. A lane only filling the tail (weight below 1) vouches
+    for nothing, nor does a lane for what it ranks without having found it by
+    similarity (the blend ranks the direct lexical hits too)."""
+    return any(lane.name in hit_lanes and lane.weight >= 1.0 and lane.vouches(slot) for lane in lanes)
+
+# index flag bits: searches skip these groups without looking at each entry
+IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
+PURGED = 2
+SUPERSEDED = 4
+
+
+@dataclass
+class SearchHit:
+    entry: Entry
+    score: float
+    terms: tuple[str, ...]
+    snippet: str
+    lanes: dict[str, int] = field(default_factory=dict)
+    # with ``explain``: the expansion terms this memory matched, and the
+    # query's expansion terms (→ weight); ``None`` otherwise
+    expansion: tuple[str, ...] = ()
+    explain: dict[str, Any] | None = None
+
+    @property
+    def superseded_by(self) -> tuple[str, ...]:
+        """Names of what replaced this memory (a hit of ``include_superseded``)."""
+        return tuple(E.unwrap_link(x) for x in self.entry.meta.get("superseded_by") or ())
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
+               "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
+               "lanes": self.lanes}
+        if self.superseded_by:
+            out["superseded_by"] = list(self.superseded_by)
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
+
+
+def flags(e: Entry) -> int:
+    status = e.status
+    return ((IN_ARCHIVE if e.layer == "archive" or status == "archived" else 0)
+            | (PURGED if status == "purged" else 0) | (SUPERSEDED if status == "superseded" else 0))
+
+
+def whole(s: str) -> str:
+    """The index term of a tag (or a short CJK run) taken as a whole."""
+    return "#" + N.slugify(T.fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
+
+
+def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
+    """What a memory is indexed with: title and tags weigh more than the body."""
+    title = entry.title
+    tags = "\n".join(entry.tags)
+    # links are not words of the memory: frontmatter links are left out, and a
+    # body wikilink counts once, by the text a reader sees ([[name|label]] → label)
+    rest = "\n".join([E.display_text(entry.body), entry.room.replace("/", " ")])
+    if title and entry.body.lstrip(" #\t\n").startswith(title):
+        title = ""  # a title taken from the first line would count that line four times
+    tw, tb = tok.terms("\n".join([title, *entry.aliases]))  # aliases name a note as its title does
+    gw, gb = tok.terms(tags)
+    # a tag also matches as a whole, so '移动端' finds the tag even though
+    # jieba cuts the query into '移动' + '端'; a nested tag also as its parents
+    gw = gw + [whole(t) for t in sorted(entry.tag_set)]
+    rw, rb = tok.terms(rest)
+    return DocTerms.build([(tw, tb, TITLE_WEIGHT), (gw, gb, TAG_WEIGHT), (rw, rb, 1)])
+
+
+def _weights(terms: list[str]) -> dict[str, float]:
+    """Query term weights: a repeated term counts a little more."""
+    return {t: 1 + 0.5 * (n - 1) for t, n in Counter(terms).items()}
+
+
+def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
+    """(word weights, bigram weights) of a query."""
+    words, bigrams = tok.terms(query)
+    words += [whole(r) for r in T.CJK_RUN.findall(T.fold(query)) if 2 < len(r) <= 8]
+    return _weights(words), _weights(bigrams)
+
+
+Predicate = Callable[[Entry], bool]
+
+
+def make_filter(*, layers: set[str] | None = None, room: str | None = None,
+                tags: Iterable[str] | None = None, kinds: set[str] | None = None,
+                status: str | None = None, since: _dt.datetime | None = None,
+                until: _dt.datetime | None = None) -> Predicate:
+    """A predicate over entries from checked filter values (``validate``)."""
+    tagset = set(tags) if tags else None
+    since_dt, until_dt = since, until
+
+    def pred(e: Entry) -> bool:
+        if layers is not None and e.layer not in layers:
+            return False
+        if room is not None and e.room != room and not e.room.startswith(room + "/"):
+            return False
+        if kinds is not None and e.kind not in kinds:
+            return False
+        if status is not None and e.status != status:
+            return False
+        if tagset is not None and not tagset.issubset(e.tag_set):  # (a/b is tagged a too)
+            return False
+        if since_dt or until_dt:
+            try:
+                t = e.updated
+            except ParseError:
+                return False
+            if since_dt and t < since_dt or until_dt and t > until_dt:
+                return False
+        return True
+    return pred
+
+
+def snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
+    text = " ".join(entry.body.split())
+    pos = T.find_term(text, {t.lstrip("#") for t in terms})
+    if pos < 0:
+        return text[:width] + ("…" if len(text) > width else "")
+    start = max(0, pos - width // 3)
+    end = start + width
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+class Tiebreak:
+    """Strength now, then recency, then value: only ever asked for memories
+    with equal fused scores, so usage is fetched on the first tie, if any."""
+
+    def __init__(self, entries: Mapping[str, Entry], usage: Callable[[], Mapping[str, Usage]],
+                 kinds: Mapping[str, Clock | None]) -> None:
+        self.entries, self.usage_of, self.kinds = entries, usage, kinds
+        self._usage: Mapping[str, Usage] | None = None
+        self._now = 0.0
+
+    def __call__(self, eid: str) -> tuple[float, ...]:
+        e = self.entries[eid]
+        if self._usage is None:
+            self._usage, self._now = self.usage_of(), time.time()
+        try:
+            t = e.updated.timestamp()
+            st = strength(e, self._usage.get(eid), self.kinds, self._now).strength
+        except ParseError:
+            t, st = 0.0, e.value
+        return (round(st, 9), e.value, t)  # value matters when both have decayed to ~0
+
+
+def feedback(policy: Policy) -> Feedback | None:
+    """The feedback lane's settings from the policy (``None``: off)."""
+    if policy.feedback_docs <= 0 or policy.feedback_weight <= 0:
+        return None
+    return Feedback(policy.feedback_docs, policy.feedback_terms, policy.feedback_weight,
+                    terms_latin=policy.feedback_terms_latin)
+
+
+def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
+        pred: Predicate | None, include_archive: bool, include_superseded: bool,
+        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False,
+        extra: ExtraLanes | None = None) -> list[SearchHit]:
+    """The ranked hits of one query (see ``Repository.search``). ``extra``
+    makes further lanes from the query's terms (the semantic lane)."""
+    words, bigrams = query_terms(tok, query)
+    lanes = extra(words, bigrams) if extra is not None else ()
+    if not words and not bigrams and not lanes:
+        return []
+    allowed = None if pred is None else (lambda eid: pred(entries[eid]))
+    exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
+    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit,
+                        feedback=fb, lanes=lanes)
+    out = []
+    for h in hits:
+        e = entries[h.key]
+        why = None
+        if explain:
+            why = {"lanes": dict(h.lanes), "terms": list(h.terms), "expansion_matched": list(h.expansion),
+                   "expansion": {t: round(w, 4) for t, w in h.expanded.items()}}
+        out.append(SearchHit(e, h.score, h.terms, snippet(e, h.terms or h.expansion), h.lanes,
+                             h.expansion, why))
+    return out

@@ -1,0 +1,350 @@
+"""Text → index terms. No I/O except jieba's one-time dictionary cache.
+
+Two kinds of terms, for two retrieval lanes:
+
+* words: jieba words for Chinese (search mode, so '移动端' also yields '移动'),
+  lower-cased Latin words and numbers with a light English stemmer; stop words
+  and Chinese function words removed;
+* bigrams: every pair of adjacent CJK characters, so a 2-character Chinese word
+  is found even where jieba cut the sentence differently. A pair of a function
+  character ('的', '了', '在', …) and a neighbour is dropped (it would match half
+  the corpus) unless jieba cut it as a word there ('现在', '地方', '个人', '对面'
+  in search mode, also inside a longer word); a pair of two function characters
+  or a stop word ('一个') is always dropped.
+
+Both sides of a match go through ``textnorm.fold`` first (full-width forms,
+Traditional characters), and Latin names get their spellings apart and together
+('ArgoCD' / 'Argo CD') as extra words.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from . import textnorm as TN
+from .textnorm import fold
+
+_CJK = TN.CJK
+CJK_RUN = re.compile(f"[{_CJK}]+")
+# Latin-ish words and numbers; CJK runs; everything else separates.
+_TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*)", re.UNICODE)
+
+EN_STOP = frozenset("""
+a about above after again against all am an and any are aren't as at be because been
+before being below between both but by can can't cannot could couldn't did didn't do does
+doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
+having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
+i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
+not of off on once only or other ought our ours ourselves out over own same shan't she she'd
+she'll she's should shouldn't so some such than that that's the their theirs them themselves
+then there there's these they they'd they'll they're they've this those through to too under
+until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
+where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+you've your yours yourself yourselves also just s t d ll m re ve
+""".split())
+
+# Function characters: particles, pronouns and copulas that glue sentences together.
+ZH_FUNCTION_CHARS = frozenset(
+    "的了吗呢吧啊呀着过地得之乎也么嘛哦哈是在和与及或就都而且但并被把给让向从对于这那其此个们我你他她它")
+ZH_STOP = frozenset("""
+的 了 吗 呢 吧 啊 呀 着 过 地 得 之 也 么 嘛 哦 是 在 和 与 及 或 就 都 而 且 但 并 被 把 给 让 向 从 对 于
+这 那 其 此 个 们 我 你 他 她 它 我们 你们 他们 她们 它们 这个 那个 这些 那些 什么 怎么 如何 为什么
+哪 哪里 哪个 一个 一些 没有 不是 就是 还是 可以 因为 所以 如果 但是 而且 以及 还有 已经 这样 那样 自己
+有 会 要 能 说 让 又 再 很 太 更 最 被 吧 呢 么 是不是 不是 是否 怎样 哪些 谁 吗
+""".split())
+
+_log = logging.getLogger("sediment")
+
+# Named in the fingerprint: how a pair with a function character is kept.
+BIGRAM_RULE = "a pair with one function character counts once per jieba cut of it; glue and stop words never"
+
+# jieba's HMM guesses words its dictionary lacks (names, new terms). It costs
+# about a third of tokenizing time; the bigram lane finds such words anyway.
+HMM = True
+
+
+def _stem(w: str) -> str:
+    """A light English stemmer (plural, -ed, -ing, final e): enough for 'painted',
+    'paints', 'painting' → 'paint', with no dependency. Non-ASCII words are kept."""
+    if len(w) <= 3 or not w.isascii() or not w.isalpha():
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("ied") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suf in ("ing", "ed"):
+        if w.endswith(suf) and len(w) - len(suf) >= 3 and re.search("[aeiouy]", w[:-len(suf)]):
+            w = w[:-len(suf)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def _rjieba_available() -> bool:
+    # found, not imported: importing rjieba loads its dictionary (~75 ms), which
+    # a warm open never needs
+    import importlib.util
+    return importlib.util.find_spec("rjieba") is not None
+
+
+def default_segmenter() -> str:
+    """'rjieba' (jieba-rs: jieba's dictionary and algorithm, ~15× faster, its
+    dictionary loads in ~0.05 s) where it can be imported, else 'jieba'. The
+    environment variable ``SEDIMENT_SEGMENTER`` (rjieba or jieba) chooses."""
+    chosen = os.environ.get("SEDIMENT_SEGMENTER", "").strip().lower()
+    if chosen in ("rjieba", "jieba"):
+        return chosen if chosen == "jieba" or _rjieba_available() else "jieba"
+    return "rjieba" if _rjieba_available() else "jieba"
+
+
+class Tokenizer:
+    """Holds one segmenter for CJK runs, created lazily so that opening a root
+    whose tokens are cached never pays its start-up: an ``rjieba.Jieba`` by
+    default, or a pure-Python ``jieba.Tokenizer`` (not jieba's global one: it
+    would attach its stderr logging and dictionary cache to the whole process).
+    The two give the same words for all but a handful of CJK runs in 40,000;
+    the index fingerprint names the segmenter, so a switch rebuilds the index
+    instead of mixing the two."""
+
+    def __init__(self, cache_dir: Path | None = None, *, segmenter: str | None = None,
+                 process_wide: bool = False) -> None:
+        self._cache_dir = cache_dir
+        self._process_wide = process_wide  # may use rjieba's own default instance
+        self.segmenter = segmenter or default_segmenter()
+        if self.segmenter not in ("rjieba", "jieba"):
+            raise ValueError(f"segmenter must be rjieba or jieba, not {self.segmenter!r}")
+        self._seg: Any = None
+        self._words: list[tuple[str, int | None]] = []  # add_word calls, replayed on a lazy load
+        self._lock = threading.Lock()
+
+    def add_word(self, word: str, freq: int | None = None) -> None:
+        """Teach the segmenter a word (a name, a product). Call it before
+        opening a root: what was indexed before is not cut again."""
+        with self._lock:
+            self._words.append((word, freq))
+            if self._seg is not None:
+                self._teach(self._seg, word, freq)
+
+    def _segment(self, text: str) -> list[str]:
+        seg = self._seg or self._load()
+        if self.segmenter == "rjieba":
+            return [w for w in seg.cut_for_search(text, HMM) if not w.isspace()]
+        return [w for w in seg.cut_for_search(text, HMM=HMM) if not w.isspace()]
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._seg is None:
+                seg = self._load_rjieba() if self.segmenter == "rjieba" else self._jieba_tokenizer()
+                for word, freq in self._words:
+                    self._teach(seg, word, freq)
+                self._seg = seg
+        return self._seg
+
+    def _teach(self, seg: Any, word: str, freq: int | None) -> None:
+        if self.segmenter == "rjieba":
+            seg.add_word(word, freq, None)  # (rjieba's third argument is the tag)
+        else:
+            seg.add_word(word, freq)
+
+    def _load_rjieba(self) -> Any:
+        import rjieba
+        # importing rjieba has built its default instance already: the
+        # process-wide tokenizer uses it rather than load the dictionary twice
+        default = getattr(rjieba, "_DEFAULT_JIEBA", None) if self._process_wide else None
+        return default if default is not None else rjieba.Jieba()
+
+    def _jieba_tokenizer(self) -> Any:
+        import jieba
+
+        logging.getLogger("jieba").setLevel(logging.WARNING)
+        jieba.setLogLevel(logging.WARNING)
+        tk = jieba.Tokenizer()
+        # jieba's dictionary cache takes ~4 s to build and is the same
+        # for every root: keep it in the user's cache folder, else in
+        # the root's, never loose in /tmp.
+        for cache_dir in (default_cache_dir(), self._cache_dir):
+            if cache_dir is None:
+                continue
+            try:
+                cache_dir.mkdir(parents=True, exist_ok=True)
+                if os.access(cache_dir, os.W_OK):
+                    tk.tmp_dir = str(cache_dir)
+                    break
+            except OSError:
+                _log.debug("cannot use %s for jieba's cache", cache_dir)
+        tk.initialize()
+        return tk
+
+    @staticmethod
+    def _name_variants(text: str) -> list[str]:
+        """A Latin name's other spellings: its pieces (ArgoCD → argo, cd) and
+        two adjacent words as one (Argo CD, argo-cd → argocd)."""
+        out = []
+        for word in TN.compounds(text):
+            for part in TN.parts(word):
+                p = part.lower()
+                if len(p) > 1 and p not in EN_STOP:
+                    out.append(_stem(p))
+        for a, sep, b in TN.adjacent(text):
+            if a.lower() not in EN_STOP and b.lower() not in EN_STOP and TN.joins(a, sep, b):
+                out.append(_stem((a + b).lower()))
+        return out
+
+    def tag(self, text: str) -> list[tuple[str, str]]:
+        """(word, part of speech) of the CJK runs of ``text``, with jieba's tag
+        set ('n' noun, 'nr' person, 'ns' place, 'v' verb, …), by the same
+        segmenter (and added words) as ``terms``. Not used for indexing: the
+        palace map picks its nouns with it."""
+        runs = " ".join(CJK_RUN.findall(text))
+        if not runs:
+            return []
+        seg = self._seg or self._load()
+        if self.segmenter == "rjieba":
+            pairs = seg.tag(runs, HMM)
+        else:
+            import jieba.posseg
+            pairs = [(p.word, p.flag) for p in jieba.posseg.POSTokenizer(seg).cut(runs, HMM=HMM)]
+        return [(w, f) for w, f in pairs if not w.isspace()]
+
+    def fingerprint(self) -> str:
+        """Changes whenever what this tokenizer produces may change."""
+        extra = "|".join(f"{w}:{f}" for w, f in self._words)
+        return _fingerprint(HMM, self.segmenter, extra, BIGRAM_RULE, TN.VERSION, TN.table_digest())
+
+    def terms(self, text: str) -> tuple[list[str], list[str]]:
+        """(words, bigrams) of ``text``."""
+        text = fold(text)
+        words: list[str] = []
+        cjk_runs = []
+        low = text.lower()
+        for m in _TOKEN_RE.finditer(low):
+            run = m.group(1)
+            if run:
+                cjk_runs.append(run)
+            else:
+                w = m.group(2).replace("’", "'")
+                if w in EN_STOP:
+                    continue
+                if "'" in w:
+                    w = w.split("'")[0]
+                    if w in EN_STOP or not w:
+                        continue
+                words.append(_stem(w))
+        # a name needs a capital, a hyphen or an underscore: most text is let go
+        # by these checks in C, before any scan
+        if (low != text or "-" in text or "_" in text) and TN.may_have_names(text):
+            words += self._name_variants(text)
+        bigrams: list[str] = []
+        if cjk_runs:
+            # one jieba call for all runs (it splits on the spaces itself): the
+            # per-call overhead, not the segmentation, dominated mixed text
+            multi = [r for r in cjk_runs if len(r) > 1]
+            zh = [r for r in cjk_runs if len(r) == 1]
+            seg = self._segment(" ".join(multi)) if multi else []
+            zh += seg
+            fc = ZH_FUNCTION_CHARS
+            for run in multi:
+                for a, b in zip(run, run[1:]):
+                    if a not in fc and b not in fc:
+                        bigrams.append(a + b)
+            # a pair with a function character counts where jieba cut it as a
+            # word (现在, 地方, 个人, 对面), once per cut; glue never does
+            bigrams += [w for w in seg if len(w) == 2 and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
+            # a word made only of function characters (这是, 对于, 我们) is glue, not content
+            words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
+        return words, bigrams
+
+
+@functools.lru_cache(maxsize=8)
+def _fingerprint(hmm: bool, segmenter: str = "jieba", words: str = "", *rules: str) -> str:
+    """A derived index made with another fingerprint is rebuilt, not trusted."""
+    import hashlib
+    from .._version import __version__
+    parts = [__version__, segmenter, _dist_version(segmenter), str(hmm), " ".join(sorted(EN_STOP)),
+             " ".join(sorted(ZH_STOP)), "".join(sorted(ZH_FUNCTION_CHARS)), _TOKEN_RE.pattern, *rules, words]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _dist_version(name: str) -> str:
+    """The installed version of the segmenter's package, read from the name of
+    its one ``<name>-<version>.dist-info`` folder beside it: a warm open needs
+    it for the fingerprint, and ``importlib.metadata`` costs a fresh process
+    more to import (~15 ms) than the rest of a small open. Anything less plain
+    (an egg, a zip, two dist-infos) asks ``importlib.metadata``."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(name)
+        where = spec.submodule_search_locations if spec is not None else None
+        if where:  # a package: its dist-info sits in the folder that holds it
+            site = os.path.dirname(list(where)[0])
+            found = [d for d in os.listdir(site) if d.startswith(name + "-") and d.endswith(".dist-info")]
+            if len(found) == 1:
+                version = found[0][len(name) + 1:-len(".dist-info")]
+                if version and "-" not in version:
+                    return version
+    except (ImportError, OSError, ValueError):
+        pass
+    from importlib.metadata import PackageNotFoundError, version as dist_version
+    try:
+        return dist_version(name)
+    except PackageNotFoundError:  # pragma: no cover
+        return "?"
+
+
+_SHARED: Tokenizer | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared(cache_dir: Path | None = None) -> Tokenizer:
+    """One tokenizer per process: jieba's dictionary takes ~1 s and tens of MB
+    to load, and is the same for every root."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Tokenizer(cache_dir, process_wide=True)
+        return _SHARED
+
+
+def find_term(text: str, terms: set[str]) -> int:
+    """Where in ``text`` (as written) the first of these index terms occurs, or -1.
+    Tokenizes the text the way the index does, so stemmed and normalised terms
+    ('study' for 'studies', 'pkce' for 'ＰＫＣＥ') are found too."""
+    best = -1
+    for m in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", text):
+        tok = m.group(0)
+        if "\u3400" <= tok[0] <= "\ufaff":
+            tok = fold(tok)  # one character for one on a CJK run: positions hold
+            for t in terms:
+                i = tok.find(t)
+                if i >= 0 and (best < 0 or m.start() + i < best):
+                    best = m.start() + i
+            if best >= 0:
+                return best
+        else:
+            norm = normalize(tok)
+            if norm in terms or _stem(norm) in terms:
+                return m.start()
+    return best
+
+
+def normalize(text: str) -> str:
+    """``textnorm.fold`` (full-width forms, Traditional characters), lower-cased."""
+    return fold(text).lower()
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "sediment"

@@ -1,0 +1,1 @@
+"""The optional embedding lane (extra sediment[semantic])."""

@@ -1,0 +1,362 @@
+"""The optional semantic lane: vectors of the memories, kept current in the
+background, and a dense ranking for each query fused with the lexical lanes.
+
+Switched on per root (``Repository(root, semantic=True)`` for the bundled
+model, ``semantic=<embedder>`` for any callable ``texts -> array``, or
+``semantic: true`` in ``policy.yaml``). Nothing of it runs at open: the model
+loads in a background thread on the first search that could use it (the
+search itself is answered lexically meanwhile, and ``status()`` says so), and
+the thread then embeds every memory that has no vector, a batch at a time.
+``embed()`` does the same at once, for scripts and tests.
+
+Reads the view, never writes a note: vectors are derived data in the cache
+(``vectors``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import weakref
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from . import dense as D
+from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
+from ..model.entry import Entry
+from ..errors import NotInstalled, SedimentError, StorageError
+from ..model.policy import Policy
+from ..disk.files import WriterLock
+from ..store.system import VECTORS_LOCK
+from ..progress import Progress
+from ..search.query import ExtraLanes
+from .vectors import VectorFile
+from ..view.view import View
+
+log = logging.getLogger("sediment")
+
+BATCH = 64
+
+
+def make_embedder(semantic: Choice) -> Embedder | None:
+    """``True`` → the bundled model; a callable → itself; ``False``/``None`` → off."""
+    if semantic is None or semantic is False:
+        return None
+    if semantic is True:
+        return Bundled()
+    if callable(semantic):
+        return semantic
+    raise TypeError(f"semantic= takes True, False or an embedder callable, not {type(semantic).__name__}")
+
+
+# after a pass fails on the vector file (a disk full), the background thread
+# waits this long before the next search's wake may start another
+RETRY_SECONDS = 30.0
+
+
+class Semantic:
+    def __init__(self, view: View, embedder: Embedder, cache: Path | None, *, lock_timeout: float,
+                 rules: D.DenseRules | None = None, background: bool = True) -> None:
+        require_numpy()
+        self.view = view
+        self.embedder = embedder
+        self.model = model_id(embedder)
+        self.rules = rules or D.DenseRules()
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.model)[:80]
+        path = lock = None
+        if cache is not None:
+            path = cache / f"vectors-{slug}.bin"
+            lock = WriterLock.for_path(cache / VECTORS_LOCK)
+        self.vectors = VectorFile(path, lock, lock_timeout)
+        self._keys: dict[str, tuple[str, bytes]] = {}  # id → (version, content key)
+        self._background = background
+        self._ready = not isinstance(embedder, Bundled)  # a caller's embedder needs no loading
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._mutex = threading.Lock()  # one embedding pass at a time
+        self.error: str | None = None
+        self.retry_after = RETRY_SECONDS  # after a pass failed on the vector file
+        self._by_key: dict[bytes, list[str]] | None = None
+        self._by_key_size = 0
+        self._keys_changed = False
+        self._learned = 0  # keys computed (a memory new, or of a new version), ever
+        self._told = (-1, -1)  # (_learned, memories) when the vector file was last told the keys in use
+
+    # --------------------------------------------------------------- state
+
+    def status(self) -> dict[str, Any]:
+        """What the lane can do now: 'loading' (the model), 'embedding'
+        (vectors missing), 'ready', or 'failed' (with the reason)."""
+        with self.view.reading() as view:
+            total = len(view.entries)
+            have = sum(1 for e in view.entries.values() if self._key(e) in self.vectors)
+        state = ("failed" if self.error else "loading" if not self._ready
+                 else "ready" if have == total else "embedding")
+        return {"model": self.model, "state": state, "vectors": have, "memories": total,
+                **({"error": self.error} if self.error else {})}
+
+    def prepare(self) -> None:
+        """Load the model now (a one-shot process: the CLI), so that the next
+        search uses the lane; memories without a vector stay out of it until
+        ``embed`` (or the background) computes theirs."""
+        if isinstance(self.embedder, Bundled):
+            self.embedder.load()
+        self._tell(*self._missing()[2:])  # learns every memory's content key, so its cached vector is found
+        self._ready = True
+        self._background = False
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout=5)
+
+    def _key(self, e: Entry) -> bytes:
+        got = self._keys.get(e.id)
+        if got is None or got[0] != e.version:
+            got = (e.version, key_of(self.model, text_of(e)))
+            self._keys[e.id] = got
+            self._keys_changed = True
+            self._learned += 1
+        return got[1]
+
+    def _ids_by_key(self) -> dict[bytes, list[str]]:
+        """Content key → ids (one text kept twice by hand has two), rebuilt only
+        after keys changed."""
+        if self._by_key is None or self._by_key_size != len(self._keys) or self._keys_changed:
+            by_key: dict[bytes, list[str]] = {}
+            for eid, (_, k) in self._keys.items():
+                by_key.setdefault(k, []).append(eid)
+            self._by_key, self._by_key_size, self._keys_changed = by_key, len(self._keys), False
+        return self._by_key
+
+    # --------------------------------------------------------------- embedding
+
+    def _missing(self) -> tuple[list[tuple[bytes, str]], int, set[bytes] | None, tuple[int, int]]:
+        """The texts with no vector yet, by key, and how many memories there
+        are (one pass over the entries: a search wakes the background for
+        this); the keys in use, when they may have changed since the vector
+        file was told them (else None), and what says so (for ``_tell``)."""
+        with self.view.reading() as view:
+            out: dict[bytes, str] = {}
+            for e in view.entries.values():
+                k = self._key(e)
+                if k not in self.vectors and k not in out:
+                    out[k] = text_of(e)
+            # (no key learned and as many memories: the same keys; a second
+            # pass only then, so the pass after every search costs what it did)
+            seen = (self._learned, len(view.entries))
+            live = {self._key(e) for e in view.entries.values()} if seen != self._told else None
+            return list(out.items()), len(view.entries), live, seen
+
+    def _tell(self, live: set[bytes] | None, seen: tuple[int, int]) -> None:
+        """The corpus mean: of the rows of these keys, not of older versions'."""
+        if live is not None:
+            self.vectors.live(live)
+            self._told = seen
+
+    def embed(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Compute every missing vector now; returns counts and seconds. A
+        failure to read or write the vector file is a ``StorageError``; a pass
+        that succeeds clears the lane's error (a disk full is not for life)."""
+        try:
+            out = self._embed(progress)
+        except SedimentError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"the semantic lane cannot embed: {exc}",
+                               path=str(self.vectors.path or "")) from exc
+        self.error = None
+        return out
+
+    def _embed(self, progress: Progress | None) -> dict[str, Any]:
+        t0 = time.monotonic()
+        with self._mutex:
+            if isinstance(self.embedder, Bundled):
+                self.embedder.load()  # so that a query never waits for the model
+            self.vectors.reload()
+            todo, memories, live, seen = self._missing()
+            for i in range(0, len(todo), BATCH):
+                if self._stop.is_set():
+                    break
+                part = todo[i:i + BATCH]
+                self.vectors.add([k for k, _ in part], self.embedder([t for _, t in part]))
+                if progress is not None:  # a batch takes about a second: each is worth a tick
+                    progress("embed", min(i + BATCH, len(todo)), len(todo))
+            self._ready = True
+            if len(self.vectors) > 2 * max(memories, 1000):  # mostly stale rows: rewrite
+                with self.view.reading() as view:
+                    live = {self._key(e) for e in view.entries.values()}
+                    seen = (self._learned, len(view.entries))
+                self.vectors.compact(live)
+            self._tell(live, seen)
+        return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
+                "seconds": round(time.monotonic() - t0, 3)}
+
+    @staticmethod
+    def _run(lane: "weakref.ref[Semantic]", stop: threading.Event, wake: threading.Event) -> None:
+        """The background thread. It holds its lane (and so the view) only
+        while it embeds: a repository dropped without ``close()`` is collected,
+        and the lane's finalizer (``nudge``) then ends this thread. A pass that
+        fails on the vector file (``status()`` says 'failed' meanwhile) is
+        tried again at the next wake (the next search); one that fails in the
+        embedder (a wrong shape, a missing package) stops the thread."""
+        while not stop.is_set():
+            me = lane()
+            if me is None:
+                return
+            pause = 0.0
+            try:
+                me.embed()
+            except OSError as exc:  # (StorageError, LockTimeout: a disk full, a busy lock) the next wake tries again
+                me._failed(exc, "paused")
+                pause = me.retry_after
+            except (SedimentError, ValueError, ImportError) as exc:  # the embedder's: the same at every pass
+                me._failed(exc, "stopped")
+                return
+            del me
+            # after a failed pass, none for a while: on a disk still full every
+            # search would embed a batch (about a second of model CPU) only to
+            # throw it away. A search meanwhile leaves the wake set: one pass then.
+            if pause and stop.wait(pause):
+                return
+            wake.wait()
+            wake.clear()
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        error = f"{type(exc).__name__}: {exc}"
+        if error != self.error:  # (a disk still full at every search: said once)
+            log.warning("sediment: the semantic lane %s: %s", what, error)
+        self.error = error
+
+    def nudge(self) -> None:
+        """Start the background thread, or wake it to embed what is new."""
+        if not self._background:
+            return
+        if self._thread is None or (not self._thread.is_alive() and self.error is None and not self._stop.is_set()):
+            # (a thread stopped by the embedder's error is started again only
+            # once an explicit embed() has succeeded and cleared the error)
+            if self._thread is None:
+                weakref.finalize(self, _wake_to_end, self._stop, self._wake)  # (collected, or the interpreter exits)
+            self._thread = threading.Thread(target=Semantic._run, args=(weakref.ref(self), self._stop, self._wake),
+                                            name="sediment-embed", daemon=True)
+            self._thread.start()
+        else:
+            self._wake.set()
+
+    # --------------------------------------------------------------- searching
+
+    def nearest(self, query: str, k: int) -> list[str]:
+        """The ids of the ``k`` memories most similar to ``query``, with no floor
+        and no fusion: the dense lane alone, for benchmarks beside the fused search."""
+        sims, _, keys, _ = self._similarities(query)
+        by_key = self._ids_by_key()
+        out: list[str] = []
+        for r in sims.argsort()[::-1]:
+            out += by_key.get(keys[int(r)], [])
+            if len(out) >= k:
+                break
+        return out[:k]
+
+    def extra(self, query: str) -> ExtraLanes:
+        """The ``extra`` lanes of one search (called inside the view's reading):
+        ``rank.Lane``s, which the index hands its lexical rankings."""
+        return lambda words, bigrams: self.lanes(words, bigrams, query)
+
+    def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str
+              ) -> Sequence[D.DenseLane | D.BlendLane]:
+        """The dense lane for one query, or none while the model is not loaded
+        (the search is lexical then; ``status()`` tells): a tail filler when the
+        lexical lanes answer the query, the blended ranking when it leans on
+        the lane (dense.py)."""
+        self.nudge()
+        if not self._ready or self.error or not len(self.vectors):
+            return []
+        self.vectors.reload()
+        np = require_numpy()
+        sims, raw, keys, calibrated = self._similarities(query)
+        by_key = self._ids_by_key()
+        index, entries = self.view.index, self.view.entries
+        cands: list[tuple[float, int]] = []
+        texts: list[str] = []  # of the best candidates, for the script test
+        for r in D.select(sims, self.rules, raw, calibrated=calibrated):
+            for eid in by_key.get(keys[r], ()):
+                slot = index.slot_of.get(eid)
+                if slot is not None and eid in entries:
+                    cands.append((float(sims[r]), slot))
+                    if len(texts) < self.rules.cross_top:
+                        texts.append(entries[eid].body)
+        cross = D.cross_language(query, texts)
+        found = D.lexical_evidence(words, bigrams, index.df, len(index))
+        evidence = found * (1 - cross)
+        if evidence >= self.rules.evidence_skip or not cands:
+            return [D.DenseLane(cands, D.TAIL)]
+        return [D.BlendLane(cands, self._similarity(sims, keys),
+                            # (a NaN row, a model's fault on one text, would make both NaN:
+                            # every similarity scaled to 0; select skipped it, so do these)
+                            self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
+                            # (trusted more by evidence only where the similarities are
+                            # calibrated: the spread test and centring, from z_min_docs on)
+                            D.alpha_for(cross, self.rules, found if calibrated else None),
+                            self.rules.lexical_depth, self.rules.weight_max)]
+
+    def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool]:
+        """The query's similarity to every cached vector, as the lane ranks by
+        (centred on the corpus mean from ``z_min_docs`` vectors up: vectors.py
+        says why; below that, the mean of a few notes is no genre's), and the
+        plain cosine (None when that is what the first is); the rows' keys;
+        and whether the similarities are calibrated: enough vectors for a mean
+        and a spread to say something, counted as no more than the memories
+        (the file keeps a row for each version embedded until it is compacted)."""
+        q = require_numpy().asarray(self.embedder([query]))[0]
+        calibrated = min(len(self.vectors), len(self.view.entries)) >= self.rules.z_min_docs
+        raw, cen, keys = self.vectors.scan_keys(q, center=self.rules.center and calibrated)
+        return (raw, None, keys, calibrated) if cen is None else (cen, raw, keys, calibrated)
+
+    def _similarity(self, sims: Any, keys: list[bytes]) -> Callable[[int], float | None]:
+        """A slot's similarity to the query (a lexical hit outside the dense
+        candidates), or None without a vector."""
+        index, entries, vectors = self.view.index, self.view.entries, self.vectors
+
+        def of(slot: int) -> float | None:
+            e = entries.get(index.key_of[slot] or "")
+            key = self._key(e) if e is not None else None
+            row = vectors.row(key) if key is not None else None
+            # (a row appended or moved by a compaction since the scan has no similarity in it)
+            return float(sims[row]) if row is not None and row < len(sims) and keys[row] == key else None
+        return of
+
+    def _other_script(self, query_cjk: bool) -> Callable[[int], bool]:
+        index, entries = self.view.index, self.view.entries
+
+        def other(slot: int) -> bool:
+            e = entries.get(index.key_of[slot] or "")
+            return e is not None and D.is_cjk(e.body) != query_cjk
+        return other
+
+def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
+    stop.set()
+    wake.set()
+
+
+def semantic_lane(view: View, policy: Policy, semantic: Choice, cache: Path | None) -> Semantic | None:
+    """The lane a root asked for: ``semantic=`` (True, an embedder, False), else
+    the policy's key. Asked for in code and missing, the extra raises
+    ``NotInstalled``; asked for by ``policy.yaml`` (a person's file), it
+    only logs a warning and the search stays lexical."""
+    from_policy = semantic is None
+    embedder = make_embedder(policy.semantic if from_policy else semantic)
+    if embedder is None:
+        return None
+    try:
+        return Semantic(view, embedder, cache, lock_timeout=policy.lock_timeout_seconds,
+                        rules=D.DenseRules(floor_centered=policy.semantic_floor))
+    except NotInstalled as exc:
+        if not from_policy:
+            raise
+        log.warning("sediment: policy.yaml asks for the semantic lane, but %s", exc)
+        return None

@@ -1,0 +1,1 @@
+"""The writer over the view: publishing, moves, recovery of dead writers' operations."""

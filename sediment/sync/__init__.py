@@ -1,0 +1,1 @@
+"""Git: sync between machines, the note merge, repairs after a merge."""

@@ -1,0 +1,159 @@
+"""Optional git plumbing for ``sediment init --git``, ``clone`` and ``sync``.
+git is not a dependency: without it on PATH the command says so.
+
+Settings are passed as ``git -c`` for sediment's own calls, and written into a
+repository's config only where the root is that repository's top level (its
+own repository, never a person's larger one, never the global config).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..model.entry import LAYERS
+from ..errors import StorageError
+
+# What init commits: the files sediment itself keeps in a root. Anything else
+# in the folder (a person's own notes, .obsidian/) is the person's to add.
+OWN = (".gitignore", ".gitattributes", "_system", *LAYERS)
+FALLBACK = {"user.name": "sediment", "user.email": "sediment@localhost"}
+# environment variables that give git each half of an identity (they beat config)
+_ENV = {"user.name": (("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"),),
+        "user.email": (("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"), ("EMAIL",))}
+
+
+DRIVER = "sediment"
+# Notes in layer folders merge through sediment's driver; the per-machine
+# usage summaries (one file per machine) merge as a union.
+ATTRIBUTES = [f"{layer}/**/*.md merge={DRIVER}" for layer in LAYERS] + ["_system/shared/** merge=union"]
+
+
+def driver_command() -> str:
+    """The merge driver's command line, with this interpreter (git runs it through a shell)."""
+    return f"{shlex.quote(sys.executable)} -m sediment merge-driver %O %A %B %P"
+
+
+# What a merge of memories needs: no directory-rename guesses (the folder is
+# the layer), renames found however many notes moved, and the notes' driver.
+# ``sync`` itself lets git merge notes as text and settles the notes git
+# leaves conflicted with the same rules in its own process (``syncmerge``): the
+# result is the driver's, without a Python start for every note both sides changed.
+def merge_options(*, driver: bool = False) -> list[str]:
+    run = driver_command() if driver else "git merge-file --marker-size=%L %A %O %B"
+    return ["-c", "merge.directoryRenames=false", "-c", "merge.renames=true", "-c", "diff.renames=true",
+            "-c", "merge.renameLimit=1000000", "-c", "diff.renameLimit=1000000",
+            "-c", f"merge.{DRIVER}.name=sediment notes (frontmatter by rule, body three-way)",
+            "-c", f"merge.{DRIVER}.driver={run}"]
+
+
+def git_exe() -> str:
+    git = shutil.which("git")
+    if git is None:
+        raise StorageError("git is not installed; install it or run 'git init' yourself")
+    return git
+
+
+def toplevel(git: str, root: Path) -> Path | None:
+    """The top level of the repository the root is in, or None."""
+    proc = _run(git, root, "rev-parse", "--show-toplevel", ok=(0, 128))
+    return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def append_missing(path: Path, lines: list[str], head: str = "") -> bool:
+    """Add to a text file (``.gitignore``, ``.gitattributes``) the ``lines`` it
+    lacks, after what a person wrote there; ``head`` starts a file that did
+    not exist. Whether anything was added."""
+    try:
+        have = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        have = ""
+    present = set(have.splitlines())
+    missing = [ln for ln in lines if ln not in present]
+    if missing:
+        start = head if not have else "" if have.endswith("\n") else "\n"
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(start + "\n".join(missing) + "\n")
+    return bool(missing)
+
+
+def install_driver(git: str, root: Path, top: Path | None | bool = False) -> list[str]:
+    """Register the merge driver where it is missing: the lines of
+    ``.gitattributes`` (in the root) and, when the root is its repository's top
+    level, the driver in that repository's config. Returns what was done."""
+    done = []
+    if append_missing(root / ".gitattributes", ATTRIBUTES,
+                      "# sediment: how git merges memories (see README, Several machines)\n"):
+        done.append(".gitattributes")
+    if top is False:
+        top = toplevel(git, root)
+    if isinstance(top, Path) and top == root.resolve():
+        current = _run(git, root, "config", "--local", "--get", f"merge.{DRIVER}.driver", ok=(0, 1)).stdout.strip()
+        if current != driver_command():
+            _run(git, root, "config", "--local", f"merge.{DRIVER}.name", "sediment notes")
+            _run(git, root, "config", "--local", f"merge.{DRIVER}.driver", driver_command())
+            done.append(f"merge.{DRIVER}.driver")
+    return done
+
+
+def clone(url: str, dest: Path) -> None:
+    """``git clone`` of a memory (an empty remote too)."""
+    git = git_exe()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _run(git, dest.parent, "clone", "-q", url, str(dest))
+
+
+def _run(git: str, root: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([git, *args], cwd=root, capture_output=True, text=True)
+    if proc.returncode not in ok:
+        why = " ".join(line for line in proc.stderr.splitlines() if not line.startswith("hint:"))
+        raise StorageError(f"git {args[0]} failed: {why.strip() or f'exit {proc.returncode}'}",
+                           path=str(root))
+    return proc
+
+
+def identity_options(git: str, root: Path) -> list[str]:
+    """``-c`` options for the halves of a commit identity git has none for: the
+    person's configured name and email (config or environment) are used as they
+    are; only a missing one is filled in with sediment's."""
+    out: list[str] = []
+    found = _run(git, root, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1)).stdout.splitlines()
+    have = {line.split(" ", 1)[0].lower() for line in found if " " in line and line.split(" ", 1)[1].strip()}
+    for key, default in FALLBACK.items():
+        configured = key in have
+        from_env = any(all(os.environ.get(v) for v in group) for group in _ENV[key])
+        if not configured and not from_env:
+            out += ["-c", f"{key}={default}"]
+    return out
+
+
+def git_init(root: Path) -> bool:
+    """Make ``root`` a git repository (if it is not inside one) with a commit of
+    sediment's own files in it (``.gitignore``, ``_system/``, the layer folders;
+    the ``.gitignore`` keeps the lock, journal, caches, usage and reports out).
+
+    Inside an existing repository only those paths are staged and committed;
+    whatever else the person has staged stays staged. The commit is the
+    person's (their configured git identity); sediment's identity fills in only
+    what git has none for, and only for this one command. Nothing new to commit
+    (init run twice): no commit."""
+    git = git_exe()
+    inside = _run(git, root, "rev-parse", "--is-inside-work-tree", ok=(0, 128))
+    if inside.returncode != 0 or inside.stdout.strip() != "true":
+        _run(git, root, "init", "-q")
+    install_driver(git, root)
+    own = [p for p in OWN if (root / p).exists()]
+    _run(git, root, "add", "-A", "--", *own)
+    # `git commit -- <paths>` commits those paths only; a path git knows
+    # nothing of (an empty layer folder) would make it fail, so name only the
+    # ones with staged changes
+    changed = [p for p in own if _run(git, root, "diff", "--cached", "--quiet", "--", p,
+                                       ok=(0, 1)).returncode == 1]
+    if changed:
+        _run(git, root, *identity_options(git, root), "commit", "-q",
+             "-m", "sediment: initial memory", "--", *changed)
+    return True

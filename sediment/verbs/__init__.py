@@ -1,0 +1,1 @@
+"""The core verbs: reads, writes, metabolism, health, adopt."""

@@ -1,0 +1,474 @@
+"""The in-memory view of a root: every memory by id, path and name, the
+problems found in files, and the search index, kept current with the disk.
+
+Files are the truth; the view is derived and rebuilt on open. A snapshot of
+the index (``_system/cache/index.bin``) saves parsing and tokenizing, but only
+for files whose bytes hash to the version recorded in it. Where the cache
+folder cannot be used (a symlink: no ``snapshot_path``) nothing is read or
+written there; on a read-only root (``save_snapshots`` False) it is read only.
+
+Three sources of change reach the view:
+
+* the library's own writes (``store``) update it directly;
+* other processes' writes arrive through the journal (``sync``: one ``stat``
+  per call, and a read of the new journal lines when the file grew);
+* edits a person makes behind the library's back arrive through ``refresh``
+  (a stat scan) or the watcher (``apply_paths``).
+
+Consistency: every reader holds ``lock`` (a re-entrant lock) for the whole of
+one call — ``with view.reading():`` — and every change to the view is made
+under it, so a call that iterates 10k entries while the watcher applies an
+edit sees the view before the edit or after it, never half of it. The lock is
+held for reads of memory only (never for disk I/O of other processes), so
+holding it for a call costs a watcher batch a short wait, nothing more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import logging
+import os
+import re
+import stat
+import struct
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from . import bodies as B
+from . import coldopen as C
+from ..model import entry as E
+from ..model import names as N
+from ..model import obsidian as O
+from ..search import query as S
+from ..search import tokenize as T
+from . import warmopen as W
+from .compact import Named, Pool
+from ..model.entry import Entry
+from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
+from ..disk.files import WriterLock, atomic_write, read_nofollow
+from ..search.index import DocTerms, Index, Pending
+from ..disk.journal import Feed
+from ..progress import Progress, Ticker
+from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
+from .renames import Renames
+from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
+
+log = logging.getLogger("sediment")
+
+_ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
+
+
+class View:
+    """Read-only for feature code: use ``reading()``, ``entries``, ``resolve``,
+    ``index`` and ``problems``; only the store and the watcher change it."""
+
+    def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
+                 writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
+                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE,
+                 open_processes: int = 0, own: tuple[str, ...] = ()) -> None:
+        self.root = root
+        self.tz = tz  # the root's timezone, for dates a person wrote without one
+        self.progress: Progress | None = None  # long jobs report here (a cold open, metabolize)
+        self.max_meta_size = max_meta_size
+        self.open_processes = open_processes  # the policy's: 0 = one per core, 1 = no pool
+        self.tokenizer = tokenizer
+        self.feed = feed
+        self.snapshot_path = snapshot_path
+        self.save_snapshots = save_snapshots and snapshot_path is not None
+        self._writer_lock = writer_lock
+        self._lock_timeout = lock_timeout
+        self.lock = threading.RLock()
+        self.ready = False  # loaded: from now on writers sync before writing
+        self.entries: dict[str, Entry] = {}
+        self.by_path: dict[str, str] = {}
+        self.by_name = Named()  # name → ids (more than one only by hand)
+        self._names: O.Names | None = None  # what [[links]] may name (see names)
+        self.rules = Rules(own=own)  # what the vault's settings leave out; own: MAP.md, sources/
+        self.problems: dict[str, Problem] = {}
+        self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
+        self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
+        self.index = Index()
+        self.dirty = False  # changed since the snapshot was written
+        self.erased_pending = False  # an erased note loaded since the body store was written (Store.writing)
+        self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use
+        self._pool = Pool()  # what the entries' frontmatter shares (see Entry.compact)
+        self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
+        self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None  # (old, new id): renamed by hand
+        self._renames = Renames()
+        # temp files of interrupted writes in the layer folders that the open's
+        # walk met, while the open owes their sweep (health.sweep_at_open takes
+        # them); None: not looked for (later walks, or recovery swept already)
+        self.temps_seen: set[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator["View"]:
+        """Hold the view for one reader's call, current with other processes."""
+        with self.lock:
+            self.sync()
+            yield self
+
+    def resolve(self, key: Any) -> Entry:
+        """The entry with this id, path or name (``[[name]]``, ``folder/name``,
+        an alias accepted). A name several notes have is ``Ambiguous``."""
+        if not isinstance(key, str) or not key:
+            raise NotFound(f"no memory {key!r}", id=key)
+        e = self.entries.get(key)
+        if e is None and (key in self.by_path or key + ".md" in self.by_path):
+            e = self.entries[self.by_path.get(key) or self.by_path[key + ".md"]]
+        if e is None:
+            ids = self.names.candidates(E.unwrap_link(key).split("|")[0].split("#")[0])
+            if len(ids) > 1:  # a person's notes of one name in several folders
+                paths = sorted((self.entries[i].path for i in ids), key=lambda p: (len(p), p))
+                raise Ambiguous(f"{key!r} names {len(ids)} notes: {', '.join(paths)}; name one by its "
+                                f"id or as folder/name", candidates=paths)
+            e = self.entries[ids[0]] if ids else None
+        if e is None:
+            broken = self._damaged(key)
+            if broken is not None:  # it exists: say so, and why it cannot be read
+                raise ParseError(f"{broken.path}{':' + str(broken.line) if broken.line else ''}: "
+                                 f"{key!r} exists but cannot be read: {broken.reason}",
+                                 path=broken.path, line=broken.line)
+            raise NotFound(f"no memory with id or name {key!r}", id=key)
+        return e
+
+    @property
+    def names(self) -> O.Names:
+        """What ``[[links]]`` may name (``obsidian.Names``); built on first use, then kept current."""
+        if self._names is None:
+            self._names = O.Names()
+            for e in self.entries.values():
+                self._names.add(e.id, e.path, e.name, e.aliases)
+        return self._names
+
+    def link(self, target: str) -> Entry | None:
+        """The note ``[[target]]`` links to, as Obsidian resolves it (one name
+        in several folders: the shortest path, then path order), or None."""
+        eid = self.names.resolve(target)
+        return None if eid is None else self.entries.get(eid)
+
+    def _damaged(self, key: str) -> Problem | None:
+        """The problem of a file that would be the memory ``key`` (by file
+        name, or by an ``id:`` line) if it could be read."""
+        name = E.unwrap_link(key)
+        for rel, p in self.problems.items():
+            if p.code not in ("parse", "storage") or not rel.endswith(".md"):
+                continue
+            if rel.rsplit("/", 1)[-1][:-3] == name:
+                return p
+            try:
+                head = read_nofollow(self.root / rel)[:4096].decode("utf-8", "replace")
+            except OSError:
+                continue
+            m = _ID_LINE.search(head)
+            if m and m.group(1) == key:
+                return p
+        return None
+
+    def same_text(self, text: str) -> list[Entry]:
+        """Memories whose main text is ``text`` once whitespace is normalised."""
+        if self._by_text is None:
+            self._by_text = {}
+            for e in self.entries.values():
+                self._by_text.setdefault(text_key(e.text), set()).add(e.id)
+        norm = " ".join(text.split())
+        found = (self.entries[i] for i in self._by_text.get(text_key(text), ()))
+        return sorted((e for e in found if " ".join(e.text.split()) == norm), key=lambda e: e.id)
+
+    def knows(self, key: Any) -> bool:
+        return isinstance(key, str) and (key in self.entries or E.unwrap_link(key) in self.by_name
+                                         or key in self.by_path)
+
+    def counts(self) -> dict[str, Any]:
+        es = self.entries.values()
+        return {
+            "root": str(self.root),
+            "memories": len(self.entries),
+            "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in E.LAYERS},
+            "reference": sum(1 for e in es if e.reference),  # a person's notes, outside the layers
+            "kinds": dict(sorted(Counter(e.kind for e in es).items())),
+            "rooms": dict(sorted(Counter(e.room or "-" for e in es).items())),
+            "problems": len(self.problems),
+            "index_terms": len(self.index.words) + len(self.index.bigrams),
+        }
+
+    # ------------------------------------------------------------------ loading
+
+    def walk(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Every note of the root, as ``vault.walk`` finds them: (relative posix path, stat)."""
+        self.rules = load_rules(self.root, self.rules.own)
+
+        def unreadable(rel: str, exc: OSError | None) -> None:
+            if exc is None:
+                self.problems.pop(rel, None)
+            else:
+                self.problems[rel] = Problem(rel, f"cannot read this folder: {exc.strerror}", code="storage")
+        seen = self.temps_seen  # (one in a person's folder is not ours to sweep: theirs, or their tool's)
+        temp = None if seen is None else lambda rel: seen.add(rel) if N.in_layer(rel) else None
+        return walk_notes(self.root, self.rules, unreadable, temp)
+
+    def load_all(self) -> None:
+        """Build the view. Every file is still read, so the snapshot can never
+        hide an edit; anything not matching it is parsed and indexed afresh.
+        The feed is placed before, by the open's recovery (``health``)."""
+        snap: dict[str, tuple[int, list[Any]]] = {}
+        try:
+            if self.snapshot_path is not None:
+                with open(self.snapshot_path, "rb") as fh:
+                    self.index, docs = Index.restore(fh, self.tokenizer.fingerprint())
+                snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
+                self._shelf.open()
+        except FileNotFoundError:
+            pass
+        except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
+            log.debug("ignoring index snapshot: %s", exc)
+            self.index = Index()
+        files = sorted(self.walk())
+        tick = Ticker(self.progress, "open", len(files))
+        # the notes the snapshot cannot give (all of them on a cold open):
+        # parsed and tokenized by a pool of processes when there are many
+        fresh = [rel for rel, _ in files if rel not in snap]
+        workers = C.pool_size(len(fresh), self.open_processes)
+        parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
+                          tok=self.tokenizer, workers=workers, first=len(self.index.key_of)) if workers else None
+        try:
+            matched = W.load_files(self, files, snap, parsed, tick)
+        finally:
+            if parsed is not None:
+                parsed.close()  # stops the pool
+        self.index.settle()  # the workers' postings merged, in one pass
+        for rel, (slot, doc) in snap.items() if len(matched) != len(snap) else ():
+            key = self.index.key_of[slot]
+            if slot not in matched and key is not None and key not in self.entries:
+                self._renames.left(key, rel, doc[1])  # (gone from the snapshot's path)
+        for slot, key in enumerate(list(self.index.key_of)):
+            if key is not None and slot not in matched and self.entries.get(key) is None:
+                self.index.remove(key, None)  # its body is gone: compacted below
+        self._follow_renames()
+        if not self.index.exact:
+            self.index.compact()
+        self._shelf.done()
+        if self.dirty or len(matched) != len(snap):  # (a cache: saved only if the lock is free now)
+            self.save_snapshot(timeout=0.0)
+        elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
+            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, 0.0)
+
+    def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
+        if not self.save_snapshots or self.snapshot_path is None:
+            return
+        docs = {eid: [e.path, e.version, E.snapshot_meta(e), e._cache.get("off")] for eid, e in self.entries.items()}
+        try:
+            data = self.index.snapshot(docs, self.tokenizer.fingerprint())
+            self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+            # under the writer lock, so that recovery may sweep any temp file it finds
+            with self._writer_lock.hold(self._lock_timeout if timeout is None else timeout):
+                atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
+                self._shelf.save(self.index.key_of, self.entries)  # (the bodies, out of memory: bodies.py)
+            self.dirty = False
+        except (OSError, LockTimeout, TypeError, ValueError) as exc:
+            # a cache: failing to write it costs the next open time, nothing else
+            log.debug("could not write the index snapshot: %s", exc)
+
+    def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
+                  outcome: C.Outcome | None = None) -> None:
+        """(Re)read one file into the view, or drop it from the view if gone/bad.
+        ``outcome``: its ``read_parse`` done already (by a worker of the open)."""
+        self.forget_path(rel)
+        path = self.root / rel
+        try:
+            if st is None:
+                st = path.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.problems[rel] = Problem(rel, f"cannot read: {exc}", code="storage")
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
+                                         code="not_a_file")
+            return
+        if outcome is None:
+            outcome = C.read_parse(self.root, rel, self.tz, self.max_meta_size, data)
+        if outcome[0] == "gone":
+            return
+        if outcome[0] == "unreadable":
+            self.problems[rel] = Problem(rel, outcome[1], code="storage")
+            return
+        self.file_stats[rel] = C.stamp(st)
+        if outcome[0] == "bad":
+            self.problems[rel] = Problem(rel, outcome[1], line=outcome[2])
+            return
+        _, entry, off, terms = outcome
+        other = self.entries.get(entry.id)
+        if other is not None and not (self.root / other.path).exists():
+            self.forget_path(other.path)  # moved by hand; the old path's event is still on its way
+            other = None
+        if other is not None:
+            keep, drop = (entry, other) if keep_first(entry, other) else (other, entry)
+            if keep is entry:
+                self.forget_path(other.path)
+            self.problems[drop.path] = Problem(drop.path, f"id {entry.id} is also used by {keep.path}; "
+                                                          f"this copy is left out", code="duplicate_id")
+            # no stat kept: when the twin goes, this file must be read again
+            self.file_stats.pop(drop.path, None)
+            if keep is other:
+                return
+        if off is not None:
+            entry._cache["off"] = off
+        self._add(entry, terms)
+        self._renames.came(entry.id, rel, entry.version)
+
+    def load_known(self, entry: Entry) -> None:
+        """Put an entry we just wrote into the view without reading it back."""
+        self.forget_path(entry.path)
+        try:
+            st = (self.root / entry.path).stat()
+            self.file_stats[entry.path] = C.stamp(st)
+        except OSError:
+            pass
+        self._add(entry)
+
+    def relocate(self, old: Entry, fresh: Entry) -> None:
+        """The view after a move that changed no indexed text: same index slot,
+        new path and flags. No tokenizing: moves are metabolism's bulk work."""
+        self.problems.pop(old.path, None)
+        self.file_stats.pop(old.path, None)
+        self.by_path.pop(old.path, None)
+        self.entries[fresh.id] = fresh
+        self.by_path[fresh.path] = fresh.id
+        if self._names is not None:
+            self._names.path_of[fresh.id] = fresh.path
+        try:
+            st = os.stat(self.root / fresh.path)
+            self.file_stats[fresh.path] = C.stamp(st)
+        except OSError:
+            pass
+        self.index.set_flags(fresh.id, S.flags(fresh))
+        self.dirty = True
+
+    def forget_path(self, rel: str) -> None:
+        """Drop whatever the view holds for this path."""
+        self.problems.pop(rel, None)
+        self.file_stats.pop(rel, None)
+        eid = self.by_path.pop(rel, None)
+        if eid is None:
+            return
+        old = self.entries.pop(eid, None)
+        if old is not None:
+            self._renames.left(eid, rel, old.version)
+            if self._by_text is not None:
+                self._by_text.get(text_key(old.text), set()).discard(eid)
+            self.by_name.discard(old.name, eid)
+            if self._names is not None:
+                self._names.remove(eid, old.name, old.aliases)
+        # the terms it was indexed with, so document frequencies stay exact
+        self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
+        self.dirty = True
+
+    def _register(self, entry: Entry) -> None:
+        entry.compact(self._pool)
+        if self._by_text is not None:
+            self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
+        self.entries[entry.id] = entry
+        self.by_path[entry.path] = entry.id
+        self.by_name.add(entry.name, entry.id)
+        if self._names is not None:
+            self._names.add(entry.id, entry.path, entry.name, entry.aliases)
+        if entry.reference:
+            entry._cache["clock"] = self.clock
+            if entry._cache.get("warning"):  # properties that cannot be read: indexed by its text
+                self.problems[entry.path] = Problem(entry.path, entry._cache["warning"], severity="warning",
+                                                    code="properties")
+
+    def _add(self, entry: Entry, terms: DocTerms | Pending | None = None) -> None:
+        self._register(entry)
+        self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry), S.flags(entry))
+        self.dirty = True
+        if self.ready and "erased" in entry.meta:  # (its old text may be in the body store: see save_bodies)
+            self.erased_pending = True
+
+    def save_bodies(self) -> None:
+        """(The store, holding the writer lock, at the end of a write that
+        loaded an erased note: our erase, or another machine's that sync
+        pulled) rewrite the body store now if a body it could hold is in
+        memory, so that the erased text leaves the disk; otherwise it waits
+        for the snapshot. Never from a read or the watcher: those hold the
+        view's lock only, and the writer lock is not taken under it."""
+        self.erased_pending = False
+        if self.save_snapshots:
+            self._shelf.save(self.index.key_of, self.entries)
+
+    # ------------------------------------------------------------------ keeping current
+
+    def sync(self) -> None:
+        """Apply what other processes wrote since we last looked (via the journal)."""
+        paths = self.feed.poll()
+        if paths is None:  # compacted by someone: we may have missed records
+            self.refresh()
+        elif paths:
+            self.apply_paths(paths)
+
+    def apply_paths(self, rels: Iterable[str]) -> list[tuple[str, str]]:
+        """Re-read these paths as they are on disk now. Removals first, so that
+        a note moved by hand is never seen twice (as a duplicate id)."""
+        out: list[tuple[str, str]] = []
+        with self.lock:
+            present: list[tuple[str, os.stat_result | None]] = []
+            gone = []
+            for rel in rels:
+                try:
+                    present.append((rel, (self.root / rel).stat(follow_symlinks=False)))
+                except (FileNotFoundError, NotADirectoryError):
+                    gone.append(rel)
+            freed = False
+            for rel in gone:
+                if rel in self.file_stats or rel in self.problems:
+                    freed = freed or rel in self.by_path
+                    self.forget_path(rel)
+                    out.append(("removed", rel))
+            if freed:  # a copy left out as a duplicate may be the only one now
+                named = {r for r, _ in present}
+                present += [(rel, None) for rel, p in self.problems.items()
+                            if p.code == "duplicate_id" and rel not in named]
+            for rel, st in present:
+                if st is not None and self.file_stats.get(rel) == C.stamp(st):
+                    continue  # our own write, or a touch that changed nothing
+                self.load_file(rel, st)
+                out.append(("invalid" if rel in self.problems else "changed", rel))
+            self._follow_renames()
+        return out
+
+    def refresh(self) -> dict[str, int]:
+        """Rescan the root: stat every file, re-read only what changed."""
+        with self.lock:
+            seen: set[str] = set()
+            added = changed = 0
+            for rel, st in self.walk():
+                seen.add(rel)
+                old = self.file_stats.get(rel)
+                if old == C.stamp(st):
+                    continue
+                if old is None:
+                    added += 1
+                else:
+                    changed += 1
+                self.load_file(rel, st)
+            gone = [p for p in self.file_stats if p not in seen]
+            for rel in gone:
+                self.forget_path(rel)
+            # a file that stopped being a duplicate (its twin was fixed or removed) comes back
+            for rel, prob in list(self.problems.items()):
+                if prob.code == "duplicate_id":
+                    self.load_file(rel)
+            self._follow_renames()
+            return {"added": added, "changed": changed, "removed": len(gone)}
+
+    def _follow_renames(self) -> None:
+        pairs = self._renames.pairs()
+        if pairs and self.on_renamed is not None:
+            self.on_renamed(pairs)
