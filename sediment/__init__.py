@@ -12,7 +12,7 @@ from .errors import (Ambiguous, Conflict, InvalidInput, LockTimeout, NotFound, P
                      PolicyFileError, SedimentError, StorageError, TooLarge, UnsafePath)
 from .repository import Repository
 from .search.query import SearchHit
-from .view.problems import Problem
+from .model.problem import Problem
 
 from ._version import __version__
 

@@ -20,7 +20,8 @@ from ..disk.files import has_temp, is_temp, read_nofollow
 from ..disk.journal import JournalRead
 from ..progress import Ticker
 from ..store.store import SYSTEM, Store
-from ..view.view import Problem, View
+from ..model.problem import Problem
+from ..view.view import View
 
 log = logging.getLogger("sediment")
 

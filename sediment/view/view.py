@@ -52,7 +52,8 @@ from ..disk.files import WriterLock, atomic_write, read_nofollow
 from ..search.index import DocTerms, Index, Pending
 from ..disk.journal import Feed
 from ..progress import Progress, Ticker
-from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
+from ..model.problem import Problem
+from .problems import keep_first, text_key
 from .renames import Renames
 from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
 
