@@ -7,7 +7,8 @@
 '用户喜欢简短的回答'
 """
 
-from .model.entry import LAYERS, Entry, parse, render
+from .model.entry import Entry, parse, render
+from .model.names import LAYERS
 from .errors import (Ambiguous, Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
                      PolicyFileError, SedimentError, StorageError, TooLarge, UnsafePath)
 from .repository import Repository

@@ -22,6 +22,7 @@ from ..model import validate as V
 from .context import HITS, StableTiebreak, created_date, escape, relevance
 from ..model.lifecycle import Usage, strength
 from ..store.store import Store
+from ..model.fields import unwrap_link
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,8 @@ def about(store: Store, topic: str, *, now: Any = None, extra: S.ExtraLanes | No
             found.append(Known(
                 e.id, e.name, e.title, e.layer, e.kind, "archived" if e.layer == "archive" and e.status == "active"
                 else e.status, created,
-                tuple(E.unwrap_link(x) for x in e.meta.get("superseded_by") or ()),
-                tuple(E.unwrap_link(x) for x in e.meta.get("supersedes") or ()),
+                tuple(unwrap_link(x) for x in e.meta.get("superseded_by") or ()),
+                tuple(unwrap_link(x) for x in e.meta.get("supersedes") or ()),
                 u.recalls, len(u.days), u.confirms, u.refutes,
                 round(strength(e, u, store.policy.kinds, when.timestamp()).strength, 4), _evidence(e),
                 round(rel, 3)))

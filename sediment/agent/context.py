@@ -51,6 +51,7 @@ from .catalog import Catalog, created_ts, eligible, is_core
 from ..search.postings import bm25_idf
 from ..model.lifecycle import Usage
 from ..store.store import Store
+from ..model.fields import unwrap_link
 
 OPEN, CLOSE = "<memories>", "</memories>"
 # per view, what "who I am" and "the rest" are drawn from, kept between calls
@@ -241,7 +242,7 @@ def _item(section: str, e: Entry, tz: _dt.tzinfo, focus: str | None = None) -> C
     created = created_date(e, tz)
     source = e.source or ""
     extra = ""
-    replaced = [E.unwrap_link(x) for x in e.meta.get("supersedes") or ()]
+    replaced = [unwrap_link(x) for x in e.meta.get("supersedes") or ()]
     if replaced:
         extra += " · replaces " + ", ".join(f"[[{escape(x)}]]" for x in replaced[:3]) + f" since {created}"
     since = e.meta.get("valid_since") or e.meta.get("valid_from")

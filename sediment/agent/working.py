@@ -34,6 +34,7 @@ from ..disk.files import WriterLock, atomic_write, read_nofollow, symlink_in
 from ..model.lifecycle import bigram_similarity
 from ..store.store import Store
 from ..store.system import SYSTEM
+from ..model.fields import now_iso
 
 FOLDER = "working"
 STATE = "state.json"
@@ -182,7 +183,7 @@ def observe(store: Store, text: str, *, now: Any = None) -> Observed:
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
     when = V.now(now)
-    stamp = E.now_iso(when)
+    stamp = now_iso(when)
     found = intent.recognise(text)
     with _writing(store).hold(store.policy.lock_timeout_seconds):
         items, mood = _load(store)
@@ -232,8 +233,8 @@ def set_mood(store: Store, text: str, *, now: Any = None) -> Mood | None:
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
     when = V.now(now)
     clipped = _clip(text) if text.strip() else ""
-    mood = (Mood(clipped, E.now_iso(when),
-                 E.now_iso(when + _dt.timedelta(hours=store.policy.mood_hours))) if clipped else None)
+    mood = (Mood(clipped, now_iso(when),
+                 now_iso(when + _dt.timedelta(hours=store.policy.mood_hours))) if clipped else None)
     with _writing(store).hold(store.policy.lock_timeout_seconds):
         items, _ = _load(store)
         _save(store, items, mood)

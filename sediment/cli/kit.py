@@ -13,9 +13,9 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..model.entry import SECTIONS
 from ..errors import InvalidInput
 from ..progress import terminal_bar
+from ..model.fields import SECTIONS
 
 if TYPE_CHECKING:  # the CLI imports the library only when a command runs (fast --help)
     from ..repository import Repository

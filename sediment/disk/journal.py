@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..model.entry import LAYERS
 from ..errors import StorageError
 from .files import append_line, atomic_write, header_value, last_line_end, open_regular
+from ..model.names import LAYERS
 
 COMPACT_BYTES = 1 << 20
 MARK_BYTES = 64  # what a read position remembers of the bytes before it

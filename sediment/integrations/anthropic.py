@@ -66,6 +66,8 @@ from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentErr
 from ..disk.files import resolve_inside
 from ..verbs.reads import record_recalls
 from ..repository import Repository
+from ..model.fields import now_iso
+from ..model.names import LAYERS
 
 PREFIX = "/memories"
 LINE_WIDTH = 6  # as Anthropic's helper numbers lines
@@ -137,7 +139,7 @@ class MemoryTool:
         if not rel:
             return self.repo.root
         full = self.repo.root / rel
-        return full if rel.split("/")[0] in E.LAYERS and full.is_dir() and not full.is_symlink() else None
+        return full if rel.split("/")[0] in LAYERS and full.is_dir() and not full.is_symlink() else None
 
     # ------------------------------------------------------------------ commands
 
@@ -174,7 +176,7 @@ class MemoryTool:
             for c in children:
                 if c.name.startswith((".", "_")) or c.is_symlink():
                     continue
-                if not rel and depth == 1 and c.name not in E.LAYERS:
+                if not rel and depth == 1 and c.name not in LAYERS:
                     continue  # at the top, only the layer folders are memory
                 sub = f"{shown}/{c.name}"
                 if c.is_dir():
@@ -201,7 +203,7 @@ class MemoryTool:
         else:
             raise InvalidInput(f"File {path} already exists")
         parts = rel.split("/")
-        layer, folders = (parts[0], parts[1:-1]) if parts[0] in E.LAYERS else ("shallow", parts[:-1])
+        layer, folders = (parts[0], parts[1:-1]) if parts[0] in LAYERS else ("shallow", parts[:-1])
         if layer == "archive":
             raise InvalidInput("archive/ is for retired memories: create the note elsewhere")
         title = parts[-1][:-3].strip() or "note"
@@ -225,7 +227,7 @@ class MemoryTool:
             body = change(current.body)
             V.body(body, store.policy.max_body_bytes)
             meta = dict(current.meta)
-            meta["updated"] = E.now_iso()
+            meta["updated"] = now_iso()
             draft = current.with_(meta=meta, body=body)
             if E.parse(E.render(draft), current.path, tz=view.tz).body != draft.body + (
                     "" if draft.body.endswith("\n") else "\n"):
@@ -277,8 +279,8 @@ class MemoryTool:
         e = self._find(old_path)
         rel = self._rel(new_path)
         parts = rel.split("/")
-        if not rel.endswith(".md") or parts[0] not in E.LAYERS:
-            raise InvalidInput(f"{new_path}: a note moves to a layer folder ({', '.join(E.LAYERS)}), "
+        if not rel.endswith(".md") or parts[0] not in LAYERS:
+            raise InvalidInput(f"{new_path}: a note moves to a layer folder ({', '.join(LAYERS)}), "
                                "as /memories/<layer>/[room/]<name>.md")
         if parts[-1][:-3] != e.name:
             raise InvalidInput(f"rename keeps a note's file name ({e.name}.md; links use it): "

@@ -21,21 +21,13 @@ import yaml
 
 from . import obsidian as O
 from ..errors import ParseError
-from .fields import (FIELD_ORDER as FIELD_ORDER, LIST_FIELDS as LIST_FIELDS, STATUSES as STATUSES,
-                          UTC as UTC, WEIGHT_KEYS as WEIGHT_KEYS, WEIGHT_SHARES as WEIGHT_SHARES,
-                          WIKILINK as WIKILINK, build_meta as build_meta, new_id as new_id,
-                          now_iso as now_iso, parse_time as parse_time, unwrap_link as unwrap_link,
-                          validate_meta as validate_meta, value_from_weights as value_from_weights,
-                          wikilink as wikilink)
-from .fields import (SECTIONS as SECTIONS, compose_body as compose_body,  # part of this module's API
-                          split_sections as split_sections)
-from .names import LAYERS as LAYERS  # part of this module's API: entry.LAYERS
+from .fields import (FIELD_ORDER, UTC, parse_time, split_sections, unwrap_link, validate_meta,
+                     value_from_weights)
+from .names import in_layer, split_path
+from .shape import MAX_META_SIZE, check_shape, is_plain
 from ..view.compact import Cache, Pool, Stored
 from ..view.compact import compact as compact_meta
-from ..view.compact import _FROZEN as _FROZEN, freeze as freeze, thaw as thaw  # part of this module's API
-from .names import in_layer, split_path
-from .shape import MAX_META_SIZE, check_shape
-from .shape import is_plain as is_plain  # part of this module's API
+from ..view.compact import freeze
 
 # The C loader and emitter are several times faster than PyYAML's own. But
 # libyaml escapes characters outside the BMP (an emoji tag becomes

@@ -1,7 +1,6 @@
 """The frontmatter fields sediment knows: their order, their checks
 (``validate_meta``), the fields of a new memory (``build_meta``), and the
-times and ids they hold. Pure; ``entry`` builds the file format on it and
-re-exports these names (``entry.parse_time``, ``entry.new_id``, …).
+times and ids they hold. Pure; ``entry`` builds the file format on it.
 """
 
 from __future__ import annotations

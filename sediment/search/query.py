@@ -22,6 +22,7 @@ from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import Usage, strength
 from ..model.policy import Clock, Policy
 from .rank import Lane
+from ..model.fields import unwrap_link
 
 # further lanes made from a query's (words, bigrams): the semantic lane
 ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
@@ -57,7 +58,7 @@ class SearchHit:
     @property
     def superseded_by(self) -> tuple[str, ...]:
         """Names of what replaced this memory (a hit of ``include_superseded``)."""
-        return tuple(E.unwrap_link(x) for x in self.entry.meta.get("superseded_by") or ())
+        return tuple(unwrap_link(x) for x in self.entry.meta.get("superseded_by") or ())
 
     def to_dict(self) -> dict[str, Any]:
         out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,

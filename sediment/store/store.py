@@ -45,6 +45,8 @@ from ..model.policy import Policy
 from ..disk.usage import UsageLog
 from .system import CACHE, SYSTEM as SYSTEM, VECTORS_LOCK, Parts  # SYSTEM: part of this module's API
 from ..view.view import View
+from ..model.fields import wikilink
+from ..model.names import LAYERS
 
 log = logging.getLogger("sediment")
 
@@ -55,8 +57,8 @@ MovePlan = tuple[str, dict[str, Any], bool, "bytes | None", str]
 
 def add_link(meta: dict[str, Any], key: str, name: str) -> None:
     links = list(meta.get(key) or ())
-    if E.wikilink(name) not in links:
-        links.append(E.wikilink(name))
+    if wikilink(name) not in links:
+        links.append(wikilink(name))
     meta[key] = links
 
 
@@ -253,7 +255,7 @@ class Store:
         # the view may miss a file another process wrote without journaling (a person);
         # a cheap check of the usual places
         root = str(self.root)
-        return any(os.path.exists(os.path.join(root, layer, name + ".md")) for layer in E.LAYERS)
+        return any(os.path.exists(os.path.join(root, layer, name + ".md")) for layer in LAYERS)
 
     # ------------------------------------------------------------------ moves
 
@@ -281,7 +283,7 @@ class Store:
         """Remove the room folders a move emptied (Obsidian shows empty folders),
         up to the layer folder, which stays. Only an empty folder can be removed:
         one a person put anything in (a file, a hidden file) stays as it is."""
-        layers = {self.root / layer for layer in E.LAYERS}
+        layers = {self.root / layer for layer in LAYERS}
         removed = False
         while folder not in layers and self.root in folder.parents:
             try:
@@ -427,7 +429,7 @@ class Store:
         n = 0
         cache = self.root / SYSTEM / CACHE
         with self.usage.lock():
-            for top in (*E.LAYERS, SYSTEM):
+            for top in (*LAYERS, SYSTEM):
                 if not (self.root / top).is_symlink():  # never delete through a link
                     n += sweep_temps(self.root / top, skip=cache)
             n += self._sweep_cache(cache)

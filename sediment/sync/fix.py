@@ -26,6 +26,7 @@ from ..agent.conflicts import active
 from ..errors import SedimentError
 from ..store.store import Store
 from .merge import is_note
+from ..model.fields import unwrap_link
 
 log = logging.getLogger("sediment")
 
@@ -73,7 +74,7 @@ def _no_cycles(store: Store, ids: list[str]) -> list[str]:
     def succ(e: E.Entry) -> list[str]:
         ids: list[str] = []
         for link in e.meta.get("superseded_by") or ():
-            ids += [i for i in view.by_name.get(E.unwrap_link(link), []) if i in view.entries]
+            ids += [i for i in view.by_name.get(unwrap_link(link), []) if i in view.entries]
         return ids
     seen: set[str] = set()
     for start in ids:
@@ -96,7 +97,7 @@ def _no_cycles(store: Store, ids: list[str]) -> list[str]:
             continue  # a person's own note: check() is the place for it
         members = {view.entries[i].name for i in cycle}
         meta: dict[str, Any] = dict(newest.meta)
-        left = [x for x in meta.get("superseded_by") or () if E.unwrap_link(x) not in members]
+        left = [x for x in meta.get("superseded_by") or () if unwrap_link(x) not in members]
         if left:
             meta["superseded_by"] = left
         else:

@@ -37,8 +37,9 @@ from typing import Any, Mapping
 
 from ..model import entry as E
 from ..errors import ParseError, StorageError
+from ..model.fields import STATUSES, parse_time
 
-STATUS_ORDER = {s: i for i, s in enumerate(E.STATUSES)}
+STATUS_ORDER = {s: i for i, s in enumerate(STATUSES)}
 SET_FIELDS = ("tags", "links", "supersedes", "superseded_by", "source_links")
 _MISSING = object()
 
@@ -49,7 +50,7 @@ def _canon(v: Any) -> str:
 
 def _time(meta: Mapping[str, Any], key: str) -> float | None:
     try:
-        return E.parse_time(meta.get(key) or meta.get("created"), key=key).timestamp()
+        return parse_time(meta.get(key) or meta.get("created"), key=key).timestamp()
     except (ParseError, TypeError, ValueError, OverflowError):
         return None
 
@@ -132,7 +133,7 @@ def merge_meta(base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping
             elif k in SET_FIELDS:
                 v = _set_union(b, o, t)
             elif k in ("updated", "created"):
-                times = [(x, E.parse_time(x, key=k).timestamp()) for x in (o, t) if x is not _MISSING
+                times = [(x, parse_time(x, key=k).timestamp()) for x in (o, t) if x is not _MISSING
                          and _safe_time(x)]
                 if times:
                     pick = max if k == "updated" else min
@@ -163,7 +164,7 @@ def merge_meta(base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping
 
 def _safe_time(x: Any) -> bool:
     try:
-        E.parse_time(x)
+        parse_time(x)
         return True
     except (ParseError, TypeError, ValueError, OverflowError):
         return False

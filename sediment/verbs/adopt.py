@@ -21,6 +21,8 @@ from ..model.entry import Entry
 from ..errors import InvalidInput, NotFound, ParseError, UnsafePath
 from ..disk.files import read_nofollow, resolve_inside
 from ..store.store import Store
+from ..model.fields import new_id, now_iso
+from ..model.names import LAYERS
 
 
 def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> bytes:
@@ -53,7 +55,7 @@ def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> byt
             raise ParseError(f"{rel}: its frontmatter is not a mapping; fix it, then adopt", path=rel)
     if "id" in meta and "created" in meta:
         raise InvalidInput(f"{rel} has an id and a created time already", path=rel)
-    stamp = E.now_iso(when)
+    stamp = now_iso(when)
     new = [f"id: {eid}"] if "id" not in meta else []
     if "created" not in meta:
         new.append(f"created: '{stamp}'")
@@ -77,8 +79,8 @@ def adopt(store: Store, path: str) -> Entry:
     if any(p == ".." or p.startswith(".") for p in parts):
         raise InvalidInput(f"adopt takes a path inside the root, without '..' or hidden folders: {path!r}")
     rel = "/".join(parts)
-    if rel.split("/", 1)[0] not in E.LAYERS:
-        raise InvalidInput(f"{rel} is not in a layer folder: move it into one ({', '.join(E.LAYERS)}) "
+    if rel.split("/", 1)[0] not in LAYERS:
+        raise InvalidInput(f"{rel} is not in a layer folder: move it into one ({', '.join(LAYERS)}) "
                            f"to hand it to the agent's memory, then adopt it")
     full = resolve_inside(store.root, rel)
     with store.writing() as view:
@@ -91,7 +93,7 @@ def adopt(store: Store, path: str) -> Entry:
         except OSError as exc:
             raise UnsafePath(f"{rel} is not a regular file; not followed", path=rel) from exc
         mtime = _dt.datetime.fromtimestamp(os.stat(full, follow_symlinks=False).st_mtime).astimezone()
-        new = adopted_bytes(data, rel, eid=E.new_id(int(mtime.timestamp() * 1000)), when=mtime)
+        new = adopted_bytes(data, rel, eid=new_id(int(mtime.timestamp() * 1000)), when=mtime)
         entry = E.parse(new, rel, tz=view.tz, max_meta_size=view.max_meta_size)  # refuses what would not read
         if not entry.body.strip():
             raise InvalidInput(f"{rel} has no text: an empty note is not a memory", path=rel)

@@ -11,7 +11,6 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from ..model import entry as E
 from ..model import names as N
 from ..model import obsidian as O
 from .adopt import adopt_all
@@ -22,6 +21,8 @@ from ..progress import Ticker
 from ..store.store import SYSTEM, Store
 from ..model.problem import Problem
 from ..view.view import View
+from ..model.fields import unwrap_link
+from ..model.names import LAYERS
 
 log = logging.getLogger("sediment")
 
@@ -175,7 +176,7 @@ def _not_regular(view: View) -> list[Problem]:
     folder: never followed, they may point anywhere), FIFOs, sockets and
     devices named like notes, and folders named like notes."""
     out = []
-    stack = [(view.root / layer, layer) for layer in E.LAYERS if not (view.root / layer).is_symlink()]
+    stack = [(view.root / layer, layer) for layer in LAYERS if not (view.root / layer).is_symlink()]
     while stack:
         folder, rel = stack.pop()
         try:
@@ -211,7 +212,7 @@ def _unresolved_links(view: View) -> list[Problem]:
     left_out: set[str] | None = None
     out = []
     for e in view.entries.values():
-        names = [*e.links, *(E.unwrap_link(x) for k in ("supersedes", "superseded_by")
+        names = [*e.links, *(unwrap_link(x) for k in ("supersedes", "superseded_by")
                               for x in e.meta.get(k) or ())]
         missing = [n for n in dict.fromkeys(names) if n and n not in view.entries and view.link(n) is None
                    and not O.ATTACHMENT.search(n) and n.rsplit("/", 1)[-1].casefold() not in known]
@@ -247,7 +248,7 @@ def _layer_links(root: Path) -> list[Problem]:
     """A layer folder that is a symlink (a symlinked ``_system/`` is one of
     the store's faults)."""
     return [Problem(top + "/", "is a symlink; sediment does not follow it", code="symlink")
-            for top in E.LAYERS if (root / top).is_symlink()]
+            for top in LAYERS if (root / top).is_symlink()]
 
 
 def _journal(store: Store) -> list[Problem]:
@@ -268,7 +269,7 @@ def _journal(store: Store) -> list[Problem]:
 
 def _temps(root: Path) -> list[Problem]:
     out = []
-    for top in (*E.LAYERS, SYSTEM):  # where sediment writes, and recover sweeps
+    for top in (*LAYERS, SYSTEM):  # where sediment writes, and recover sweeps
         if (root / top).is_symlink():
             continue
         for dirpath, _, filenames in os.walk(root / top):  # (os.walk does not follow links)

@@ -24,6 +24,7 @@ from ..model.lifecycle import Move, Strength, bigram_similarity, plan, strength 
 from ..store.store import Store, add_link
 from ..progress import Ticker
 from ..view.view import View
+from ..model.fields import wikilink
 
 log = logging.getLogger("sediment")
 
@@ -97,7 +98,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         main = " ".join(text.split())
         existing = [e.id for e in view.same_text(text)
                     if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")]
-        done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
+        done_link = wikilink(view.entries[existing[0]].name) if existing else None
         given, retired = [], []
         for e in (view.resolve(i) for i in fragment_ids):
             if done_link and done_link in (e.meta.get("superseded_by") or ()):
@@ -125,7 +126,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
             cur = store.reread(e)
             moves.move(store, cur, "archive", cur.room, op="consolidate", meta_changes={
                 "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
-                "superseded_by": [E.wikilink(new.name)]})
+                "superseded_by": [wikilink(new.name)]})
         return view.entries[new.id]
 
 

@@ -56,6 +56,9 @@ from ..model.problem import Problem
 from .problems import keep_first, text_key
 from .renames import Renames
 from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
+from ..model.fields import UTC, unwrap_link
+from ..model.names import LAYERS
+from ..model.shape import MAX_META_SIZE
 
 log = logging.getLogger("sediment")
 
@@ -68,7 +71,7 @@ class View:
 
     def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
                  writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
-                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE,
+                 tz: _dt.tzinfo = UTC, max_meta_size: int = MAX_META_SIZE,
                  open_processes: int = 0, own: tuple[str, ...] = ()) -> None:
         self.root = root
         self.tz = tz  # the root's timezone, for dates a person wrote without one
@@ -123,7 +126,7 @@ class View:
         if e is None and (key in self.by_path or key + ".md" in self.by_path):
             e = self.entries[self.by_path.get(key) or self.by_path[key + ".md"]]
         if e is None:
-            ids = self.names.candidates(E.unwrap_link(key).split("|")[0].split("#")[0])
+            ids = self.names.candidates(unwrap_link(key).split("|")[0].split("#")[0])
             if len(ids) > 1:  # a person's notes of one name in several folders
                 paths = sorted((self.entries[i].path for i in ids), key=lambda p: (len(p), p))
                 raise Ambiguous(f"{key!r} names {len(ids)} notes: {', '.join(paths)}; name one by its "
@@ -156,7 +159,7 @@ class View:
     def _damaged(self, key: str) -> Problem | None:
         """The problem of a file that would be the memory ``key`` (by file
         name, or by an ``id:`` line) if it could be read."""
-        name = E.unwrap_link(key)
+        name = unwrap_link(key)
         for rel, p in self.problems.items():
             if p.code not in ("parse", "storage") or not rel.endswith(".md"):
                 continue
@@ -182,7 +185,7 @@ class View:
         return sorted((e for e in found if " ".join(e.text.split()) == norm), key=lambda e: e.id)
 
     def knows(self, key: Any) -> bool:
-        return isinstance(key, str) and (key in self.entries or E.unwrap_link(key) in self.by_name
+        return isinstance(key, str) and (key in self.entries or unwrap_link(key) in self.by_name
                                          or key in self.by_path)
 
     def counts(self) -> dict[str, Any]:
@@ -190,7 +193,7 @@ class View:
         return {
             "root": str(self.root),
             "memories": len(self.entries),
-            "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in E.LAYERS},
+            "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in LAYERS},
             "reference": sum(1 for e in es if e.reference),  # a person's notes, outside the layers
             "kinds": dict(sorted(Counter(e.kind for e in es).items())),
             "rooms": dict(sorted(Counter(e.room or "-" for e in es).items())),

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from . import coldopen as C
 from ..model import entry as E
 from ..model.entry import Entry
+from .compact import thaw
 from ..disk.files import read_nofollow
 from ..progress import Ticker
 
@@ -47,7 +48,7 @@ def load_files(view: Any, files: list[tuple[str, os.stat_result]], snap: dict[st
                 matched.add(slot)
             continue
         kept_as_is = meta
-        meta = E.thaw(meta)  # (dates the snapshot kept as tagged text)
+        meta = thaw(meta)  # (dates the snapshot kept as tagged text)
         eid = E.id_of(meta, rel)
         if E.content_version(data) != version or eid in view.entries or view.index.key_of[slot] != eid:
             _load(view, rel, st, data)
