@@ -447,7 +447,7 @@ def test_own_writes_are_not_processed_again(tmp_path, monkeypatch):
             events.append((what, rel))
 
     parsed: list[str] = []
-    real_parse = E.parse
+    real_parse = E.parse_note
 
     def counting_parse(text, path="", **kw):
         if threading.current_thread().name == "sediment-watch":  # parsed by the watcher
@@ -455,7 +455,7 @@ def test_own_writes_are_not_processed_again(tmp_path, monkeypatch):
         return real_parse(text, path, **kw)
 
     with repo.watch(on_change=on_change):
-        monkeypatch.setattr(E, "parse", counting_parse)
+        monkeypatch.setattr(E, "parse_note", counting_parse)
         # top-level files: the watcher sees each path (and must skip it)
         a = repo.add("own note one quince5a2", title="own one")
         b = repo.add("own note two quince5a2", title="own two", event="ev")
@@ -661,13 +661,13 @@ def test_refresh_picks_up_changes_and_rereads_only_changed_files(tmp_path, monke
     repo = Repository(tmp_path / "mem")
 
     parsed: list[str] = []
-    real_parse = E.parse
+    real_parse = E.parse_note
 
     def counting_parse(text, path="", **kw):
         parsed.append(path)
         return real_parse(text, path, **kw)
 
-    monkeypatch.setattr(E, "parse", counting_parse)
+    monkeypatch.setattr(E, "parse_note", counting_parse)
 
     assert repo.refresh() == {"added": 0, "changed": 0, "removed": 0}
     assert parsed == [], "nothing changed: nothing is re-read"

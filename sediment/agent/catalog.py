@@ -23,22 +23,15 @@ import heapq
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.entry import Entry
-from ..errors import ParseError
 from ..model.lifecycle import DAY, Usage, strength
 
 REBUILD = 2000  # more changed entries than this: rebuild rather than re-file
 
 
 def created_ts(e: Entry) -> float:
-    try:
-        return e._cache.created_ts
-    except AttributeError:  # (not known yet)
-        try:
-            t = e.created.timestamp()
-        except (ParseError, KeyError, OverflowError, ValueError):
-            t = 0.0
-        e._cache.created_ts = t
-        return t
+    """When ``e`` was created (a POSIX time); one whose time cannot be read is as old as can be (0)."""
+    t = e.created_ts
+    return 0.0 if t is None else t
 
 
 def eligible(e: Entry) -> bool:

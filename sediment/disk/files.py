@@ -302,7 +302,7 @@ class WriterLock:
         key = str(path.resolve())
         with cls._registry_lock:
             lk = cls._handles.get(key)
-            if lk is None or lk._pid != os.getpid():  # a forked child needs its own handle
+            if lk is None or not lk.made_here():  # a forked child needs its own handle
                 lk = cls._handles[key] = cls(path)
             return lk
 
@@ -312,6 +312,11 @@ class WriterLock:
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fh: IO[bytes] | None = None
+
+    def made_here(self) -> bool:
+        """Whether this handle was made by this process (a forked child's
+        lock is not its parent's: it needs a handle of its own)."""
+        return self._pid == os.getpid()
 
     @contextlib.contextmanager
     def hold(self, timeout: float) -> Iterator[None]:

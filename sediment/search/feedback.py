@@ -26,9 +26,9 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .maxscore import Scored, nth, probe_or_walk, walk
+from .maxscore import Mask, Scored, nth, probe_or_walk, walk
 from .postings import Postings, bm25_idf
-from .rank import Mask, Ranking
+from .rank import Ranking
 from .textnorm import is_cjk
 
 

@@ -28,8 +28,8 @@ import heapq
 from array import array
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from .rank import Mask
-
+# per slot, non-zero where the search may return it
+Mask = bytes | bytearray
 # (slots, tfs, lo, hi): one run of a term's postings, slots ascending
 Run = tuple[array, array, int, int]
 # upper bounds are inflated by this much, so that rounding can never make a

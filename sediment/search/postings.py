@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import maxscore
 from .maxscore import Run, Scored  # noqa: F401  (Scored: re-exported for the lane's users)
-from .rank import Mask
+from .maxscore import Mask
 
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
 # memories are short and their length says little about relevance), and

@@ -12,12 +12,12 @@ import heapq
 import itertools
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
+from .maxscore import Mask
+
 RRF_K = 60
 
 # (score, slot), best first
 Ranking = Sequence[tuple[float, int]]
-# per slot, non-zero where the search may return it
-Mask = bytes | bytearray
 
 
 class Lane(Protocol):

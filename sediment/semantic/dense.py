@@ -53,7 +53,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..search import textnorm as TN
-from ..search.rank import Mask, Ranking
+from ..search.maxscore import Mask
+from ..search.rank import Ranking
 
 
 # The weight of a lane that may only fill the tail: a dense-only hit scores

@@ -209,16 +209,10 @@ class Semantic:
             me = lane()
             if me is None:
                 return
-            pause = 0.0
-            try:
-                me.embed()
-            except OSError as exc:  # (StorageError, LockTimeout: a disk full, a busy lock) the next wake tries again
-                me._failed(exc, "paused")
-                pause = me.retry_after
-            except (SedimentError, ValueError, ImportError) as exc:  # the embedder's: the same at every pass
-                me._failed(exc, "stopped")
-                return
+            pause = me.background_pass()
             del me
+            if pause is None:
+                return
             # after a failed pass, none for a while: on a disk still full every
             # search would embed a batch (about a second of model CPU) only to
             # throw it away. A search meanwhile leaves the wake set: one pass then.
@@ -226,6 +220,20 @@ class Semantic:
                 return
             wake.wait()
             wake.clear()
+
+    def background_pass(self) -> float | None:
+        """One pass of the background thread: embed what is new. The seconds
+        to pause before the next pass (0: none), or None: the thread stops.
+        A failure is kept in ``error`` (``status()`` says 'failed')."""
+        try:
+            self.embed()
+        except OSError as exc:  # (StorageError, LockTimeout: a disk full, a busy lock) the next wake tries again
+            self._failed(exc, "paused")
+            return self.retry_after
+        except (SedimentError, ValueError, ImportError) as exc:  # the embedder's: the same at every pass
+            self._failed(exc, "stopped")
+            return None
+        return 0.0
 
     def _failed(self, exc: BaseException, what: str) -> None:
         error = f"{type(exc).__name__}: {exc}"

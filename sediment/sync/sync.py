@@ -26,6 +26,7 @@ from .fix import repair
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
 from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
+from ..view.held import Held, offset
 
 log = logging.getLogger("sediment")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds
@@ -286,9 +287,7 @@ def _follow_moves(g: Git, store: Store, moves: list[tuple[str, str]]) -> None:
             continue  # the rescan reads it (and reports what is wrong with it)
         if fresh.id != e.id or (fresh.title, fresh.tags, fresh.body, fresh.room) != (e.title, e.tags, e.body, e.room):
             continue
-        if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
-            fresh._cache["off"] = len(data) - len(fresh.body.encode("utf-8"))
-        view.relocate(e, fresh)
+        view.relocate(e, Held.of(fresh, off=offset(data, fresh.body)))
 
 
 def _head(g: Git) -> str:

@@ -16,10 +16,10 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Protocol
 
 from ..disk.files import is_temp
-from .view import View
+from ..disk.vault import Rules
 
 log = logging.getLogger("sediment")
 
@@ -31,8 +31,20 @@ SETTINGS = {".obsidian/app.json", ".obsidian/templates.json", ".obsidian/plugins
 Callback = Callable[[str, str], None]  # (what, relative path): 'changed', 'removed', 'invalid', 'rescan'
 
 
+class Watched(Protocol):
+    """What the watcher asks of the view (``view.View``)."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def rules(self) -> Rules: ...
+
+    def refresh(self) -> dict[str, int]: ...
+    def apply_paths(self, rels: Iterable[str]) -> list[tuple[str, str]]: ...
+
+
 class Watcher:
-    def __init__(self, view: View, on_change: Callback | None = None) -> None:
+    def __init__(self, view: Watched, on_change: Callback | None = None) -> None:
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
