@@ -217,7 +217,8 @@ class Bodies:
         records = self.records
         if records is None or not 0 <= slot < len(records) // _RECORD.size:
             return None
-        v, start, size, crc = _RECORD.unpack_from(records, slot * _RECORD.size)
+        record: tuple[bytes, int, int, int] = _RECORD.unpack_from(records, slot * _RECORD.size)
+        v, start, size, crc = record
         if size != length or v != version.encode("ascii", "replace"):
             return None
         return (self.gen << _GEN) | (start << 64) | (crc << 32) | size

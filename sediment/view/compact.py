@@ -79,6 +79,11 @@ class Meta(Mapping[str, Any]):
         return {**other, **self}
 
 
+# text this long or shorter repeats (kinds, statuses, tags) and is shared;
+# longer text is a title or a time, one of a kind
+SHORT_TEXT = 40
+
+
 class Pool:
     """What notes' frontmatter shares (``compact``): one key map for each
     layout of keys, one object for each repeated short value (a kind, a
@@ -97,15 +102,16 @@ class Pool:
         t = type(v)
         if t is str:
             # short text repeats (kinds, statuses, tags); long text is a title or a time
-            return self.text.setdefault(v, v) if len(v) <= 40 else v
+            return self.text.setdefault(v, v) if len(v) <= SHORT_TEXT else v
         if t is float:
-            # (0.0 stays itself: -0.0 equals it but is written differently)
-            return self.numbers.setdefault(v, v) if v and v == v else v
+            # (0.0 stays itself: -0.0 equals it but is written differently;
+            # NaN equals nothing, so it is never shared)
+            return self.numbers.setdefault(v, v) if v and not math.isnan(v) else v
         if t is list:
             # a list of short text (tags, the kind of list that repeats) is kept
             # as one shared tuple, and read back as a new list (YAML and JSON
             # never make a tuple, so a tuple always stands for a list)
-            if all(type(x) is str and len(x) <= 40 for x in v):
+            if all(type(x) is str and len(x) <= SHORT_TEXT for x in v):
                 kept = tuple(self.text.setdefault(x, x) for x in v)
                 return self.lists.setdefault(kept, kept)
             return v
@@ -130,16 +136,16 @@ def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
                                        at.get("updated", -1), at.get("created", -1))
     at, shared, iu, ic = layout
     # (Pool.value, inlined: this runs for every note of a warm open)
-    text, numbers, lists, value = pool.text, pool.numbers, pool.lists, pool.value
+    text, numbers, lists, value, isnan = pool.text, pool.numbers, pool.lists, pool.value, math.isnan
     values = list(meta.values())
     for i in shared:
         v = values[i]
         t = type(v)
         if t is str:
-            if len(v) <= 40:
+            if len(v) <= SHORT_TEXT:
                 values[i] = text.setdefault(v, v)
         elif t is float:
-            if v and v == v:  # (see Pool.value; NaN equals nothing: never shared)
+            if v and not isnan(v):  # (see Pool.value)
                 values[i] = numbers.setdefault(v, v)
         elif t is list:
             try:
