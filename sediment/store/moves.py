@@ -141,7 +141,7 @@ class _Move:
 
 
 def move_batch(store: Writer, items: list[tuple[Entry, MovePlan, str | None]], *, op: str) -> list[Outcome | None]:
-    """Move each ``(entry, plan, seq)`` (``plan``'s plan, the
+    """Move each ``(entry, planned, seq)`` (``plan``'s plan, the
     ``seq`` of its journaled intent, None for a move within its own file);
     the caller holds the lock. One outcome per item, in order: the memory as
     it is now, or the error that stopped that move (``Conflict``: a person's
@@ -152,33 +152,7 @@ def move_batch(store: Writer, items: list[tuple[Entry, MovePlan, str | None]], *
     after it are not attempted
     (``None``; their intents are the caller's to close)."""
     out: list[Outcome | None] = [None] * len(items)
-    moves: list[_Move] = []
-    for i, (entry, plan, seq) in enumerate(items):  # step 2: the new copies' bytes
-        try:
-            m = _write(store, i, entry, plan, seq, op)
-        except StorageError as exc:
-            out[i] = exc
-            break
-        except SedimentError as exc:
-            out[i] = exc
-            continue
-        if isinstance(m, _Move):
-            moves.append(m)
-        else:
-            out[i] = m
-    copies = [m for m in moves if m.temp is not None]
-    try:
-        fsync_all([m.temp[1] for m in copies if m.temp])
-    except OSError as exc:  # none of these copies is linked: those moves did not happen
-        for m in copies:
-            out[m.i] = _refused(m.entry, m.plan[0], exc)
-            with contextlib.suppress(OSError):
-                os.unlink(m.temp[0] if m.temp else "")
-        moves = [m for m in moves if m.temp is None]
-    finally:
-        for m in copies:
-            if m.temp:
-                os.close(m.temp[1])
+    moves = _copies(_write_all(store, items, op, out), out)  # step 2: the new copies' bytes, durable
     linked = [m for m in moves if _link(store, m, out, op)]  # step 3
     fsync_dirs(m.target.parent for m in linked)  # every new copy's name durable before any source goes
     ready = []
@@ -189,7 +163,7 @@ def move_batch(store: Writer, items: list[tuple[Entry, MovePlan, str | None]], *
         except Changed as exc:
             out[m.i] = _keep_persons(store, m, exc, op)
         except OSError as exc:
-            out[m.i] = _refused(m.entry, m.plan[0], exc)
+            out[m.i] = _refused(m.entry, m.plan.target, exc)
     fsync_dirs(m.source.parent for m in ready)  # the removals durable (and an in-place save under way landed)
     finished = []
     for m, err in zip(ready, _finish_all([m.detached for m in ready if m.detached])):
@@ -198,12 +172,55 @@ def move_batch(store: Writer, items: list[tuple[Entry, MovePlan, str | None]], *
         elif isinstance(err, Changed):
             out[m.i] = _keep_persons(store, m, err, op)
         elif isinstance(err, OSError):
-            out[m.i] = _refused(m.entry, m.plan[0], err)
+            out[m.i] = _refused(m.entry, m.plan.target, err)
         else:
             raise err
     for m in finished:  # step 5, after every finish: a room folder the batch emptied holds no temp file now
         out[m.i] = _record(store, m, op)
     return out
+
+
+def _write_all(store: Writer, items: list[tuple[Entry, MovePlan, str | None]], op: str,
+               out: list[Outcome | None]) -> list[_Move]:
+    """Step 2 for each move, in order (``_write``), until the file system
+    refuses one (``StorageError``: the moves after it are not attempted). A
+    move refused or done at once (a rewrite) has its outcome in ``out``."""
+    moves: list[_Move] = []
+    for i, (entry, planned, seq) in enumerate(items):
+        try:
+            m = _write(store, i, entry, planned, seq=seq, op=op)
+        except StorageError as exc:
+            out[i] = exc
+            break
+        except SedimentError as exc:
+            out[i] = exc
+            continue
+        if isinstance(m, _Move):
+            moves.append(m)
+        else:
+            out[i] = m
+    return moves
+
+
+def _copies(moves: list[_Move], out: list[Outcome | None]) -> list[_Move]:
+    """The new copies written to temp files made durable together (one
+    fsync wait for the batch), their descriptors closed. If that fails, none
+    of them is linked: those moves did not happen (``out``), and the moves
+    left are those linked at once (the same bytes)."""
+    copies = [m for m in moves if m.temp is not None]
+    try:
+        fsync_all([m.temp[1] for m in copies if m.temp])
+    except OSError as exc:
+        for m in copies:
+            out[m.i] = _refused(m.entry, m.plan.target, exc)
+            with contextlib.suppress(OSError):
+                os.unlink(m.temp[0] if m.temp else "")
+        return [m for m in moves if m.temp is None]
+    finally:
+        for m in copies:
+            if m.temp:
+                os.close(m.temp[1])
+    return moves
 
 
 def _finish_all(detached: list[Detached]) -> list[BaseException | None]:
@@ -219,12 +236,12 @@ def _finish_all(detached: list[Detached]) -> list[BaseException | None]:
     return in_threads(one, detached)
 
 
-def _write(store: Writer, i: int, entry: Entry, plan: MovePlan, seq: str | None, op: str) -> _Move | Entry:
+def _write(store: Writer, i: int, entry: Entry, planned: MovePlan, *, seq: str | None, op: str) -> _Move | Entry:
     """Step 2 for one move: its new copy's bytes in a temp file beside the
     destination (or, for the same bytes, the source linked there at once: its bytes are durable already). A move
     within its own file is a rewrite, done here at once (``Entry``)."""
     N.refuse_persons(entry.path)
-    rel, meta, same_bytes, text, _ = plan
+    rel, meta, same_bytes, text, _ = planned
     if rel == entry.path:  # (journaled as a move, if at all), done as a rewrite
         if seq is not None:
             store.journal.done(seq=seq, op=op)
@@ -238,14 +255,14 @@ def _write(store: Writer, i: int, entry: Entry, plan: MovePlan, seq: str | None,
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(source, target)  # never over a file that appeared meanwhile
-                return _Move(i, entry, plan, seq, target, source, at_path(entry, rel))
+                return _Move(i, entry, planned, seq, target, source, at_path(entry, rel))
             except FileExistsError:
                 raise
             except OSError:  # no hard links here: a copy of the bytes read, as they are (not rendered again)
                 pass
             kept, st = _as_read(store, entry, source, seq, op)
             temp = write_temp(target, kept, mode=stat.S_IMODE(st.st_mode))  # (a private note stays private)
-            return _Move(i, entry, plan, seq, target, source, at_path(entry, rel), temp)
+            return _Move(i, entry, planned, seq, target, source, at_path(entry, rel), temp)
         new = entry.with_(meta=meta)
         data = text if text is not None else E.render(new).encode("utf-8")
         temp = write_temp(target, data, mode=_mode(source))
@@ -254,7 +271,7 @@ def _write(store: Writer, i: int, entry: Entry, plan: MovePlan, seq: str | None,
         raise _in_way(entry, rel) from None
     except OSError as exc:  # nothing is at the destination: recovery closes the intent
         raise _refused(entry, rel, exc) from exc
-    return _Move(i, entry, plan, seq, target, source, store.written(rel, new, data), temp)
+    return _Move(i, entry, planned, seq, target, source, store.written(rel, new, data), temp)
 
 
 def _as_read(store: Writer, entry: Entry, source: Path, seq: str | None, op: str) -> tuple[bytes, os.stat_result]:
@@ -295,10 +312,10 @@ def _link(store: Writer, m: _Move, out: list[Outcome | None], op: str) -> bool:
         move_new(tmp, m.target)
         return True
     except FileExistsError:  # a file appeared there meanwhile (a person's): it stays
-        out[m.i] = _in_way(m.entry, m.plan[0])
+        out[m.i] = _in_way(m.entry, m.plan.target)
         store.note_done(seq=m.seq, op=op, compact=False)
     except OSError as exc:
-        out[m.i] = _refused(m.entry, m.plan[0], exc)
+        out[m.i] = _refused(m.entry, m.plan.target, exc)
     with contextlib.suppress(OSError):
         tmp.unlink()
     return False
@@ -332,7 +349,7 @@ def _record(store: Writer, m: _Move, op: str) -> Entry:
         store.view.forget_path(entry.path)
         store.view.load_known(fresh)
     prune_rooms(store.root, m.source.parent)
-    return fresh.warn(*store.note_done(entry.path, m.plan[0], seq=m.seq, op=op, compact=False))
+    return fresh.warn(*store.note_done(entry.path, m.plan.target, seq=m.seq, op=op, compact=False))
 
 
 def prune_rooms(root: Path, folder: Path) -> None:

@@ -61,7 +61,7 @@ def add_link(meta: dict[str, Any], key: str, name: str) -> None:
 
 
 class Store:
-    def __init__(self, root: Path, policy: Policy, view: View, lock: WriterLock, journal: Journal,
+    def __init__(self, root: Path, policy: Policy, view: View, *, lock: WriterLock, journal: Journal,
                  usage: UsageLog, parts: Parts | None = None) -> None:
         self.root = root
         self.parts = parts or Parts()

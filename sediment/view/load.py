@@ -94,7 +94,7 @@ class Read(NamedTuple):
 Outcome = Gone | Unreadable | Bad | Read
 
 
-def read_parse(root: Path, rel: str, tz: _dt.tzinfo, max_meta_size: int, data: bytes | None = None,
+def read_parse(root: Path, rel: str, tz: _dt.tzinfo, max_meta_size: int, *, data: bytes | None = None,
                terms: Terms | None = None) -> Outcome:
     """Read (unless ``data`` is given) and parse one note; with ``terms``,
     its index terms too."""
@@ -291,10 +291,10 @@ def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dic
             # waited on), which the walk would have passed over: the slot dies below
             continue
         if meta is None:  # (properties with a warning, which check must see again)
-            if kept(view, rel, st, data, slot, version):
+            if kept(view, rel, st, data, slot=slot, version=version):
                 matched.add(slot)
             continue
-        entry = _restored(view, rel, data, slot, version, meta, off)
+        entry = _restored(view, rel, data, slot=slot, version=version, kept_as_is=meta, off=off)
         if entry is None:
             _load(view, rel, st, data)
             continue
@@ -303,7 +303,7 @@ def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dic
     return matched
 
 
-def _restored(view: Opening, rel: str, data: bytes, slot: int, version: str, kept_as_is: dict[str, Any],
+def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, kept_as_is: dict[str, Any],
               off: int | None) -> Held | None:
     """The note the snapshot's slot recorded, from its frontmatter there and
     its body in the body store (or its bytes); None when the file is not
@@ -336,12 +336,12 @@ def body_of(data: bytes) -> str:
     return text if parts is None else parts[1]  # (None: a person's note without frontmatter, all body)
 
 
-def kept(view: Opening, rel: str, st: os.stat_result, data: bytes, slot: int, version: str) -> bool:
+def kept(view: Opening, rel: str, st: os.stat_result, data: bytes, *, slot: int, version: str) -> bool:
     """A note the snapshot keeps the terms of, not its frontmatter
     (``slot``, of bytes that hashed to ``version``): parsed again, and if
     these are those bytes its slot's terms are kept (same bytes, same
     terms), so an open with nothing changed does not rewrite the snapshot."""
-    outcome = read_parse(view.root, rel, view.tz, view.max_meta_size, data)
+    outcome = read_parse(view.root, rel, view.tz, view.max_meta_size, data=data)
     if (not isinstance(outcome, Read) or outcome.parsed.entry.version != version  # (the parse hashed the bytes)
             or outcome.parsed.entry.id in view.entries or view.index.key_of[slot] != outcome.parsed.entry.id):
         _load(view, rel, st, data, outcome)

@@ -26,7 +26,6 @@ holding it for a call costs a watcher batch a short wait, nothing more.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import functools
 import logging
 import os
@@ -38,27 +37,27 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from . import bodies as B
-from . import load as L
+from ..disk.files import WriterLock, atomic_write, read_nofollow
+from ..disk.journal import Feed
+from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
+from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
 from ..model import names as N
 from ..model import obsidian as O
+from ..model.entry import Entry
+from ..model.fields import unwrap_link
+from ..model.names import LAYERS
+from ..model.policy import Policy
+from ..model.problem import Problem
+from ..progress import Progress, Ticker
 from ..search import query as S
 from ..search import tokenize as T
+from ..search.index import DocTerms, Index, Pending
+from . import bodies as B
+from . import load as L
 from .compact import Named, Pool
 from .held import Held
-from ..model.entry import Entry
-from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
-from ..disk.files import WriterLock, atomic_write, read_nofollow
-from ..search.index import DocTerms, Index, Pending
-from ..disk.journal import Feed
-from ..progress import Progress, Ticker
-from ..model.problem import Problem
 from .problems import keep_first, text_key
 from .renames import Renames
-from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
-from ..model.fields import UTC, unwrap_link
-from ..model.names import LAYERS
-from ..model.shape import MAX_META_SIZE
 
 log = logging.getLogger("sediment")
 
@@ -70,27 +69,28 @@ class View:
     ``index`` and ``problems``; only the store and the watcher change it."""
 
     def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
-                 writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
-                 tz: _dt.tzinfo = UTC, max_meta_size: int = MAX_META_SIZE,
-                 open_processes: int = 0, own: tuple[str, ...] = ()) -> None:
+                 writer_lock: WriterLock, policy: Policy, save_snapshots: bool = True) -> None:
+        """``policy``: the root's settings the view reads (its timezone, the
+        largest frontmatter, the open's processes, the lock timeout, the
+        files that are sediment's own: the map and the sources folder)."""
         self.root = root
-        self.tz = tz  # the root's timezone, for dates a person wrote without one
+        self.tz = policy.tz  # the root's timezone, for dates a person wrote without one
         self.progress: Progress | None = None  # long jobs report here (a cold open, metabolize)
-        self.max_meta_size = max_meta_size
-        self.open_processes = open_processes  # the policy's: 0 = one per core, 1 = no pool
+        self.max_meta_size = policy.max_meta_size
+        self.open_processes = policy.open_processes  # 0 = one per core, 1 = no pool
         self.tokenizer = tokenizer
         self.feed = feed
         self.snapshot_path = snapshot_path
         self.save_snapshots = save_snapshots and snapshot_path is not None
         self._writer_lock = writer_lock
-        self._lock_timeout = lock_timeout
+        self._lock_timeout = policy.lock_timeout_seconds
         self.lock = threading.RLock()
         self.ready = False  # loaded: from now on writers sync before writing
         self._entries: dict[str, Held] = {}  # (see entries)
         self.by_path: dict[str, str] = {}
         self.by_name = Named()  # name → ids (more than one only by hand)
         self._names: O.Names | None = None  # what [[links]] may name (see names)
-        self.rules = Rules(own=own)  # what the vault's settings leave out; own: MAP.md, sources/
+        self.rules = Rules(own=(policy.map_file, policy.sources_folder))  # what the vault's settings leave out
         self.problems: dict[str, Problem] = {}
         self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
@@ -310,7 +310,7 @@ class View:
                                          code="not_a_file")
             return
         if outcome is None:
-            outcome = L.read_parse(self.root, rel, self.tz, self.max_meta_size, data)
+            outcome = L.read_parse(self.root, rel, self.tz, self.max_meta_size, data=data)
         if isinstance(outcome, L.Gone):
             return
         if isinstance(outcome, L.Unreadable):
