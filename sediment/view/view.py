@@ -226,7 +226,7 @@ class View:
         """Build the view. Every file is still read, so the snapshot can never
         hide an edit; anything not matching it is parsed and indexed afresh.
         The feed is placed before, by the open's recovery (``health``)."""
-        snap: dict[str, tuple[int, list[Any]]] = {}
+        snap: dict[str, tuple[int, L.Doc]] = {}
         try:
             if self.snapshot_path is not None:
                 with open(self.snapshot_path, "rb") as fh:

@@ -16,7 +16,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 from ..disk.files import is_temp
 from ..disk.vault import Rules
@@ -45,7 +45,7 @@ class Watched(Protocol):
 
 class Watcher:
     def __init__(self, view: Watched, on_change: Callback | None = None) -> None:
-        from watchdog.events import FileSystemEventHandler
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
 
         self.view = view
@@ -62,7 +62,7 @@ class Watcher:
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:  # runs on the observer thread: be quick
+            def on_any_event(self, event: FileSystemEvent) -> None:  # runs on the observer thread: be quick
                 if event.event_type in ("opened", "closed", "closed_no_write"):
                     return
                 if event.is_directory and event.event_type == "modified":
