@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import functools
 import hashlib
 import re
 from typing import Any, Mapping, NamedTuple
@@ -121,8 +120,7 @@ class Entry:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # a copy elsewhere (another process) is the value, its body as text
-        return (functools.partial(Entry, tz=self.tz, warnings=self.warnings),
-                (dict(self.meta), self.body, self.path, self.version))
+        return _rebuild, (dict(self.meta), self.body, self.path, self.version, (self.tz, self.warnings))
 
     @property
     def body(self) -> str:
@@ -130,9 +128,8 @@ class Entry:
         return self._body
 
     def derive(self, strings: dict[str, str]) -> None:
-        """Work out the id and the place now rather than on first use (the
-        view does, for every note it holds: what every reader asks first),
-        sharing the layer and room strings through ``strings``."""
+        """Work out the id and the place now rather than on first use (the view does, for every
+        note it holds: what every reader asks first), sharing layer and room strings through ``strings``."""
         put = object.__setattr__
         ref = bool(self.path) and not in_layer(self.path)
         put(self, "_ref", ref)
@@ -230,9 +227,8 @@ class Entry:
         return _dt.datetime.fromtimestamp(ts, self.tz)
 
     def file_time(self, which: str) -> float | None:
-        """The file's ``created`` or ``updated`` time (POSIX) apart from its properties:
+        """The file's ``which`` time (``created``, ``updated``; POSIX) apart from its properties:
         unknown to a value; the view knows its files' (the first commit, the mtime)."""
-        del which
         return None
     @property
     def kind(self) -> str:
@@ -317,8 +313,7 @@ class Entry:
                      path=self.path if path is None else path, tz=self.tz)
 
     def warn(self, *warnings: str) -> "Entry":
-        """This entry, carrying warnings for the caller (a copy of the same
-        kind: one the view holds stays one)."""
+        """This entry, carrying warnings for the caller (a copy of its kind: the view's stays the view's)."""
         if not warnings:
             return self
         twin = object.__new__(type(self))
@@ -328,6 +323,11 @@ class Entry:
                 put(twin, name, get(self, name))
         put(twin, "warnings", self.warnings + warnings)
         return twin
+
+
+def _rebuild(meta: dict[str, Any], body: str, path: str, version: str,
+             tz_warnings: tuple[_dt.tzinfo, tuple[str, ...]]) -> Entry:
+    return Entry(meta, body, path, version, tz=tz_warnings[0], warnings=tz_warnings[1])
 
 
 def id_of(meta: Mapping[str, Any], rel: str) -> str:
