@@ -26,17 +26,17 @@ LAYERS = [
      "errors", "model.policy", "model.names", "model.shape", "model.obsidian", "model.fields", "view.compact",
      "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
      "search.maxscore", "search.postings", "search.bulk", "search.feedback", "search.index", "search.query",
-     "agent.catalog", "progress", "agent.intent", "view.problems", "mcp.answers", "semantic.embedding",
+     "agent.catalog", "agent.relevance", "progress", "agent.intent", "view.problems", "mcp.answers", "semantic.embedding",
      "semantic.dense", "view.renames"],
     ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
      "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
-     "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
+     "agent.workstate", "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
      "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
-     "sync.fix", "sync.sync", "semantic.lane"],
+     "sync.sync", "semantic.lane"],
     ["view.watch", "repository"],
-    ["__init__", "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
-     "cli.serve", "cli.semantic", "integrations", "integrations.anthropic", "cli.main", "__main__"],
+    ["__init__", "cli.kit", "cli.memory", "cli.agent", "cli.sync", "mcp.server", "mcp.tools", "integrations",
+     "integrations.anthropic", "cli.main", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -145,6 +145,7 @@ def _verbs() -> list[str]:
 NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
     "consolidate_with": "takes a Python callable (the LLM); library only",
+    "edit": "takes a Python callable (the new body from the old); `sediment update --text` edits from a shell",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -244,6 +245,11 @@ NO_TOOL = {
     "consolidate_with": "a batch job with its own model, run by the host",
     "embed": "vectors are computed in the background; embed is for scripts and tests (sediment embed)",
     "sync": "moving a memory between machines is the host's schedule (sediment sync), not a model's call",
+    "recalled": "recall counts the hits it shows; a tool to count them again would let a model promote by hand",
+    "locate": "read takes an id, a name or a path",
+    "markdown": "the sediment://memory/{id} resource",
+    "report": "the sediment://patrol/latest and sediment://map resources",
+    "edit": "update, with the version read (expected)",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {
@@ -259,7 +265,7 @@ def _tools() -> dict[str, set[str]]:
     pytest.importorskip("mcp")
     from sediment.mcp.server import Tools
     from sediment.mcp.tools import tools
-    return {t.name: set(t.parameters["properties"]) for t in tools(Tools(PKG))}
+    return {t.name: set(t.parameters["properties"]) for t in tools(Tools(PKG, open=Repository))}
 
 
 def test_every_mcp_tool_is_a_verb_and_every_verb_a_tool_or_left_out_on_purpose():

@@ -19,7 +19,7 @@ from typing import Any
 from ..model import entry as E
 from ..search import query as S
 from ..model import validate as V
-from .context import HITS, StableTiebreak, created_date, escape, relevance
+from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..model.lifecycle import Usage, strength
 from ..store.store import Store
 

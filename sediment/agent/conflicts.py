@@ -37,7 +37,6 @@ from ..search import query as S
 from ..search import tokenize as T
 from ..model.entry import Entry
 from ..model.lifecycle import OVERTURN_WORDS, overturns
-from ..store.store import Store
 from ..view.view import View
 
 # Words too common in memories to anchor anything, whatever their document
@@ -433,8 +432,9 @@ def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = 
     return Scan(found, pairs.comparisons, len(pairs.shared))
 
 
-def conflicts(store: Store, ids: Iterable[str] | None = None) -> list[ConflictPair]:
+def conflicts(view: View, ids: Iterable[str] | None = None) -> list[ConflictPair]:
+    """The verb (``Repository.conflicts``): it reads the view only."""
     if isinstance(ids, str):
         ids = [ids]
-    with store.view.reading() as view:
-        return scan(view, ids).conflicts
+    with view.reading() as current:
+        return scan(current, ids).conflicts

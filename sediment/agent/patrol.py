@@ -28,7 +28,7 @@ from ..model import validate as V
 from .catalog import created_ts
 from ..model.entry import Entry
 from ..disk.files import atomic_write
-from ..verbs.health import _unresolved_links
+from ..verbs.checks import unresolved_links
 from ..model.lifecycle import DAY, Usage, _date
 from ..store.store import SYSTEM, Store
 from ..view.view import View
@@ -304,7 +304,7 @@ def _unclassified(view: View, kinds: Any) -> list[Item]:
 
 def _unresolved(view: View) -> list[Item]:
     out = []
-    for p in _unresolved_links(view):
+    for p in unresolved_links(view):
         e = view.entries.get(view.by_path.get(p.path, ""))
         if e is None:
             continue

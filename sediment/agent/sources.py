@@ -39,7 +39,6 @@ from typing import Any, Callable, Iterable, Mapping
 from ..model import entry as E
 from ..model import names as N
 from ..model import validate as V
-from ..verbs import writes
 from ..model.entry import Entry
 from ..errors import InvalidInput, SedimentError
 from ..disk.files import atomic_write, read_nofollow
@@ -261,7 +260,9 @@ PROPOSAL_KEYS = frozenset({"text", "title", "room", "tags", "kind", "value", "li
 LLM = Callable[[list[dict[str, Any]]], Iterable[Mapping[str, Any]]]
 
 
-def consolidate_with(store: Store, llm: LLM | None = None, *, since: Any = None) -> Consolidation:
+def consolidate_with(store: Store, add: Callable[..., Entry], llm: LLM | None = None, *,
+                     since: Any = None) -> Consolidation:
+    """``add`` is the front door's (``Repository.add``): what this writes goes through it."""
     result = Consolidation()
     by_session: dict[str, list[Turn]] = {}
     for t in unlinked_sources(store, since=since):
@@ -287,8 +288,8 @@ def consolidate_with(store: Store, llm: LLM | None = None, *, since: Any = None)
                 continue
             kwargs = {k: v for k, v in p.items() if k not in ("text", "turns")}
             try:
-                e = writes.add(store, p["text"], source=session,
-                               source_links=[known[i].link for i in dict.fromkeys(ids)], **kwargs)
+                e = add(p["text"], source=session,
+                        source_links=[known[i].link for i in dict.fromkeys(ids)], **kwargs)
             except SedimentError as exc:
                 result.skipped.append((p, str(exc)))
                 continue

@@ -1,7 +1,8 @@
-"""The verbs that write one memory: add, update, move, archive, purge and
-supersede. Each checks its input (``validate``) before taking the lock, then
-re-reads what it changes (a person may have edited it) and writes through the
-store. ``Repository`` documents them; this module does them.
+"""The verbs that write: add, update, edit, move, archive, purge, restore,
+supersede, touch and consolidate. Each checks its input (``validate``) before
+taking the lock, then re-reads what it changes (a person may have edited it)
+and writes through the store. ``Repository`` documents them; this module
+does them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import datetime as _dt
 import logging
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..model import entry as E
 from ..store import moves
@@ -19,7 +20,7 @@ from ..model import validate as V
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
 from ..disk.files import append_line, atomic_write
-from ..model.lifecycle import overturns
+from ..model.lifecycle import bigram_similarity, overturns
 from ..store.store import Store, add_link
 
 log = logging.getLogger("sediment")
@@ -142,6 +143,27 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
         return store.rewrite(current, meta=meta, body=body).warn(*warnings)
 
 
+def edit(store: Store, id: str, change: Callable[[str], str], *, expected: str | None = None) -> Entry:
+    """The body rewritten by ``change`` from the body the file has now, under
+    the writer lock; the frontmatter keeps every field but ``updated``."""
+    with store.writing() as view:
+        current = store.reread(view.resolve(id))
+        if expected is not None and expected != current.version:
+            raise Conflict(f"{current.path} changed since version {expected} was read "
+                           f"(now {current.version}); read it again and retry",
+                           id=current.id, expected=expected, actual=current.version, what="expected")
+        body = change(current.body)
+        V.body(body, store.policy.max_body_bytes)
+        meta = dict(current.meta)
+        meta["updated"] = E.now_iso()
+        draft = current.with_(meta=meta, body=body)
+        if E.parse(E.render(draft), current.path, tz=view.tz).body != draft.body + (
+                "" if draft.body.endswith("\n") else "\n"):
+            raise InvalidInput(f"edit refused: {current.path} would not read back as written "
+                               "(it would break the note's frontmatter)", id=current.id, what="read_back")
+        return store.rewrite(current, meta=meta, body=body)
+
+
 def _refuse_purged(entry: Entry, verb: str) -> None:
     if entry.status == "purged":
         raise InvalidInput(f"{entry.path} is purged; {verb} does not bring it back "
@@ -227,6 +249,62 @@ def supersede(store: Store, old_id: str, new_id: str, reason: str = "superseded"
             raise InvalidInput(f"{new.path} already descends from {old.path}: superseding it would "
                                f"form a cycle", id=new.id)
         return store.supersede(old, new, reason)
+
+
+def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
+          now: _dt.datetime | str | None = None) -> Entry:
+    if outcome not in ("confirm", "refute"):
+        raise InvalidInput("outcome must be 'confirm' or 'refute'")
+    when = V.now(now)
+    with store.view.reading() as view:
+        e = view.resolve(id)
+    store.usage.record([e.id], outcome, now=when.timestamp())
+    if outcome == "refute" and confirm:
+        return archive(store, e.id, reason=f"refuted on {when.date().isoformat()}")
+    return e
+
+
+def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: str, **fields: Any) -> Entry:
+    kinds = store.policy.kinds
+    if kind not in kinds or kind == "inbox":
+        raise InvalidInput(f"consolidate needs a real kind (one of "
+                           f"{', '.join(k for k in kinds if k != 'inbox')})")
+    with store.writing() as view:
+        # A retry (after a crash, or of the same call) finds the memory it
+        # wrote and finishes retiring what is left, instead of writing twice.
+        main = " ".join(text.split())
+        existing = [e.id for e in view.same_text(text)
+                    if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")]
+        done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
+        given, retired = [], []
+        for e in (view.resolve(i) for i in fragment_ids):
+            if done_link and done_link in (e.meta.get("superseded_by") or ()):
+                retired.append(e)  # retired into this memory already
+                continue
+            if e.kind != "inbox" or e.layer in ("archive", "") or e.status != "active":
+                raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
+                                   f"retires fragments only")
+            given.append(e)
+        new = view.entries[existing[0]] if existing else add(store, text, kind=kind, **fields)
+        covered = {e.id: e for e in given}
+        for e in view.entries.values():
+            if e.kind == "inbox" and e.status == "active" and e.layer not in ("archive", "") and e.id != new.id:
+                frag = " ".join(e.text.split())
+                if frag and (frag in main or bigram_similarity(frag, text) >= 0.55):
+                    covered[e.id] = e
+        # links first, then the moves: a crash in between leaves the new
+        # memory naming fragments still to retire, which a retry finishes
+        meta = dict(view.entries[new.id].meta)
+        for e in sorted([*covered.values(), *retired], key=lambda x: x.id):
+            add_link(meta, "supersedes", e.name)
+        if meta != dict(view.entries[new.id].meta):
+            store.rewrite(view.entries[new.id], meta=meta)
+        for e in sorted(covered.values(), key=lambda x: x.id):
+            cur = store.reread(e)
+            moves.move(store, cur, "archive", cur.room, op="consolidate", meta_changes={
+                "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
+                "superseded_by": [E.wikilink(new.name)]})
+        return view.entries[new.id]
 
 
 def _supersedes(view: Any, start: Entry, target: Entry) -> bool:
