@@ -28,6 +28,7 @@ from .agent import patrol
 from .verbs import reads
 from .agent import sources
 from .sync import sync as _sync
+from .sync.sync import SyncResult
 from .agent import working
 from .verbs import writes
 from .search import tokenize as T
@@ -210,12 +211,10 @@ class Repository:
         return reads.get(self.store, id)
 
     def __contains__(self, id: object) -> bool:
-        with self.view.reading() as view:
-            return view.knows(id)
+        return reads.knows(self.store, id)
 
     def __len__(self) -> int:
-        with self.view.reading() as view:
-            return len(view)
+        return reads.count(self.store)
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.list())
@@ -236,8 +235,8 @@ class Repository:
         >>> [e.kind for e in repo.list(room="work")]
         ['fact']
         """
-        return reads.list_entries(self.store, layer=layer, room=room, tags=tags if tag is None else tag,
-                                  kind=kind, status=status, since=since, until=until, sort=sort, limit=limit)
+        return reads.list_entries(self.store, layer=layer, room=room, tags=tags, kind=kind, status=status,
+                                  since=since, until=until, sort=sort, limit=limit, tag=tag)
 
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
@@ -828,7 +827,7 @@ class Repository:
 
     # ------------------------------------------------------------------ machines
 
-    def sync(self, *, remote: str | None = None, push: bool = True) -> "_sync.SyncResult":
+    def sync(self, *, remote: str | None = None, push: bool = True) -> SyncResult:
         """Share this memory with its other machines through git: commit the
         root's pending changes, pull (merging notes by rule, never letting git
         guess a layer), repair what the merge broke, push. See README,

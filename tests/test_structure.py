@@ -8,6 +8,7 @@ import argparse
 import ast
 import inspect
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -128,10 +129,31 @@ def test_modules_stay_small():
 def test_public_surface_is_pinned():
     assert sorted(sediment.__all__) == sorted([
         "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
+        "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "ConflictPair", "Report",
+        "Palace", "Source", "Turn", "Consolidation", "SyncResult",
         "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
         "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError", "__version__",
     ])
     assert all(hasattr(sediment, name) for name in sediment.__all__)
+
+
+def _named(annotation: object) -> set[type]:
+    """The classes an annotation names (``list[Entry] | None``: Entry), but builtins."""
+    args = typing.get_args(annotation)
+    if args:
+        return set().union(*(_named(a) for a in args))
+    return {annotation} if isinstance(annotation, type) and annotation.__module__ not in ("builtins", "typing") else set()
+
+
+def test_every_type_a_verb_returns_is_importable_from_sediment():
+    """A caller can name what it gets back: ``from sediment import Context``."""
+    missing = {}
+    for verb in _verbs():
+        fn = getattr(Repository, verb)
+        for cls in _named(typing.get_type_hints(getattr(fn, "__wrapped__", fn)).get("return")):
+            if getattr(sediment, cls.__name__, None) is not cls or cls.__name__ not in sediment.__all__:
+                missing[verb] = f"{cls.__module__}.{cls.__name__}"
+    assert missing == {}
 
 
 # --------------------------------------------------------------------------- verbs

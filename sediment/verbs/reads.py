@@ -25,6 +25,18 @@ def get(store: Store, id: str) -> Entry:
         return view.resolve(id)
 
 
+def knows(store: Store, id: object) -> bool:
+    """Whether ``id`` (an id, path or name) names a memory (``id in repo``)."""
+    with store.view.reading() as view:
+        return view.knows(id)
+
+
+def count(store: Store) -> int:
+    """How many memories there are (``len(repo)``)."""
+    with store.view.reading() as view:
+        return len(view)
+
+
 def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status: Any = None,
             since: Any = None, until: Any = None) -> S.Predicate | None:
     """The predicate of the filters given (each checked), or None for none."""
@@ -38,7 +50,9 @@ def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status
 def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room: str | None = None,
                  tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
                  status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
-                 limit: int | None = None) -> list[Entry]:
+                 limit: int | None = None, tag: str | Iterable[str] | None = None) -> list[Entry]:
+    """``tag`` is ``tags`` by another name (given, it wins)."""
+    tags = tags if tag is None else tag
     if sort not in SORTS:
         raise InvalidInput(f"sort: {sort!r} is not one of {', '.join(SORTS)}", what="sort")
     if limit is not None:
