@@ -36,6 +36,7 @@ from ..model import entry as E
 from ..search import query as S
 from ..search import tokenize as T
 from ..model.entry import Entry
+from ..model.record import Record
 from ..model.lifecycle import OVERTURN_WORDS, overturns
 from ..view.view import View
 
@@ -97,7 +98,7 @@ def active(e: Entry) -> bool:
 
 
 @dataclass(frozen=True)
-class ConflictPair:
+class ConflictPair(Record):
     """Two memories that may disagree: ``a`` the older, ``b`` the newer (ids),
     the ``kind`` of clue, the ``clue`` in words, the anchors they share."""
     a: str
@@ -110,8 +111,7 @@ class ConflictPair:
     score: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "a_name": self.a_name, "b_name": self.b_name, "kind": self.kind,
-                "clue": self.clue, "anchors": list(self.anchors), "score": round(self.score, 4)}
+        return {**super().to_dict(), "score": round(self.score, 4)}
 
     def __str__(self) -> str:
         return f"{self.a_name} ⟷ {self.b_name}  [{self.kind}] {self.clue}"

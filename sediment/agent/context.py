@@ -44,6 +44,7 @@ from ..search import query as S
 from ..search import tokenize as T
 from ..model import validate as V
 from ..model.entry import Entry
+from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
 from ..model.lifecycle import Usage
@@ -78,7 +79,7 @@ def estimate_tokens(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class ContextItem:
+class ContextItem(Record):
     """One item of the block; ``id`` is None for working memory."""
     section: str
     id: str | None
@@ -88,15 +89,12 @@ class ContextItem:
     created: str
     source: str
     snippet: str
-    text: str  # as rendered in the block
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("section", "id", "name", "layer", "kind", "created", "source",
-                                              "snippet")}
+    text: str  # as rendered in the block (the block is the context's text)
+    _keys = ("section", "id", "name", "layer", "kind", "created", "source", "snippet")
 
 
 @dataclass(frozen=True)
-class Context:
+class Context(Record):
     """The block (``str(ctx)``), what is in it (``items``), how many were left
     out per section (``omitted``), its ``size`` in characters and a ``tokens``
     estimate; ``recalled`` are the ids this call counted as recalled."""
@@ -105,6 +103,7 @@ class Context:
     omitted: Mapping[str, int]
     budget: int
     recalled: tuple[str, ...] = ()
+    _keys = ("text", "size", "tokens", "budget", "omitted", "recalled", "items")
 
     def __str__(self) -> str:
         return self.text
@@ -116,11 +115,6 @@ class Context:
     @property
     def tokens(self) -> int:
         return estimate_tokens(self.text)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "size": self.size, "tokens": self.tokens, "budget": self.budget,
-                "omitted": dict(self.omitted), "recalled": list(self.recalled),
-                "items": [i.to_dict() for i in self.items]}
 
 
 # ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from ..search import tokenize as T
 from ..model import validate as V
 from .catalog import created_ts
 from ..model.entry import Entry
+from ..model.record import Record
 from ..disk.files import atomic_write
 from ..verbs.checks import unresolved_links
 from ..model.lifecycle import DAY, Usage, _date
@@ -58,18 +59,15 @@ HEADINGS = {
 
 
 @dataclass
-class Item:
+class Item(Record):
     ids: tuple[str, ...]
     names: tuple[str, ...]
     what: str
     action: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"ids": list(self.ids), "names": list(self.names), "what": self.what, "action": self.action}
-
 
 @dataclass
-class Report:
+class Report(Record):
     """What ``patrol`` found; ``path`` is where the report was written
     (relative to the root), None where it could not be."""
     date: str
@@ -78,15 +76,11 @@ class Report:
     path: str | None = None
     text: str = ""
     comparisons: int = 0  # candidate pairs drawn from the postings (not all pairs)
+    _keys = ("date", "now", "path", "counts", "comparisons", "sections")  # the text is the file's
 
     @property
     def counts(self) -> dict[str, int]:
         return {k: len(v) for k, v in self.sections.items()}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"date": self.date, "now": self.now, "path": self.path, "counts": self.counts,
-                "comparisons": self.comparisons,
-                "sections": {k: [i.to_dict() for i in v] for k, v in self.sections.items()}}
 
     def __str__(self) -> str:
         head = f"patrol {self.date}: " + ", ".join(f"{HEADINGS[k].lower()} {n}" for k, n in self.counts.items())

@@ -40,6 +40,7 @@ from ..model import entry as E
 from ..model import names as N
 from ..model import validate as V
 from ..model.entry import Entry
+from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from ..disk.files import atomic_write, read_nofollow
 from ..store.store import Store
@@ -51,7 +52,7 @@ _SESSION_REFUSED = set("#^[]|")
 
 
 @dataclass(frozen=True)
-class Turn:
+class Turn(Record):
     """One turn of a stored session; ``link`` is the wikilink a memory's
     ``source_links`` uses for it."""
     session: str
@@ -59,32 +60,26 @@ class Turn:
     role: str
     text: str
     time: str | None = None
+    _keys = ("session", "id", "role", "text", "time", "link")
 
     @property
     def link(self) -> str:
         return f"[[{self.session}#^{self.id}]]"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"session": self.session, "id": self.id, "role": self.role, "text": self.text,
-                "time": self.time, "link": self.link}
-
 
 @dataclass
-class Source:
+class Source(Record):
     """A stored session: where it is (relative to the root), every turn in
     it, and how many this call added."""
     session: str
     path: str
     turns: tuple[Turn, ...]
     added: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"session": self.session, "path": self.path, "added": self.added,
-                "turns": [t.to_dict() for t in self.turns]}
+    _keys = ("session", "path", "added", "turns")
 
 
 @dataclass
-class Consolidation:
+class Consolidation(Record):
     """What ``consolidate_with`` wrote (``added``) and what it refused, with why."""
     added: list[Entry] = field(default_factory=list)
     skipped: list[tuple[Any, str]] = field(default_factory=list)

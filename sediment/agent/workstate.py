@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..model import entry as E
 from ..errors import StorageError
 from ..disk.files import WriterLock, atomic_write, read_nofollow, symlink_in
 from ..model.policy import Policy
+from ..model.record import Record
 from ..store.system import SYSTEM, Parts
 
 FOLDER = "working"
@@ -27,50 +27,36 @@ MAX_TEXT = 300  # characters kept of a sentence or a mood
 
 
 @dataclass(frozen=True)
-class Item:
+class Item(Record):
     """An open todo or promise: the sentence it was said in, when it was
     opened, when it was last mentioned."""
     text: str
     created: str
     mentioned: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class Mood:
+class Mood(Record):
     text: str
     since: str
     until: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class Working:
+class Working(Record):
     """What is open now: ``items`` oldest first, and the mood (or None)."""
     items: tuple[Item, ...] = ()
     mood: Mood | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"items": [i.to_dict() for i in self.items], "mood": self.mood.to_dict() if self.mood else None}
-
 
 @dataclass(frozen=True)
-class Observed:
+class Observed(Record):
     """What one ``observe`` changed."""
     opened: tuple[Item, ...] = ()
     closed: tuple[Item, ...] = ()
     renewed: tuple[Item, ...] = ()
     dropped: tuple[Item, ...] = ()  # replaced by a newer item, or expired
     working: Working = field(default_factory=Working)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"opened": [i.to_dict() for i in self.opened], "closed": [i.to_dict() for i in self.closed],
-                "renewed": [i.to_dict() for i in self.renewed], "dropped": [i.to_dict() for i in self.dropped],
-                "working": self.working.to_dict()}
 
 
 # ---------------------------------------------------------------------------

@@ -257,9 +257,8 @@ def cmd_consolidate(ns: argparse.Namespace) -> tuple[Any, str]:
 
 @command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now"))
 def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
-    from dataclasses import asdict
     s = _open(ns).strength(ns.id, now=ns.now)
-    return asdict(s), s.explain()
+    return s.to_dict(), s.explain()
 
 
 @command("restore", "bring an archived or superseded memory back to active (purged: --confirm)",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .entry import Entry
+from .record import Record
 from .policy import Clock, Policy
 
 DAY = 86400.0
@@ -94,7 +95,7 @@ def overturns(text: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Strength:
+class Strength(Record):
     value: float
     decay: float
     strength: float

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..model import entry as E
+from ..model.record import Record
 from ..agent.conflicts import active
 from ..errors import Conflict, SedimentError, StorageError
 from .git import append_missing, git_exe, identity_options, install_driver, merge_options
@@ -36,7 +37,7 @@ LOCAL_PATHS = [p.rstrip("/") for p in LOCAL if "*" not in p]
 
 
 @dataclass
-class SyncResult:
+class SyncResult(Record):
     """What one ``sync`` did."""
     remote: str | None = None
     committed: int = 0  # files in the commit of this machine's pending changes
@@ -50,9 +51,6 @@ class SyncResult:
     installed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # notes the pull changed here
     pushed: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
 
     def __str__(self) -> str:
         lines = [f"committed {self.committed} file(s)" if self.committed else "nothing to commit"]

@@ -18,6 +18,7 @@ from ..model import entry as E
 from ..model import validate as V
 from ..store import moves
 from ..model.entry import Entry
+from ..model.record import Record
 from ..errors import PolicyError, SedimentError, StorageError
 from ..disk.files import atomic_write
 from ..model.lifecycle import Move, Strength, plan, strength as _strength
@@ -29,7 +30,7 @@ log = logging.getLogger("sediment")
 
 
 @dataclass
-class Plan:
+class Plan(Record):
     """What ``metabolize`` would do (``applied`` False) or did."""
     now: str
     moves: list[Move]
@@ -37,11 +38,10 @@ class Plan:
     report: str | None = None  # path of the markdown report, relative to the root
     counts: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[Move, str]] = field(default_factory=list)  # (move, why) not applied
+    _keys = ("now", "applied", "report", "counts", "moves")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"now": self.now, "applied": self.applied, "report": self.report,
-                "counts": self.counts, "moves": [m.to_dict() for m in self.moves],
-                "skipped": [{**m.to_dict(), "why": why} for m, why in self.skipped]}
+        return {**super().to_dict(), "skipped": [{**m.to_dict(), "why": why} for m, why in self.skipped]}
 
     def __str__(self) -> str:
         if not self.moves:
