@@ -24,17 +24,17 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["model", "disk", "search", "view", "store", "semantic", "verbs", "agent", "sync", "mcp", "cli", "_version",
-     "errors", "model.record", "model.policy", "model.names", "model.shape", "model.obsidian", "model.fields", "view.compact",
-     "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
-     "search.maxscore", "search.postings", "search.bulk", "search.feedback", "search.index", "search.query",
-     "agent.catalog", "agent.relevance", "progress", "agent.intent", "view.problems", "mcp.answers", "semantic.embedding",
-     "semantic.dense", "view.renames"],
-    ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
-     "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
-     "agent.workstate", "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
+     "errors", "model.record", "model.policy", "model.names", "model.shape", "model.obsidian", "model.fields",
+     "view.compact", "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize",
+     "model.lifecycle", "search.maxscore", "search.postings", "search.bulk", "search.feedback", "search.index",
+     "search.query", "agent.catalog", "agent.relevance", "progress", "agent.intent", "view.problems", "mcp.answers",
+     "semantic.embedding", "semantic.dense", "view.renames"],
+    ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile", "disk.shared",
+     "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system", "agent.workstate",
+     "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
-     "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
-     "sync.sync", "semantic.lane"],
+     "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources", "sync.sync",
+     "semantic.lane"],
     ["view.watch", "repository"],
     ["__init__", "cli.kit", "cli.memory", "cli.agent", "cli.sync", "mcp.server", "mcp.tools", "integrations",
      "integrations.anthropic", "cli.main", "__main__"],
@@ -142,7 +142,8 @@ def _named(annotation: object) -> set[type]:
     args = typing.get_args(annotation)
     if args:
         return set().union(*(_named(a) for a in args))
-    return {annotation} if isinstance(annotation, type) and annotation.__module__ not in ("builtins", "typing") else set()
+    named = isinstance(annotation, type) and annotation.__module__ not in ("builtins", "typing")
+    return {annotation} if named else set()
 
 
 def test_every_type_a_verb_returns_is_importable_from_sediment():
