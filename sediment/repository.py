@@ -53,7 +53,8 @@ from .store.store import Store
 from .store.system import SYSTEM, open_system
 from .disk.usage import UsageLog
 from .progress import Progress
-from .view.view import Problem, View
+from .view.problems import Problem
+from .view.view import View
 from .view.watch import Callback, Watcher
 from .agent.workstate import Mood, Observed, Working
 

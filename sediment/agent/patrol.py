@@ -19,7 +19,7 @@ import datetime as _dt
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Mapping
 
 from . import conflicts as C
 from ..model import entry as E
@@ -27,6 +27,7 @@ from ..search import tokenize as T
 from ..model import validate as V
 from .catalog import created_ts
 from ..model.entry import Entry
+from ..model.policy import Clock
 from ..model.record import Record
 from ..disk.files import atomic_write
 from ..verbs.checks import unresolved_links
@@ -277,7 +278,7 @@ def _inbox(view: View, words: C.Pairs, similarity: "Similarity") -> list[Item]:
     return out
 
 
-def _unclassified(view: View, kinds: Any) -> list[Item]:
+def _unclassified(view: View, kinds: Mapping[str, Clock | None]) -> list[Item]:
     out = []
     for e in sorted(view.entries.values(), key=lambda e: e.path):
         if not C.active(e):

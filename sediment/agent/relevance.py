@@ -12,6 +12,7 @@ from ..search import query as S
 from ..model.entry import Entry
 from ..errors import ParseError
 from .catalog import created_ts
+from ..search.index import Index
 from ..search.postings import bm25_idf
 
 HITS = 20  # search hits looked at for "what this reminds me of"
@@ -30,7 +31,7 @@ class StableTiebreak(S.Tiebreak):
         return (e.value, -created_ts(e))
 
 
-def relevance(index: Any, words: Mapping[str, float], bigrams: Mapping[str, float],
+def relevance(index: Index, words: Mapping[str, float], bigrams: Mapping[str, float],
               matched: Iterable[str]) -> float:
     """How much of the query a hit covers, 0–1: in each lane, the IDF-weighted
     share of the query's terms it has, against the best any memory could have

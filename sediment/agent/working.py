@@ -20,7 +20,6 @@ The state, its file and its types are ``workstate``'s.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
 
 from ..model import entry as E
 from . import intent
@@ -40,11 +39,11 @@ def _state(store: Store) -> StateFile:
     return StateFile(store.root, store.parts, store.policy)
 
 
-def working(store: Store, *, now: Any = None) -> Working:
+def working(store: Store, *, now: _dt.datetime | str | None = None) -> Working:
     return _state(store).current(V.now(now))
 
 
-def observe(store: Store, text: str, *, now: Any = None) -> Observed:
+def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
     when = V.now(now)
@@ -94,7 +93,7 @@ def observe(store: Store, text: str, *, now: Any = None) -> Observed:
                     Working(tuple(items), mood_now(mood, when)))
 
 
-def set_mood(store: Store, text: str, *, now: Any = None) -> Mood | None:
+def set_mood(store: Store, text: str, *, now: _dt.datetime | str | None = None) -> Mood | None:
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
     when = V.now(now)

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
-from ..model.entry import SECTIONS
+from ..model.entry import SECTIONS, Entry
 from ..errors import InvalidInput, NotFound
 from ..progress import terminal_bar
 
@@ -69,7 +69,7 @@ def split_values(values: list[str] | None) -> list[str]:
     return out
 
 
-def entry_text(e: Any) -> str:
+def entry_text(e: Entry) -> str:
     head = f"{e.id}  {e.path}\n{e.title}  [{e.kind}, {e.status}, value {e.value:g}]"
     if e.tags:
         head += "  #" + " #".join(e.tags)
@@ -105,7 +105,7 @@ def text_arg(value: str | None) -> str:
     return sys.stdin.read() if value is None or value == "-" else value
 
 
-def entry_out(e: Any, verb: str) -> tuple[Any, str]:
+def entry_out(e: Entry, verb: str) -> tuple[Any, str]:
     text = f"{verb} {e.id}  {e.path}"
     return e.to_dict(), "\n".join([text, *(f"warning: {w}" for w in e.warnings)])
 

@@ -140,7 +140,7 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         print(text)
     sys.stdout.flush()  # a pipe closed early shows here, inside the try of main()
-    return ns.exit_code
+    return int(ns.exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -67,15 +67,26 @@ def concise(schema: Any) -> Any:
     return out
 
 
-def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
+Register = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def tools(t: Tools) -> list[Tool]:
+    """Every tool on ``t``'s root, in the order ``tools/list`` gives them."""
     made: list[Tool] = []
 
-    def tool(fn: Any) -> Any:
+    def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
         desc, annotations = DESCRIPTIONS[fn.__name__]
         made.append(Tool.from_function(fn, name=fn.__name__, description=desc, annotations=annotations))
         made[-1].parameters = concise(made[-1].parameters)
         return fn
 
+    _memory_tools(t, tool)
+    _agent_tools(t, tool)
+    return made
+
+
+def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small closure per tool
+    """remember, recall, context, read, update, forget, touch, supersede."""
     @tool
     async def remember(text: str, title: str | None = None, kind: str | None = None, tags: list[str] | None = None,
                        room: str | None = None, links: list[str] | None = None, value: float | None = None,
@@ -163,6 +174,9 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
         return await t.answer("supersede", work, args=dict(old_id=old_id, new_id=new_id, reason=reason),
                               budget=budget, request_id=request_id, write=True)
 
+
+def _agent_tools(t: Tools, tool: Register) -> None:
+    """about, recent, working, observe, patrol, metabolize."""
     @tool
     async def about(topic: str, budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:
@@ -228,8 +242,6 @@ def tools(t: Tools) -> list[Tool]:  # noqa: C901 - one small closure per tool
             return text, {**data, "more_lines": more}
         return await t.answer("metabolize", work, args=dict(dry_run=dry_run, confirm=confirm), budget=budget,
                               request_id=request_id, write=not dry_run)
-
-    return made
 
 
 def resources(app: MCPServer, t: Tools) -> None:

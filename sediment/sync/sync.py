@@ -137,7 +137,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
             g.run("fetch", "-q", remote)
             res.fetched = True
         with store.writing():
-            ours = _local(g, store, shared, res, ident, ref)
+            ours = _local(g, store, shared, res, ident=ident, ref=ref)
         if not remote or not push or not branch or not ours:
             return res  # (nothing of ours the remote lacks)
         # the upstream is recorded only in the root's own repository (it is config)
@@ -165,7 +165,7 @@ def _finish(g: Git, res: SyncResult, ident: list[str]) -> None:
     g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
 
 
-def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: list[str], ref: str | None) -> bool:
+def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident: list[str], ref: str | None) -> bool:
     """The steps under the writer lock: commit, merge, settle, repair, commit.
     Returns whether the branch has commits the remote lacks."""
     start = _head(g)
@@ -285,7 +285,8 @@ def _follow_moves(g: Git, store: Store, moves: list[tuple[str, str]]) -> None:
         if fresh.id != e.id or (fresh.title, fresh.tags, fresh.body, fresh.room) != (e.title, e.tags, e.body, e.room):
             continue
         if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
-            fresh._cache["off"] = len(data) - len(fresh.body.encode("utf-8"))
+            # where the body starts in the file, for the view's body store (as written() says it)
+            fresh._cache["off"] = len(data) - len(fresh.body.encode("utf-8"))  # noqa: SLF001 - until the view takes it
         view.relocate(e, fresh)
 
 

@@ -15,7 +15,8 @@ from ..model import obsidian as O
 from ..disk.files import is_temp, read_nofollow
 from ..progress import Ticker
 from ..store.system import SYSTEM
-from ..view.view import Problem, View
+from ..view.problems import Problem
+from ..view.view import View
 
 
 def duplicate_names(view: View) -> list[Problem]:

@@ -21,7 +21,7 @@ from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageErr
 from ..disk.files import has_temp, read_nofollow, resolve_inside
 from ..disk.journal import JournalRead
 from ..store.store import SYSTEM, Store
-from ..view.view import Problem
+from ..view.problems import Problem
 
 log = logging.getLogger("sediment")
 

@@ -40,7 +40,7 @@ def count(store: Store) -> int:
 def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status: Any = None,
             since: Any = None, until: Any = None) -> S.Predicate | None:
     """The predicate of the filters given (each checked), or None for none."""
-    if all(x is None or x == () or x == [] for x in (layer, room, tags, kind, status, since, until)):
+    if all(x is None or x in ((), []) for x in (layer, room, tags, kind, status, since, until)):
         return None
     return S.make_filter(layers=V.layers(layer), room=V.room_filter(room), tags=V.tags(tags) or None,
                          kinds=V.kinds(kind, store.policy.kinds), status=V.status(status),

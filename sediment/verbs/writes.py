@@ -22,8 +22,12 @@ from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
 from ..disk.files import append_line, atomic_write
 from ..model.lifecycle import bigram_similarity, overturns
 from ..store.store import Store, add_link
+from ..view.view import View
 
 log = logging.getLogger("sediment")
+
+COVERS = 0.55  # bigram similarity at which consolidate's text covers another inbox fragment
+FLAG_REPEATS = 3  # written unclassified this many times: flagged for a person to classify
 
 
 def add(store: Store, text: str, *, title: str | None = None, room: str | None = None,
@@ -110,32 +114,7 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
         for k in list(changes):
             if k in E.SECTIONS:
                 sections[k] = V.section(k, changes.pop(k))
-        if "title" in changes:
-            meta["title"] = V.title(changes.pop("title"), required=True)
-        if "tags" in changes:
-            meta["tags"] = V.tags(changes.pop("tags")) or None
-        warnings: list[str] = []
-        if "links" in changes:
-            targets, warnings = _link_targets(store, V.links(changes.pop("links")))
-            meta["links"] = [E.wikilink(x) for x in targets] or None
-        if "kind" in changes:
-            k = V.kind(changes.pop("kind"), policy.kinds)
-            if k == "core" and current.kind != "core":
-                _check_core_cap(store)
-            meta["kind"] = k
-            meta.pop("unclassified", None)
-        if "value" in changes:
-            meta["value"] = V.value(changes.pop("value"))
-        for k in ("layer", "room"):
-            if k in changes:
-                raise InvalidInput(f"use move() to change {k}")
-        if "source" in changes:
-            meta["source"] = changes.pop("source")
-        V.not_reserved(changes)
-        meta.update(V.fields({k: v for k, v in changes.items() if v is not None}))
-        for k, v in changes.items():
-            if v is None:
-                meta.pop(k, None)
+        warnings = _changed_meta(store, current, meta, changes)
         body = E.compose_body(main, sections)
         V.body(body, policy.max_body_bytes)
         meta["updated"] = E.now_iso()
@@ -162,6 +141,38 @@ def edit(store: Store, id: str, change: Callable[[str], str], *, expected: str |
             raise InvalidInput(f"edit refused: {current.path} would not read back as written "
                                "(it would break the note's frontmatter)", id=current.id, what="read_back")
         return store.rewrite(current, meta=meta, body=body)
+
+
+def _changed_meta(store: Store, current: Entry, meta: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+    """``update``'s changes of frontmatter, checked, applied to ``meta``
+    (a field given None goes); the warnings of the links."""
+    if "title" in changes:
+        meta["title"] = V.title(changes.pop("title"), required=True)
+    if "tags" in changes:
+        meta["tags"] = V.tags(changes.pop("tags")) or None
+    warnings: list[str] = []
+    if "links" in changes:
+        targets, warnings = _link_targets(store, V.links(changes.pop("links")))
+        meta["links"] = [E.wikilink(x) for x in targets] or None
+    if "kind" in changes:
+        k = V.kind(changes.pop("kind"), store.policy.kinds)
+        if k == "core" and current.kind != "core":
+            _check_core_cap(store)
+        meta["kind"] = k
+        meta.pop("unclassified", None)
+    if "value" in changes:
+        meta["value"] = V.value(changes.pop("value"))
+    for k in ("layer", "room"):
+        if k in changes:
+            raise InvalidInput(f"use move() to change {k}")
+    if "source" in changes:
+        meta["source"] = changes.pop("source")
+    V.not_reserved(changes)
+    meta.update(V.fields({k: v for k, v in changes.items() if v is not None}))
+    for k, v in changes.items():
+        if v is None:
+            meta.pop(k, None)
+    return warnings
 
 
 def _refuse_purged(entry: Entry, verb: str) -> None:
@@ -290,7 +301,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         for e in view.entries.values():
             if e.kind == "inbox" and e.status == "active" and e.layer not in ("archive", "") and e.id != new.id:
                 frag = " ".join(e.text.split())
-                if frag and (frag in main or bigram_similarity(frag, text) >= 0.55):
+                if frag and (frag in main or bigram_similarity(frag, text) >= COVERS):
                     covered[e.id] = e
         # links first, then the moves: a crash in between leaves the new
         # memory naming fragments still to retire, which a retry finishes
@@ -307,7 +318,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         return view.entries[new.id]
 
 
-def _supersedes(view: Any, start: Entry, target: Entry) -> bool:
+def _supersedes(view: View, start: Entry, target: Entry) -> bool:
     """Whether ``target`` is reached from ``start`` along superseded_by links
     (start is then, in effect, older than target)."""
     seen, todo = set(), [start]
@@ -391,7 +402,7 @@ def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[
         had = twin.meta.get("repeats")
         repeats = (had if isinstance(had, int) and not isinstance(had, bool) else 1) + 1  # written again
         meta["repeats"] = repeats
-        if repeats >= 3:
+        if repeats >= FLAG_REPEATS:
             meta["flag"] = f"classify: written unclassified {repeats} times"
     current = {"title": twin.title, "kind": twin.kind, "value": twin.meta.get("value"),
                "source": twin.source, "room": twin.room, "layer": twin.layer}
