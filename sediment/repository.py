@@ -55,7 +55,7 @@ from .disk.usage import UsageLog
 from .progress import Progress
 from .view.problems import Problem
 from .view.view import View
-from .view.watch import Callback, Watcher
+from .view.watch import Callback, Watching
 from .agent.workstate import Mood, Observed, Working
 
 
@@ -119,7 +119,7 @@ class Repository:
         self.view.progress = progress
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False
-        self._watcher: Watcher | None = None
+        self._watching = Watching(self.view)
         sweep_owed = health.recover_at_open(self.store)
         self.view.load_all()
         self.view.ready = True
@@ -127,7 +127,7 @@ class Repository:
             health.sweep_at_open(self.store)
         self.semantic = semantic_lane(self.view, self.policy, semantic, cache if parts.writable("cache") else None)
         if watch:
-            self._start_watch()
+            self._watching.start()
 
     def __enter__(self) -> "Repository":
         return self
@@ -146,7 +146,7 @@ class Repository:
         >>> repo.close(); len(repo)
         0
         """
-        self._stop_watch()
+        self._watching.stop()
         if self.semantic is not None:
             self.semantic.close()
         if not self._closed:
@@ -155,8 +155,7 @@ class Repository:
 
     # ------------------------------------------------------------------ watching
 
-    @contextlib.contextmanager
-    def watch(self, on_change: Callback | None = None) -> Iterator["Repository"]:
+    def watch(self, on_change: Callback | None = None) -> contextlib.AbstractContextManager[Repository]:
         """Keep the index current while files change behind the library's back
         (an editor, Obsidian, ``git pull``), until the block ends.
 
@@ -168,21 +167,7 @@ class Repository:
         >>> with repo.watch():
         ...     pass
         """
-        self._start_watch(on_change)
-        try:
-            yield self
-        finally:
-            self._stop_watch()
-
-    def _start_watch(self, on_change: Callback | None = None) -> None:
-        if self._watcher is None:
-            self._watcher = Watcher(self.view, on_change).start()
-            self.view.refresh()  # what changed before the observer was listening
-
-    def _stop_watch(self) -> None:
-        w, self._watcher = self._watcher, None
-        if w is not None:
-            w.stop()
+        return self._watching.during(self, on_change)
 
     def refresh(self) -> dict[str, int]:
         """Rescan the root for changes made behind the library's back (an editor,
