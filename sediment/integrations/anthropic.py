@@ -24,11 +24,11 @@ model                   sediment
 ``view`` of a note      the body only, numbered from 1: the frontmatter the model
                         did not write is not shown, so line numbers are the ones
                         it wrote; counts as a recall
-``str_replace``         an update of the body; refused when ``old_str`` is missing
+``str_replace``         an ``edit`` of the body; refused when ``old_str`` is missing
                         or not unique, when the note changed since the model last
                         viewed it (stale), or when the result would not read back
                         as written
-``insert``              an update of the body at a line (same refusals)
+``insert``              an ``edit`` of the body at a line (same refusals)
 ``delete``              ``archive`` (the file moves to ``archive/``; nothing is
                         deleted); a folder is refused
 ``rename``              ``move`` between layer and room folders; the file name
