@@ -49,6 +49,7 @@ from ..model.entry import Entry
 from ..errors import InvalidInput, ParseError, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
 from ..search.postings import bm25_idf
+from ..model.lexicon import TOKEN_WIDE
 from ..model.lifecycle import Usage
 from ..store.store import Store
 
@@ -68,8 +69,7 @@ HITS = 20  # search hits looked at for "what this reminds me of"
 # through a hundred thousand of them for a tiny one would cost the turn.
 MAX_SKIPS = 32
 MIN_ITEM = len("- [[]] ·  ·  · created  · \n  > \n")  # no item is shorter: packing stops below it
-_CJK_CHAR = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-                       "\uff00-\uffef]")
+_CJK_CHAR = re.compile(f"[{TOKEN_WIDE}]")
 
 
 def estimate_tokens(text: str) -> int:

@@ -12,6 +12,7 @@ import re
 import unicodedata
 
 from ..errors import InvalidInput, ParseError, UnsafePath
+from .lexicon import CJK
 
 LAYERS = ("shallow", "sediment", "bedrock", "archive")
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {
@@ -21,7 +22,7 @@ MAX_PATH_BYTES = 1000  # far below PATH_MAX (4096) with room for any root folder
 
 
 
-_SLUG_DROP = re.compile(r"[^\w\u4e00-\u9fff\u3400-\u4dbf]+", re.UNICODE)
+_SLUG_DROP = re.compile(rf"[^\w{CJK}]+", re.UNICODE)
 
 
 def slugify(title: str, *, max_bytes: int = 80) -> str:

@@ -26,10 +26,10 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from ..model.lexicon import is_cjk_char
 from .maxscore import Scored, nth, probe_or_walk, walk
 from .postings import Postings, bm25_idf
 from .rank import Mask, Ranking
-from .textnorm import is_cjk
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
         share = fused / total
         mine: dict[str, float] = {}
         for t, tf, df in lane.vector_df(slot, fb.min_df, max_df):
-            if t in query or len(t) == 1 and not fb.single_cjk and is_cjk(t):
+            if t in query or len(t) == 1 and not fb.single_cjk and is_cjk_char(t):
                 continue
             idf = idfs.get(t)  # (vector_df keeps only the terms within min_df..max_df)
             if idf is None:

@@ -22,6 +22,8 @@ from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import Usage, strength
 from ..model.policy import Clock, Policy
 from .rank import Lane
+from .textnorm import fold
+from ..model.lexicon import CJK_RUN
 
 # further lanes made from a query's (words, bigrams): the semantic lane
 ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
@@ -78,7 +80,7 @@ def flags(e: Entry) -> int:
 
 def whole(s: str) -> str:
     """The index term of a tag (or a short CJK run) taken as a whole."""
-    return "#" + N.slugify(T.fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
+    return "#" + N.slugify(fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
 
 
 def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
@@ -107,7 +109,7 @@ def _weights(terms: list[str]) -> dict[str, float]:
 def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word weights, bigram weights) of a query."""
     words, bigrams = tok.terms(query)
-    words += [whole(r) for r in T.CJK_RUN.findall(T.fold(query)) if 2 < len(r) <= 8]
+    words += [whole(r) for r in CJK_RUN.findall(fold(query)) if 2 < len(r) <= 8]
     return _weights(words), _weights(bigrams)
 
 

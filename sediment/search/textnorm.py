@@ -27,20 +27,13 @@ import re
 import unicodedata
 from pathlib import Path
 
-# What the tokenizer treats as Chinese: the CJK unified ideographs, extension A
-# and the compatibility ideographs (which NFKC folds into the unified ones).
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_CHAR = re.compile(f"[{CJK}]")
+from ..model.lexicon import CJK
 
 TABLE_PATH = Path(__file__).resolve().parent.parent / "data" / "t2s.txt"
 
 # Part of the index fingerprint: bump it whenever fold, parts or joins change
 # what they produce, so that snapshots made before are rebuilt.
 VERSION = "1"
-
-
-def is_cjk(ch: str) -> bool:
-    return bool(_CJK_CHAR.fullmatch(ch))
 
 
 @functools.cache

@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..search import textnorm as TN
+from ..model.lexicon import is_cjk_char
 from ..search.rank import Mask, Ranking
 
 
@@ -127,11 +127,17 @@ def lexical_evidence(words: Mapping[str, float], bigrams: Mapping[str, float],
     return found / total if total else 0.0
 
 
-def is_cjk(text: str) -> bool:
-    """Mostly Chinese (or Japanese) characters, among the letters of ``text``."""
+def mostly_cjk(text: str) -> bool:
+    """Written in CJK: mostly CJK ideographs among the letters of its first
+    400 characters (a text, where ``lexicon.is_cjk_char`` asks of one
+    character).
+
+    >>> mostly_cjk("我们用 ArgoCD 部署"), mostly_cjk("Deploys go through 阿尔戈")
+    (True, False)
+    """
     cjk = latin = 0
     for ch in text[:400]:
-        if TN.is_cjk(ch):
+        if is_cjk_char(ch):
             cjk += 1
         elif ch.isalpha():
             latin += 1
@@ -143,8 +149,8 @@ def cross_language(query: str, texts: Sequence[str]) -> float:
     other script than the query: what the lexical lanes cannot match at all."""
     if not texts:
         return 0.0
-    q = is_cjk(query)
-    return sum(1 for t in texts if is_cjk(t) != q) / len(texts)
+    q = mostly_cjk(query)
+    return sum(1 for t in texts if mostly_cjk(t) != q) / len(texts)
 
 
 def alpha_for(cross: float, rules: DenseRules, evidence: float | None = None) -> float:

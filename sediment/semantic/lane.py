@@ -298,7 +298,7 @@ class Semantic:
         return [D.BlendLane(cands, self._similarity(sims, keys),
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
-                            self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
+                            self._other_script(D.mostly_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
                             # (trusted more by evidence only where the similarities are
                             # calibrated: the spread test and centring, from z_min_docs on)
                             D.alpha_for(cross, self.rules, found if calibrated else None),
@@ -335,7 +335,7 @@ class Semantic:
 
         def other(slot: int) -> bool:
             e = entries.get(index.key_of[slot] or "")
-            return e is not None and D.is_cjk(e.body) != query_cjk
+            return e is not None and D.mostly_cjk(e.body) != query_cjk
         return other
 
 def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
