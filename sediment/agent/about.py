@@ -20,7 +20,8 @@ from ..model import entry as E
 from ..search import query as S
 from ..model import validate as V
 from .context import HITS, StableTiebreak, created_date, escape, relevance
-from ..model.lifecycle import Usage, strength
+from ..model.lifecycle import strength
+from ..model.usage import Usage
 from ..store.store import Store
 
 

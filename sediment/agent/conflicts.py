@@ -37,7 +37,7 @@ from ..search import query as S
 from ..search import tokenize as T
 from ..model.entry import Entry
 from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
-from ..model.lifecycle import OVERTURN_WORDS, overturns
+from ..model.lifecycle import OVERTURN_WORDS, is_current, overturns
 from ..store.store import Store
 from ..view.view import View
 
@@ -79,7 +79,7 @@ def max_df(n: int) -> int:
 def active(e: Entry) -> bool:
     """A current memory of the library's (a person's own notes are reference:
     never superseded, archived or rewritten, so nothing here suggests it)."""
-    return e.status == "active" and e.layer != "archive" and not e.reference
+    return is_current(e) and not e.reference
 
 
 @dataclass(frozen=True)

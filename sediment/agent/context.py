@@ -50,7 +50,7 @@ from ..errors import InvalidInput, ParseError, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
 from ..search.postings import bm25_idf
 from ..model.lexicon import TOKEN_WIDE
-from ..model.lifecycle import Usage
+from ..model.usage import Usage
 from ..store.store import Store
 
 OPEN, CLOSE = "<memories>", "</memories>"
@@ -174,7 +174,7 @@ def _reminders(store: Store, view: Any, query: str, events: Mapping[str, Mapping
     # the index's own search, as search.run does it, without the snippets a
     # search returns (an item makes its own)
     lanes = extra(words, bigrams) if extra is not None else ()  # the semantic lane, when on
-    hits = view.index.search(words, bigrams, exclude=S.PURGED | S.IN_ARCHIVE | S.SUPERSEDED,
+    hits = view.index.search(words, bigrams, exclude=S.NOT_CURRENT,
                              tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
                              limit=HITS, lanes=lanes) if words or bigrams or lanes else []
     floor = store.policy.context_floor

@@ -30,7 +30,8 @@ from .catalog import created_ts
 from ..model.entry import Entry
 from ..disk.files import atomic_write
 from ..verbs.health import _unresolved_links
-from ..model.lifecycle import DAY, Usage, _date
+from ..model.lifecycle import DAY, _date
+from ..model.usage import Usage
 from ..store.store import SYSTEM, Store
 from ..view.view import View
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..model.entry import LAYERS
+from ..model.names import LAYERS
 from ..errors import StorageError
 from .files import append_line, atomic_write, header_value, last_line_end, open_regular
 

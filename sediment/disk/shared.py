@@ -25,7 +25,7 @@ from typing import Mapping
 
 from .files import atomic_write, symlink_in
 from ..errors import StorageError
-from ..model.lifecycle import Usage
+from ..model.usage import Usage
 
 FOLDER = "_system/shared/usage"
 

@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Mapping
 
 from ..errors import LockTimeout, StorageError
 from .files import NOFOLLOW, WriterLock, atomic_write, header_value
-from ..model.lifecycle import Usage
+from ..model.usage import Usage
 from .shared import combine
 
 log = logging.getLogger("sediment")

@@ -13,69 +13,26 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .entry import Entry
 from .policy import Clock, Policy
+from .usage import Usage
 
 DAY = 86400.0
 
 
-@dataclass
-class Usage:
-    recalls: int = 0  # one per memory per day (DESIGN.md, "What counts as a recall")
-    confirms: int = 0
-    refutes: int = 0
-    days: set[str] = field(default_factory=set)  # distinct days with a recall
-    last_use: float = 0.0  # unix time of the last recall or confirmation
-    last_confirm: float = 0.0
-    last_refute: float = 0.0
+def is_current(e: Entry) -> bool:
+    """Whether a memory is current: not retired (superseded, archived or
+    purged) and not in the archive folder. What a search finds by default
+    (``search.query.NOT_CURRENT`` is the same test as index flags), what a
+    context block, the conflict scan, the patrol and the palace map take; a
+    person's note is current (its ``status`` is theirs, never a lifecycle
+    state). Callers add what their job excludes besides (inbox fragments, a
+    person's notes)."""
+    return e.status == "active" and e.layer != "archive"
 
-    def add(self, ev: str, t: float, day: str) -> None:
-        if ev == "recall":
-            # Any call more than once a day counts once: an agent that searches
-            # in a loop must not promote what it keeps asking for.
-            if day not in self.days:
-                self.recalls += 1
-                self.days.add(day)
-        elif ev == "confirm":
-            self.confirms += 1
-            self.last_confirm = max(self.last_confirm, t)
-        elif ev == "refute":
-            self.refutes += 1
-            self.last_refute = max(self.last_refute, t)
-            return
-        self.last_use = max(self.last_use, t)
-
-    @property
-    def refuted(self) -> bool:
-        """Refuted after the last confirmation (a later confirm outweighs it)."""
-        return self.refutes > 0 and self.last_refute >= self.last_confirm
-
-    def to_json(self) -> dict:
-        return {"recalls": self.recalls, "confirms": self.confirms, "refutes": self.refutes,
-                "days": sorted(self.days), "last_use": self.last_use,
-                "last_confirm": self.last_confirm, "last_refute": self.last_refute}
-
-    @classmethod
-    def from_json(cls, d: Any) -> "Usage":
-        """What ``to_json`` wrote; ``ValueError`` for anything else (a damaged
-        summary costs that memory's record, never the file)."""
-        if not isinstance(d, dict):
-            raise ValueError("not an object")
-
-        def num(key: str) -> float:
-            v = d.get(key, 0)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"{key} is not a number")
-            return v
-
-        days = d.get("days", [])
-        if not isinstance(days, list) or not all(isinstance(x, str) for x in days):
-            raise ValueError("days is not a list of text")
-        return cls(int(num("recalls")), int(num("confirms")), int(num("refutes")), set(days),
-                   float(num("last_use")), float(num("last_confirm")), float(num("last_refute")))
 
 # Words that, at the start of a new judgement, say it overturns an earlier one
 # in the same event (see Repository.add, auto-supersede).

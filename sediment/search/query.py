@@ -19,7 +19,8 @@ from ..model.entry import Entry
 from ..errors import ParseError
 from .feedback import Feedback
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
-from ..model.lifecycle import Usage, strength
+from ..model.lifecycle import strength
+from ..model.usage import Usage
 from ..model.policy import Clock, Policy
 from .rank import Lane
 from .textnorm import fold
@@ -42,6 +43,9 @@ def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
 PURGED = 2
 SUPERSEDED = 4
+# the bits ``flags`` sets exactly for a memory that is not current
+# (``lifecycle.is_current``): what a search skips unless asked
+NOT_CURRENT = IN_ARCHIVE | PURGED | SUPERSEDED
 
 
 @dataclass

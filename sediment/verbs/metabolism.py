@@ -20,7 +20,7 @@ from . import writes
 from ..model.entry import Entry
 from ..errors import InvalidInput, PolicyError, SedimentError, StorageError
 from ..disk.files import atomic_write
-from ..model.lifecycle import Move, Strength, bigram_similarity, plan, strength as _strength
+from ..model.lifecycle import Move, Strength, bigram_similarity, is_current, plan, strength as _strength
 from ..store.store import Store, add_link
 from ..progress import Ticker
 from ..view.view import View
@@ -96,21 +96,21 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         # wrote and finishes retiring what is left, instead of writing twice.
         main = " ".join(text.split())
         existing = [e.id for e in view.same_text(text)
-                    if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")]
+                    if e.kind == kind and is_current(e) and not e.reference]
         done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
         given, retired = [], []
         for e in (view.resolve(i) for i in fragment_ids):
             if done_link and done_link in (e.meta.get("superseded_by") or ()):
                 retired.append(e)  # retired into this memory already
                 continue
-            if e.kind != "inbox" or e.layer in ("archive", "") or e.status != "active":
+            if e.kind != "inbox" or not is_current(e) or e.reference:
                 raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
                                    f"retires fragments only")
             given.append(e)
         new = view.entries[existing[0]] if existing else writes.add(store, text, kind=kind, **fields)
         covered = {e.id: e for e in given}
         for e in view.entries.values():
-            if e.kind == "inbox" and e.status == "active" and e.layer not in ("archive", "") and e.id != new.id:
+            if e.kind == "inbox" and is_current(e) and not e.reference and e.id != new.id:
                 frag = " ".join(e.text.split())
                 if frag and (frag in main or bigram_similarity(frag, text) >= 0.55):
                     covered[e.id] = e

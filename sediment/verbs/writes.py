@@ -19,7 +19,7 @@ from ..model import validate as V
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
 from ..disk.files import append_line, atomic_write
-from ..model.lifecycle import overturns
+from ..model.lifecycle import is_current, overturns
 from ..store.store import Store, add_link
 
 log = logging.getLogger("sediment")
@@ -62,8 +62,8 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
             if e.title == title and e.body == body and e.status != "purged":
                 return e
         if event is None:
-            twin = next((e for e in view.same_text(text) if e.status == "active" and e.layer not in ("archive", "")
-                         and e.event is None), None)
+            twin = next((e for e in view.same_text(text) if is_current(e) and not e.reference and e.event is None),
+                        None)
             if twin is not None:  # an agent retrying a write, most often: one memory, not two
                 return _merge_duplicate(store, twin, tags=tag_list, links=link_names, extra=extra,
                                         given={"title": title if explicit_title else None, "kind": kind,
@@ -185,7 +185,7 @@ def restore(store: Store, id: str, *, layer: str = "shallow", confirm: bool = Fa
         raise InvalidInput("restore brings a memory out of archive: choose shallow, sediment or bedrock")
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
-        if entry.status == "active" and entry.layer != "archive":
+        if is_current(entry):
             raise InvalidInput(f"{entry.path} is active already; nothing to restore", id=entry.id)
         if entry.meta.get("erased"):
             raise InvalidInput(f"{entry.path} was erased: only its tombstone is left", id=entry.id)
@@ -251,7 +251,7 @@ def _auto_supersede(store: Store, new: Entry, siblings: list[Entry]) -> None:
     at most the two most recent older non-core memories of that event."""
     if not overturns(new.text):
         return
-    older = [e for e in siblings if e.kind != "core" and e.status == "active" and e.layer != "archive"]
+    older = [e for e in siblings if e.kind != "core" and is_current(e)]
     older.sort(key=lambda e: e.id, reverse=True)  # ULIDs sort by creation time
     for e in older[:2]:
         try:
