@@ -26,6 +26,7 @@ import gen  # noqa: F401  (puts the repository on sys.path)
 
 from sediment import Repository
 from sediment.search import feedback as F
+from sediment.search import maxscore as M
 from sediment.search import postings as P
 from sediment.search import query as S
 from sediment.search import tokenize as T
@@ -226,7 +227,7 @@ class _Lane:
         self.index, self.terms, self.weight = index, terms, weight
 
     def rank(self, mask: Any, allowed: Any, depth: int) -> Any:
-        return self.index.words.score(self.terms, mask, allowed, depth)[0]
+        return M.bm25(self.index.words, self.terms, mask, allowed, depth)[0]
 
 
 def patches(nouns: Nouns, h: Hypo) -> list[tuple[Any, str, Any]]:

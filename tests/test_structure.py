@@ -25,7 +25,7 @@ LAYERS = [
     ["model", "disk", "search", "view", "store", "semantic", "verbs", "agent", "sync", "mcp", "cli", "_version",
      "errors", "model.lexicon", "model.usage", "model.policy", "model.names", "model.shape", "model.obsidian", "model.fields", "view.compact",
      "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
-     "search.maxscore", "search.postings", "search.bulk", "search.feedback", "search.index", "search.query",
+     "search.postings", "search.maxscore", "search.bulk", "search.feedback", "search.index", "search.query",
      "agent.catalog", "progress", "agent.intent", "view.problems", "mcp.answers", "semantic.embedding",
      "semantic.dense", "view.renames"],
     ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",

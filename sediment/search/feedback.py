@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ..model.lexicon import is_cjk_char
-from .maxscore import Scored, nth, probe_or_walk, walk
+from .maxscore import Norms, Scored, nth, probe_or_walk, walk
 from .postings import Postings, bm25_idf
 from .rank import Mask, Ranking
 
@@ -164,7 +164,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # exact for all, and only its word score may need finding (below).
     exp: dict[int, float] = {}
     for w, _, _, runs in terms:
-        walk(exp, w, runs, norms, lengths, mask)
+        walk(exp, w, runs, norms=norms, lengths=lengths, mask=mask)
     ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
     # The top: documents with an expansion score, and the word lane's top for
     # the rest. A document with neither scores its word score, which is no
@@ -195,10 +195,11 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
 
 
 def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float],
-                 norms: tuple[float, float, float, float]) -> dict[int, float]:
+                 norms: Norms) -> dict[int, float]:
     """The word-lane scores of ``docs``, summed in the lane's order of terms
     from 0.0 (the same floats as the lane's own sums: 0.0 + x is x)."""
     acc = dict.fromkeys(docs, 0.0)
     for w, runs in words.terms:
-        probe_or_walk(acc, w, runs, sum(hi - lo for _, _, lo, hi in runs), norms, lane.lengths, lane.tf)
+        probe_or_walk(acc, w, runs, sum(hi - lo for _, _, lo, hi in runs), norms=norms, lengths=lane.lengths,
+                      tf_of=lane.tf)
     return acc

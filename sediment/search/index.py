@@ -27,7 +27,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTu
 
 from . import bulk
 from . import feedback as F
-from .postings import NO_SLOT, Postings, Scored, Vocab, renumber
+from .maxscore import Scored, bm25
+from .postings import NO_SLOT, Postings, Vocab, renumber
 from .rank import Lane, Ranking, best, rrf, rrf_add
 
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
@@ -391,11 +392,10 @@ class Index:
         rankings: list[tuple[str, Ranking]] = []
         scored = Scored()  # the word lane's scores, which the feedback lane adds to
         if words:
-            top, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True, prune=prune,
-                                             state=scored)
+            top, top_rare = bm25(self.words, words, mask, allow_slot, depth, rare=True, prune=prune, state=scored)
             rankings += [("words", top), ("rare", top_rare)]
         if bigrams:
-            top, _ = self.bigrams.score(bigrams, mask, allow_slot, depth, prune=prune)
+            top, _ = bm25(self.bigrams, bigrams, mask, allow_slot, depth, prune=prune)
             rankings.append(("bigrams", top))
         direct = {s for _, top in rankings for _, s in top}  # the query's own lexical matches
         lexical = dict(rankings)  # (handed to the lanes: the blend weighs these scores, dense.py)
@@ -419,7 +419,7 @@ class Index:
                 if feedback.with_query:
                     top = F.score(self.words, scored, expanded, mask, allow_slot, depth, prune=prune)
                 else:
-                    top, _ = self.words.score(expanded, mask, allow_slot, depth, prune=prune)
+                    top, _ = bm25(self.words, expanded, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
                 # (the dense lane may reweigh it)
                 fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0) * feedback.damp(rankings, scored)

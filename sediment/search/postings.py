@@ -13,10 +13,11 @@ Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
   feedback reads a document's words without tokenizing it again (term ids
   only: a frequency is found in the term's postings).
 
-Scoring (``score``) weighs the query's terms by BM25 here (``weigh`` and
-``norms``, which the feedback lane takes too) and sums them in
-``maxscore.py``, which prunes (MaxScore): the top ``depth`` is the same as
-without pruning, score for score.
+BM25's weights of a query's terms are the lane's (``weigh`` and ``norms``);
+the scoring loop that sums them is above this module (``maxscore.bm25``, which
+prunes: the top ``depth`` is the same as without pruning, score for score).
+Plain data: it imports nothing of the package, so everything of the search
+may stand on it.
 """
 
 from __future__ import annotations
@@ -27,11 +28,7 @@ import operator
 import sys
 from array import array
 from itertools import accumulate, repeat
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
-
-from . import maxscore
-from .maxscore import Run, Scored  # noqa: F401  (Scored: re-exported for the lane's users)
-from .rank import Mask
+from typing import Iterable, Iterator, Mapping, Sequence
 
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
 # memories are short and their length says little about relevance), and
@@ -43,6 +40,8 @@ B = 0.6
 DELTA = 0.5
 NO_SLOT = 0xFFFFFFFF
 
+# (slots, tfs, lo, hi): one run of a term's postings, slots ascending
+Run = tuple[array, array, int, int]
 
 
 def narrow(tfs: array) -> array:
@@ -255,20 +254,6 @@ class Postings:
             if i < hi and slots[i] == slot:
                 return tfs[i]
         return 0
-
-    def score(self, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
-              depth: int, rare: bool = False, prune: bool = True, state: Scored | None = None
-              ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
-        """BM25 over the slots whose ``mask`` byte is set: the top ``depth``
-        (score, slot) (``matched`` tells which terms a slot has). With
-        ``rare``, in the same pass, the rare-term ranking too: the sum of the
-        IDFs of the query terms a document has, blind to how often and how long
-        (it rewards covering more, and rarer, words of the query). ``prune``
-        changes the cost, never the result (``maxscore.py``). ``state`` (if
-        given) is filled with what a further query over the same terms can
-        reuse (``Scored``)."""
-        return maxscore.score(self.weigh(qterms), self.norms(), self.lengths, self.tf, mask, allowed, depth, rare,
-                              prune, state)
 
     def norms(self) -> tuple[float, float, float, float]:
         """BM25's constants over this lane's lengths as they are now, as
