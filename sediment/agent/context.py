@@ -167,16 +167,16 @@ def relevance(index: Any, words: Mapping[str, float], bigrams: Mapping[str, floa
     return best
 
 
-def _reminders(store: Store, view: Any, query: str, events: Mapping[str, Mapping[str, Entry]],
-               extra: S.ExtraLanes | None = None) -> tuple[list[Entry], dict[str, str]]:
+def _reminders(store: Store, view: Any, query: str, events: Mapping[str, Mapping[str, Entry]]
+               ) -> tuple[list[Entry], dict[str, str]]:
     """Hits over the floor, then their neighbours; and per id the terms to centre a snippet on."""
-    words, bigrams = S.query_terms(view.tokenizer, query)
+    asked = S.ask(view.tokenizer, query, view.lanes)  # (with the semantic lane, when on)
+    words, bigrams = asked.words, asked.bigrams
     # the index's own search, as search.run does it, without the snippets a
     # search returns (an item makes its own)
-    lanes = extra(words, bigrams) if extra is not None else ()  # the semantic lane, when on
     hits = view.index.search(words, bigrams, exclude=S.NOT_CURRENT,
                              tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
-                             limit=HITS, lanes=lanes) if words or bigrams or lanes else []
+                             limit=HITS, lanes=asked.lanes) if asked else []
     floor = store.policy.context_floor
     out: list[Entry] = []
     focus: dict[str, str] = {}
@@ -187,7 +187,7 @@ def _reminders(store: Store, view: Any, query: str, events: Mapping[str, Mapping
         if e.id in seen or not eligible(e) or is_core(e):
             continue
         if (relevance(view.index, words, bigrams, h.terms) < floor
-                and not S.by_meaning(h.lanes, lanes, view.index.slot_of[h.key])):
+                and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
             continue
         seen.add(e.id)
         direct.append(e)
@@ -296,8 +296,7 @@ def _pack(section: str, total: int, items: Iterator[ContextItem], room: int
 # ---------------------------------------------------------------------------
 # the verb
 
-def build(store: Store, query: str | None = None, *, budget: int = 6000, now: Any = None,
-          extra: S.ExtraLanes | None = None) -> Context:
+def build(store: Store, query: str | None = None, *, budget: int = 6000, now: Any = None) -> Context:
     if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 10_000_000:
         raise InvalidInput(f"budget must be a whole number of characters from 0 to 10000000, not {budget!r}",
                            what="budget")
@@ -316,7 +315,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
         if cat is None:
             cat = _CATALOGS[view] = Catalog()
         cat.update(view.entries)
-        near, focus = _reminders(store, view, query, cat.events, extra) if query else ([], {})
+        near, focus = _reminders(store, view, query, cat.events) if query else ([], {})
         usage = store.usage.load()
         skip = {e.id for e in near}
         rest_total = cat.rest_count() - len(skip)

@@ -1,7 +1,9 @@
 """What a search means, apart from where the data lives: the terms of a query
-and of a memory (title and tags weigh more), the filter predicate, snippets
-and ``SearchHit``. Pure: the caller hands in the index, the entries and, for
-tie-breaking, a way to get usage — this module reads nothing itself.
+and of a memory (title and tags weigh more), the query as asked of the index
+with the further lanes its view's sources make (``ask``), the filter
+predicate, snippets and ``SearchHit``. Pure: the caller hands in the index,
+the entries, the lane sources and, for tie-breaking, a way to get usage —
+this module reads nothing itself.
 """
 
 from __future__ import annotations
@@ -22,13 +24,9 @@ from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import strength
 from ..model.usage import Usage
 from ..model.policy import Clock, Policy
-from .rank import Lane
+from .rank import Lane, LaneSource
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
-
-# further lanes made from a query's (words, bigrams): the semantic lane
-ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
-
 
 def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
     """A hit the semantic lane found for a query it leaned on (few of the query's
@@ -103,6 +101,29 @@ def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
     gw = gw + [whole(t) for t in sorted(entry.tag_set)]
     rw, rb = tok.terms(rest)
     return DocTerms.build([(tw, tb, TITLE_WEIGHT), (gw, gb, TAG_WEIGHT), (rw, rb, 1)])
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One query as the index is asked it: its text, its word and bigram
+    weights, and the further lanes the view's lane sources made for it (the
+    semantic lane's, when it is on). False when there is nothing to ask."""
+    text: str
+    words: dict[str, float]
+    bigrams: dict[str, float]
+    lanes: Sequence[Lane] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.bigrams or self.lanes)
+
+
+def ask(tok: T.Tokenizer, query: str, sources: Iterable[LaneSource] = ()) -> Asked:
+    """``query``'s terms, and the lanes each of ``sources`` (a view's
+    ``lanes``) makes of them: called once per search, inside the view's
+    reading, so that a lane is made (and its query embedded) once."""
+    words, bigrams = query_terms(tok, query)
+    lanes = tuple(lane for source in sources for lane in source(words, bigrams, query))
+    return Asked(query, words, bigrams, lanes)
 
 
 def _weights(terms: list[str]) -> dict[str, float]:
@@ -190,20 +211,17 @@ def feedback(policy: Policy) -> Feedback | None:
                     terms_latin=policy.feedback_terms_latin)
 
 
-def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
+def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
         pred: Predicate | None, include_archive: bool, include_superseded: bool,
-        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False,
-        extra: ExtraLanes | None = None) -> list[SearchHit]:
-    """The ranked hits of one query (see ``Repository.search``). ``extra``
-    makes further lanes from the query's terms (the semantic lane)."""
-    words, bigrams = query_terms(tok, query)
-    lanes = extra(words, bigrams) if extra is not None else ()
-    if not words and not bigrams and not lanes:
+        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False) -> list[SearchHit]:
+    """The ranked hits of one query (see ``Repository.search``), ``asked``
+    as ``ask`` made it (its lanes fused with the lexical ones)."""
+    if not asked:
         return []
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
-    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit,
-                        feedback=fb, lanes=lanes)
+    hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
+                        limit=limit, feedback=fb, lanes=asked.lanes)
     out = []
     for h in hits:
         e = entries[h.key]

@@ -20,8 +20,9 @@ import re
 import threading
 import weakref
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from . import dense as D
 from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
@@ -31,13 +32,26 @@ from ..model.policy import Policy
 from ..disk.files import WriterLock
 from ..store.system import VECTORS_LOCK
 from ..progress import Progress
-from ..search.query import ExtraLanes
+from ..search.index import Index
 from .vectors import VectorFile
-from ..view.view import View
 
 log = logging.getLogger("sediment")
 
 BATCH = 64
+
+
+class Source(Protocol):
+    """What the lane reads of a view (``view.View``): its entries and its
+    index, under its read lock. Named here rather than imported, so that the
+    lane stands on the search and not on the whole view below it."""
+
+    @property
+    def entries(self) -> Mapping[str, Entry]: ...
+
+    @property
+    def index(self) -> Index: ...
+
+    def reading(self) -> AbstractContextManager[Source]: ...
 
 
 def make_embedder(semantic: Choice) -> Embedder | None:
@@ -57,7 +71,7 @@ RETRY_SECONDS = 30.0
 
 
 class Semantic:
-    def __init__(self, view: View, embedder: Embedder, cache: Path | None, *, lock_timeout: float,
+    def __init__(self, view: Source, embedder: Embedder, cache: Path | None, *, lock_timeout: float,
                  rules: D.DenseRules | None = None, background: bool = True) -> None:
         require_numpy()
         self.view = view
@@ -262,17 +276,14 @@ class Semantic:
                 break
         return out[:k]
 
-    def extra(self, query: str) -> ExtraLanes:
-        """The ``extra`` lanes of one search (called inside the view's reading):
-        ``rank.Lane``s, which the index hands its lexical rankings."""
-        return lambda words, bigrams: self.lanes(words, bigrams, query)
-
     def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str
               ) -> Sequence[D.DenseLane | D.BlendLane]:
         """The dense lane for one query, or none while the model is not loaded
         (the search is lexical then; ``status()`` tells): a tail filler when the
         lexical lanes answer the query, the blended ranking when it leans on
-        the lane (dense.py)."""
+        the lane (dense.py). A ``rank.LaneSource``: the repository puts it in
+        its view's ``lanes`` at open, and every search asks it (inside the
+        view's reading), which also wakes the background embedding."""
         self.nudge()
         if not self._ready or self.error or not len(self.vectors):
             return []
@@ -343,7 +354,7 @@ def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
     wake.set()
 
 
-def semantic_lane(view: View, policy: Policy, semantic: Choice, cache: Path | None) -> Semantic | None:
+def semantic_lane(view: Source, policy: Policy, semantic: Choice, cache: Path | None) -> Semantic | None:
     """The lane a root asked for: ``semantic=`` (True, an embedder, False), else
     the policy's key. Asked for in code and missing, the extra raises
     ``NotInstalled``; asked for by ``policy.yaml`` (a person's file), it
