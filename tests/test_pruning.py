@@ -154,7 +154,7 @@ def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whol
                 st = Scored()
                 bm25(idx.words, words, mask, allowed, depth, rare=True, prune=prune, state=st)
                 pruned_words += bool(st.dropped or st.outside)
-                got = F.score(idx.words, st, exp, mask, allowed, depth, prune=prune)
+                got = F.score(idx.words, st, exp, mask, allowed=allowed, depth=depth, prune=prune)
                 assert [s for _, s in got] == [s for _, s in whole], (q, depth, prune)
                 assert all(abs(a - b) < 1e-9 for (a, _), (b, _) in zip(got, whole))
     assert pruned_words  # the case where word scores must be found again was met

@@ -23,7 +23,7 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["model", "disk", "search", "view", "store", "semantic", "verbs", "agent", "sync", "mcp", "cli", "_version",
-     "errors", "model.lexicon", "model.usage", "model.policy", "model.names", "model.shape", "model.obsidian",
+     "errors", "model.lexicon", "model.usage", "model.names", "model.policy", "model.shape", "model.obsidian",
      "model.fields", "view.compact",
      "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
      "search.postings", "search.maxscore", "search.bulk", "search.feedback", "search.index", "search.query",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .entry import Entry
-from .policy import Clock, Policy
+from .policy import Clock, Policy, Rules
 from .usage import Usage
 
 DAY = 86400.0
@@ -131,68 +131,76 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Policy,
        distinct days; kind core goes to bedrock. Inbox fragments are never
        promoted: they wait for ``consolidate``.
     """
-    rules = policy.metabolism
-    kinds = policy.kinds
     moves: list[Move] = []
     for e in sorted(entries, key=lambda x: x.id):
         if e.layer == "archive" or e.status == "purged" or e.reference:
             continue  # (a person's note, outside the layer folders, is never moved)
         u = usage.get(e.id) or Usage()
-        if u.refuted:
-            moves.append(Move(e.id, e.title, e.layer, "archive",
-                              f"refuted on {_date(u.last_refute, policy.tz)} ({u.refutes} refutation(s), "
-                              f"{u.confirms} confirmation(s))", "archived"))
-            continue
-        if e.status == "superseded":
-            by = ", ".join(e.meta.get("superseded_by") or ()) or "a newer memory"
-            moves.append(Move(e.id, e.title, e.layer, "archive", f"superseded by {by}", None))
-            continue
-        s = strength(e, u, kinds, now)
-        if e.layer in ("shallow", "sediment") and s.grace is not None:
-            clocks = kinds.get(e.kind, kinds.get("inbox"))
-            archive_days = clocks[2] if clocks else None
-            if s.strength < rules.archive_strength:
-                moves.append(Move(e.id, e.title, e.layer, "archive",
-                                  f"decayed: strength {s.strength:.3f} < {rules.archive_strength:g} "
-                                  f"(value {s.value:.2f}, unused for {s.days_since_use:.0f} d, "
-                                  f"half-life {s.half_life:.0f} d)", "archived"))
-                continue
-            if archive_days is not None and s.days_since_use > archive_days:
-                moves.append(Move(e.id, e.title, e.layer, "archive",
-                                  f"unused for {s.days_since_use:.0f} d, past the {e.kind} archive "
-                                  f"age of {archive_days:g} d", "archived"))
-                continue
-        if e.kind == "inbox":
-            continue
-        if e.kind == "core":
-            if e.layer != "bedrock":
-                moves.append(Move(e.id, e.title, e.layer, "bedrock", "kind core: belongs in bedrock"))
-            continue
-        age = (now - _ts(e)) / DAY
-        target, reasons = e.layer, []
-        if target == "shallow" and age >= rules.promote_min_age_days:
-            signal = []
-            if e.value >= rules.promote_value:
-                signal.append(f"value {e.value:.2f}")
-            if u.recalls >= rules.promote_recalls:
-                signal.append(f"recalled {u.recalls} times on {len(u.days)} day(s)")
-            if u.confirms:
-                signal.append(f"confirmed {u.confirms} time(s)")
-            if signal:
-                target = "sediment"
-                reasons.append("proved useful: " + "; ".join(signal))
-        if target == "sediment" and age >= rules.crystallize_min_age_days:
-            signal = []
-            if u.confirms >= rules.crystallize_confirms:
-                signal.append(f"confirmed {u.confirms} times")
-            if len(u.days) >= rules.crystallize_recall_days and u.recalls:
-                signal.append(f"recalled on {len(u.days)} distinct days")
-            if signal:
-                target = "bedrock"
-                reasons.append("crystallized: " + "; ".join(signal))
-        if target != e.layer:
-            moves.append(Move(e.id, e.title, e.layer, target, "; ".join(reasons)))
+        move = _retirement(e, u, policy, now) or _promotion(e, u, policy.metabolism, now)
+        if move is not None:
+            moves.append(move)
     return moves
+
+
+def _retirement(e: Entry, u: Usage, policy: Policy, now: float) -> Move | None:
+    """Rules 1–3 of ``plan``: the move to archive of a memory refuted,
+    superseded or decayed, or None."""
+    if u.refuted:
+        return Move(e.id, e.title, e.layer, "archive",
+                    f"refuted on {_date(u.last_refute, policy.tz)} ({u.refutes} refutation(s), "
+                    f"{u.confirms} confirmation(s))", "archived")
+    if e.status == "superseded":
+        by = ", ".join(e.meta.get("superseded_by") or ()) or "a newer memory"
+        return Move(e.id, e.title, e.layer, "archive", f"superseded by {by}", None)
+    rules, kinds = policy.metabolism, policy.kinds
+    s = strength(e, u, kinds, now)
+    if e.layer not in ("shallow", "sediment") or s.grace is None:
+        return None
+    clocks = kinds.get(e.kind, kinds.get("inbox"))
+    archive_days = clocks[2] if clocks else None
+    if s.strength < rules.archive_strength:
+        return Move(e.id, e.title, e.layer, "archive",
+                    f"decayed: strength {s.strength:.3f} < {rules.archive_strength:g} "
+                    f"(value {s.value:.2f}, unused for {s.days_since_use:.0f} d, "
+                    f"half-life {s.half_life:.0f} d)", "archived")
+    if archive_days is not None and s.days_since_use > archive_days:
+        return Move(e.id, e.title, e.layer, "archive",
+                    f"unused for {s.days_since_use:.0f} d, past the {e.kind} archive "
+                    f"age of {archive_days:g} d", "archived")
+    return None
+
+
+def _promotion(e: Entry, u: Usage, rules: Rules, now: float) -> Move | None:
+    """Rule 4 of ``plan``: the move up of a memory that proved useful, as
+    far as its signals reach in one step, or None."""
+    if e.kind == "inbox":
+        return None
+    if e.kind == "core":
+        return None if e.layer == "bedrock" else Move(e.id, e.title, e.layer, "bedrock",
+                                                       "kind core: belongs in bedrock")
+    age = (now - _ts(e)) / DAY
+    target, reasons = e.layer, []
+    if target == "shallow" and age >= rules.promote_min_age_days:
+        signal = []
+        if e.value >= rules.promote_value:
+            signal.append(f"value {e.value:.2f}")
+        if u.recalls >= rules.promote_recalls:
+            signal.append(f"recalled {u.recalls} times on {len(u.days)} day(s)")
+        if u.confirms:
+            signal.append(f"confirmed {u.confirms} time(s)")
+        if signal:
+            target = "sediment"
+            reasons.append("proved useful: " + "; ".join(signal))
+    if target == "sediment" and age >= rules.crystallize_min_age_days:
+        signal = []
+        if u.confirms >= rules.crystallize_confirms:
+            signal.append(f"confirmed {u.confirms} times")
+        if len(u.days) >= rules.crystallize_recall_days and u.recalls:
+            signal.append(f"recalled on {len(u.days)} distinct days")
+        if signal:
+            target = "bedrock"
+            reasons.append("crystallized: " + "; ".join(signal))
+    return Move(e.id, e.title, e.layer, target, "; ".join(reasons)) if target != e.layer else None
 
 
 def bigram_similarity(a: str, b: str) -> float:

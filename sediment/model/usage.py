@@ -40,7 +40,7 @@ class Usage:
         """Refuted after the last confirmation (a later confirm outweighs it)."""
         return self.refutes > 0 and self.last_refute >= self.last_confirm
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"recalls": self.recalls, "confirms": self.confirms, "refutes": self.refutes,
                 "days": sorted(self.days), "last_use": self.last_use,
                 "last_confirm": self.last_confirm, "last_refute": self.last_refute}

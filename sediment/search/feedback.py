@@ -124,7 +124,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     return {t: fb.weight * g / peak for g, t in top}
 
 
-def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask,
+def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask, *,
           allowed: Callable[[int], bool] | None, depth: int, prune: bool = True) -> list[tuple[float, int]]:
     """The feedback lane's top ``depth``: BM25 of the expanded query (the
     query's words and ``expanded``), reusing the word lane's scores

@@ -309,38 +309,86 @@ def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Ru
     (each summed in term order from 0)."""
     if depth <= 0:
         return []
-    k = len(terms)
-    sums: dict[float, list[int]] = {}
-    for bits in range(1, 1 << k):
+    sums: dict[float, list[int]] = {}  # a subset's sum → the subsets (bit sets of term numbers) with it
+    for bits in range(1, 1 << len(terms)):
         c = 0.0
-        for i in range(k):
+        for i in range(len(terms)):
             if bits >> i & 1:
                 c += terms[i][0]
         sums.setdefault(c, []).append(bits)
-    sets: dict[int, set[int]] = {}
-    sizes = [sum(hi - lo for _, _, lo, hi in runs) for _, runs in terms]
+    found = _Subsets(terms, tf_of, mask, allowed=allowed, depth=depth)
+    if len(terms) == 1:  # (every posting of the one term: no set needed)
+        found.take(next(iter(sums)), descending(terms[0][1]), None, found.sizes[0])
+        return found.out
+    for c in sorted(sums, reverse=True):
+        if len(sums[c]) == 1:
+            # a subset of its own: its documents are in its shortest list,
+            # walked from the end until enough are found
+            members = found.members(sums[c][0])
+            docs = found.exactly(sums[c][0], members)
+            if docs and found.take(c, descending(terms[members[0]][1]), docs, len(docs)):
+                break
+            continue
+        group: set[int] = set()
+        for bits in sums[c]:
+            group |= found.exactly(bits, found.members(bits))
+        if group and found.take(c, sorted(group, reverse=True), None, len(group)):
+            break
+    return found.out
 
-    def whole(i: int) -> set[int]:
-        got = sets.get(i)
+
+class _Subsets:
+    """``rare_top``'s search: which documents have exactly a subset's terms
+    (by set operations on the terms' postings, each term's set made once, or
+    by probing a long list for a few documents), and the top list they fill
+    (``out``)."""
+
+    __slots__ = ("terms", "tf_of", "mask", "allowed", "depth", "sizes", "sets", "out")
+
+    def __init__(self, terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Run]], int], mask: Mask,
+                 *, allowed: Callable[[int], bool] | None, depth: int) -> None:
+        self.terms, self.tf_of, self.mask, self.allowed, self.depth = terms, tf_of, mask, allowed, depth
+        self.sizes = [sum(hi - lo for _, _, lo, hi in runs) for _, runs in terms]
+        self.sets: dict[int, set[int]] = {}
+        self.out: list[tuple[float, int]] = []
+
+    def members(self, bits: int) -> list[int]:
+        """The terms of a subset, shortest postings first."""
+        return sorted((i for i in range(len(self.terms)) if bits >> i & 1), key=self.sizes.__getitem__)
+
+    def whole(self, i: int) -> set[int]:
+        got = self.sets.get(i)
         if got is None:
-            got = sets[i] = set()
-            for slots, _, lo, hi in terms[i][1]:
+            got = self.sets[i] = set()
+            for slots, _, lo, hi in self.terms[i][1]:
                 got.update(slots[lo:hi])
         return got
 
-    def having(docs: set[int], i: int, want: bool) -> set[int]:
+    def having(self, docs: set[int], i: int, want: bool) -> set[int]:
         """Those of ``docs`` that have term i (``want``) or lack it."""
-        if i not in sets and len(docs) * _PROBE_COST < sizes[i]:
-            runs = terms[i][1]
+        if i not in self.sets and len(docs) * _PROBE_COST < self.sizes[i]:
+            runs, tf_of = self.terms[i][1], self.tf_of
             return {s for s in docs if bool(tf_of(s, runs)) == want}
-        return docs & whole(i) if want else docs - whole(i)
+        return docs & self.whole(i) if want else docs - self.whole(i)
 
-    out: list[tuple[float, int]] = []
+    def exactly(self, bits: int, members: list[int]) -> set[int]:
+        """The documents that have the terms of subset ``bits`` (``members``)
+        and none of the others."""
+        docs = self.whole(members[0])
+        for i in members[1:]:
+            if not docs:
+                break
+            docs = self.having(docs, i, True)
+        for i in range(len(self.terms)):
+            if docs and not bits >> i & 1:
+                docs = self.having(docs, i, False)
+        return docs
 
-    def take(c: float, ordered: Iterable[int], docs: set[int] | None, left: int) -> bool:
+    def take(self, c: float, ordered: Iterable[int], docs: set[int] | None, left: int) -> bool:
         """Append the documents of ``docs`` (None: all) in ``ordered`` (highest
         slot first) that the search may return, up to ``depth`` in all; True
         when that many are found. ``left``: how many of ``docs`` there are."""
+        out, mask, allowed, depth = self.out, self.mask, self.allowed, self.depth
         for s in ordered:
             if docs is None or s in docs:
                 if mask[s] and (allowed is None or allowed(s)):
@@ -351,33 +399,6 @@ def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Ru
                 if not left:
                     break
         return False
-
-    for c in sorted(sums, reverse=True):
-        group: set[int] = set()
-        for bits in sums[c]:
-            members = sorted((i for i in range(k) if bits >> i & 1), key=sizes.__getitem__)
-            if k == 1:  # (every posting of the one term: no set needed)
-                if take(c, descending(terms[0][1]), None, sizes[0]):
-                    return out
-                continue
-            docs = whole(members[0])
-            for i in members[1:]:
-                if not docs:
-                    break
-                docs = having(docs, i, True)
-            for i in range(k):
-                if docs and not bits >> i & 1:
-                    docs = having(docs, i, False)
-            if len(sums[c]) == 1:
-                # a subset of its own: its documents are in its shortest list,
-                # walked from the end until enough are found
-                if docs and take(c, descending(terms[members[0]][1]), docs, len(docs)):
-                    return out
-            else:
-                group |= docs
-        if group and take(c, sorted(group, reverse=True), None, len(group)):
-            return out
-    return out
 
 
 def descending(runs: list[Run]) -> Iterator[int]:

@@ -39,12 +39,14 @@ K1 = 1.2
 B = 0.6
 DELTA = 0.5
 NO_SLOT = 0xFFFFFFFF
+TF_MAX = 0xFFFF  # a weighted term frequency is kept in 2 bytes (a higher one counts as this)
+_FOUND_MAX = 4096  # the terms a vocabulary remembers having looked up
 
 # (slots, tfs, lo, hi): one run of a term's postings, slots ascending
-Run = tuple[array, array, int, int]
+Run = tuple["array[int]", "array[int]", int, int]  # (quoted: array is subscriptable at run time from 3.12)
 
 
-def narrow(tfs: array) -> array:
+def narrow(tfs: array[int]) -> array[int]:
     """Term frequencies as bytes when every one fits (a weighted frequency
     over 255 is rare): half the memory of the base's frequencies. Done with
     byte slices, not a loop over millions of values."""
@@ -57,7 +59,7 @@ def narrow(tfs: array) -> array:
     return out
 
 
-def widen(tfs: array | memoryview) -> array | memoryview:
+def widen(tfs: array[int] | memoryview) -> array[int] | memoryview:
     """Frequencies that an array of 2-byte ones can be extended with."""
     code = tfs.typecode if isinstance(tfs, array) else tfs.format
     return tfs if code == "H" else array("H", tfs)
@@ -77,7 +79,7 @@ class Vocab:
 
     __slots__ = ("blob", "starts", "_found")
 
-    def __init__(self, blob: str = "", starts: array | None = None) -> None:
+    def __init__(self, blob: str = "", starts: array[int] | None = None) -> None:
         self.blob = blob
         self.starts = starts if starts is not None else array("I", [0])  # n + 1 entries
         self._found: dict[str, int | None] = {}
@@ -105,7 +107,7 @@ class Vocab:
         i: int | None = bisect.bisect_left(self, t)
         if i == len(self) or self[i] != t:  # type: ignore[index]
             i = None
-        if len(found) >= 4096:  # (read-only: what is remembered stays true; only its size is bounded)
+        if len(found) >= _FOUND_MAX:  # (read-only: what is remembered stays true; only its size is bounded)
             found.clear()
         found[t] = i
         return i
@@ -121,7 +123,7 @@ class Postings:
         self.base_offsets = array("I", [0])
         self.base_slots = array("I")
         self.base_tfs = array("H")  # ("B" once folded, when every frequency fits: ``narrow``)
-        self.delta: dict[str, tuple[array, array]] = {}
+        self.delta: dict[str, tuple[array[int], array[int]]] = {}
         self.lengths = array("I")
         self.total_len = 0
         self.live = 0
@@ -147,7 +149,7 @@ class Postings:
             if p is None:
                 p = delta[t] = (array("I"), array("H"))
             p[0].append(slot)
-            p[1].append(tf if tf < 65535 else 65535)
+            p[1].append(min(tf, TF_MAX))
         self.count(slot, sum(terms.values()))
         if self.vectors:  # the terms only (frequencies are in the postings): a tuple is a
             self.vec_delta[slot] = tuple(terms)  # fifth of a dict, and a cold open holds 100k
@@ -275,7 +277,7 @@ class Postings:
                 terms.append((idf * qw, idf, t, runs))
         return terms
 
-    def rebuild(self, remap: array | None) -> None:
+    def rebuild(self, remap: array[int] | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
         or NO_SLOT for dead) the dead slots are dropped as well."""
         old_vocab = self.base_index
@@ -320,7 +322,7 @@ class Postings:
         if remap is not None:
             self.dead_df = {}
 
-    def _rebuild_vectors(self, old_vocab: Vocab, terms: list[str], remap: array | None) -> None:
+    def _rebuild_vectors(self, old_vocab: Vocab, terms: list[str], remap: array[int] | None) -> None:
         """Term vectors in the ids of the new vocabulary ``terms`` (sorted, a
         superset of the old one), the delta's documents folded in; with
         ``remap``, dead slots dropped and the rest renumbered."""
@@ -359,7 +361,7 @@ class Postings:
         self.vec_delta = {}
 
 
-def renumber(kept: Iterable[int], n: int) -> array:
+def renumber(kept: Iterable[int], n: int) -> array[int]:
     """Old number → new, for ``n`` numbers (slots, or term ids) of which the
     ``kept`` ones (ascending) are numbered again from 0 in their order, and
     the rest map to NO_SLOT."""
@@ -369,7 +371,7 @@ def renumber(kept: Iterable[int], n: int) -> array:
     return new
 
 
-def map_ids(offsets: array, ids: Sequence[int], new_of_old: Sequence[int]) -> tuple[array, array]:
+def map_ids(offsets: array[int], ids: Sequence[int], new_of_old: Sequence[int]) -> tuple[array[int], array[int]]:
     """Term vectors (``offsets`` per slot into ``ids``) with each id ``i``
     replaced by ``new_of_old[i]``: a rebuild's, a fold's or a bulk merge's
     new vocabulary. An id past the old vocabulary (a snapshot writer's bug:

@@ -80,6 +80,11 @@ def flags(e: Entry) -> int:
             | (PURGED if status == "purged" else 0) | (SUPERSEDED if status == "superseded" else 0))
 
 
+# a CJK run of the query longer than a bigram and no longer than a tag is
+# also looked up whole (it may be a tag: '移动端')
+WHOLE_RUN = (2, 8)
+
+
 def whole(s: str) -> str:
     """The index term of a tag (or a short CJK run) taken as a whole."""
     return "#" + N.slugify(fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
@@ -134,7 +139,7 @@ def _weights(terms: list[str]) -> dict[str, float]:
 def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word weights, bigram weights) of a query."""
     words, bigrams = tok.terms(query)
-    words += [whole(r) for r in CJK_RUN.findall(fold(query)) if 2 < len(r) <= 8]
+    words += [whole(r) for r in CJK_RUN.findall(fold(query)) if WHOLE_RUN[0] < len(r) <= WHOLE_RUN[1]]
     return _weights(words), _weights(bigrams)
 
 

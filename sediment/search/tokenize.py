@@ -44,26 +44,30 @@ BIGRAM_RULE = "a pair with one function character counts once per jieba cut of i
 HMM = True
 
 
+# letters a stem keeps at least: a word this short is left as it is
+_STEM_MIN = 3
+# characters of a bigram
+PAIR = 2
+
+
 def _stem(w: str) -> str:
     """A light English stemmer (plural, -ed, -ing, final e): enough for 'painted',
     'paints', 'painting' → 'paint', with no dependency. Non-ASCII words are kept."""
-    if len(w) <= 3 or not w.isascii() or not w.isalpha():
+    if len(w) <= _STEM_MIN or not w.isascii() or not w.isalpha():
         return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("ied") and len(w) > 4:
+    if w.endswith(("ies", "ied")) and len(w) > _STEM_MIN + 1:  # (ties, died: kept)
         w = w[:-3] + "y"
     elif w.endswith("sses"):
         w = w[:-2]
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
         w = w[:-1]
     for suf in ("ing", "ed"):
-        if w.endswith(suf) and len(w) - len(suf) >= 3 and re.search("[aeiouy]", w[:-len(suf)]):
+        if w.endswith(suf) and len(w) - len(suf) >= _STEM_MIN and re.search("[aeiouy]", w[:-len(suf)]):
             w = w[:-len(suf)]
-            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+            if len(w) > _STEM_MIN and w[-1] == w[-2] and w[-1] not in "lsz":
                 w = w[:-1]
             break
-    if len(w) > 3 and w.endswith("e"):
+    if len(w) > _STEM_MIN and w.endswith("e"):
         w = w[:-1]
     return w
 
@@ -237,7 +241,7 @@ class Tokenizer:
                         bigrams.append(a + b)
             # a pair with a function character counts where jieba cut it as a
             # word (现在, 地方, 个人, 对面), once per cut; glue never does
-            bigrams += [w for w in seg if len(w) == 2 and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
+            bigrams += [w for w in seg if len(w) == PAIR and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
             # a word made only of function characters (这是, 对于, 我们) is glue, not content
             words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
         return words, bigrams

@@ -193,7 +193,7 @@ def select(sims: Any, rules: DenseRules, raw: Any = None, *, calibrated: bool | 
 
 
 def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Callable[[int], float | None],
-          other_script: Callable[[int], bool], mean: float, top: float, alpha: float) -> list[tuple[float, int]]:
+          other_script: Callable[[int], bool], *, mean: float, top: float, alpha: float) -> list[tuple[float, int]]:
     """The union of the dense candidates (slot → similarity) and the lexical
     rankings' hits, ordered by ``alpha`` × the similarity scaled to [0, 1]
     between ``mean`` and ``top`` plus (1 − ``alpha``) × the lexical score
@@ -201,7 +201,8 @@ def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Ca
     the best sum). A dense candidate with no lexical score written in the
     other script than the query is ranked by its similarity alone.
 
-    >>> blend([[(4.0, 1), (2.0, 2)]], {3: 0.9, 2: 0.5}, lambda s: 0.1, lambda s: s == 3, 0.1, 0.9, 0.5)
+    >>> blend([[(4.0, 1), (2.0, 2)]], {3: 0.9, 2: 0.5}, lambda s: 0.1, lambda s: s == 3, mean=0.1, top=0.9,
+    ...       alpha=0.5)
     [(1.0, 3), (0.5, 1), (0.5, 2)]
     """
     lex: dict[int, float] = {}
@@ -258,4 +259,5 @@ class BlendLane(_Found):  # (vouches for its candidates only, not the lexical hi
         # (the rare-term lane's sums of IDFs are no score to blend: BM25 only; a
         # ranking's first n are the index's top n, ties cut as a search n deep would)
         own = [lexical[lane][:self.lexical_depth] for lane in ("words", "bigrams") if lane in lexical]
-        return blend(own, dense, self.similarity, self.other_script, self.mean, self.top, self.alpha)[:depth]
+        return blend(own, dense, self.similarity, self.other_script, mean=self.mean, top=self.top,
+                     alpha=self.alpha)[:depth]

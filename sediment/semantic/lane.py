@@ -227,10 +227,10 @@ class Semantic:
             try:
                 me.embed()
             except OSError as exc:  # (StorageError, LockTimeout: a disk full, a busy lock) the next wake tries again
-                me._failed(exc, "paused")
+                _failed(me, exc, "paused")
                 pause = me.retry_after
             except (SedimentError, ValueError, ImportError) as exc:  # the embedder's: the same at every pass
-                me._failed(exc, "stopped")
+                _failed(me, exc, "stopped")
                 return
             del me
             # after a failed pass, none for a while: on a disk still full every
@@ -240,12 +240,6 @@ class Semantic:
                 return
             wake.wait()
             wake.clear()
-
-    def _failed(self, exc: BaseException, what: str) -> None:
-        error = f"{type(exc).__name__}: {exc}"
-        if error != self.error:  # (a disk still full at every search: said once)
-            log.warning("sediment: the semantic lane %s: %s", what, error)
-        self.error = error
 
     def nudge(self) -> None:
         """Start the background thread, or wake it to embed what is new."""
@@ -348,6 +342,15 @@ class Semantic:
             e = entries.get(index.key_of[slot] or "")
             return e is not None and D.mostly_cjk(e.body) != query_cjk
         return other
+
+def _failed(lane: Semantic, exc: BaseException, what: str) -> None:
+    """The background pass failed: the lane's ``error`` (``status()``
+    says 'failed' meanwhile), logged when it is new."""
+    error = f"{type(exc).__name__}: {exc}"
+    if error != lane.error:  # (a disk still full at every search: said once)
+        log.warning("sediment: the semantic lane %s: %s", what, error)
+    lane.error = error
+
 
 def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
     stop.set()
