@@ -113,6 +113,15 @@ def test_imports_point_down_the_layers():
     assert wrong == []
 
 
+def test_cjk_ranges_are_spelled_in_the_lexicon_only():
+    """What a CJK character is, is said once (``model/lexicon.py``): a module
+    that needs the ranges imports them, so that no copy drifts from the rest
+    (there were four, and two of them disagreed)."""
+    spelled = re.compile(r'\\u(?:3[0-4]|4[de]|9f|f[9a]|ac|d7|ff)[0-9a-fA-F]{2}(?:-|"\s*<=)')
+    assert [m for m, p in _files().items()
+            if m != "model.lexicon" and spelled.search(p.read_text(encoding="utf-8"))] == []
+
+
 def test_modules_stay_small():
     sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in _files().items()}
     # repository.py is the Repository class (below); every other module under 500
