@@ -48,7 +48,7 @@ from .search.query import SearchHit
 from .agent.sources import LLM, Consolidation, Source, Turn
 from .disk.shared import SharedUsage
 from .semantic.embedding import Choice
-from .semantic.lane import semantic_lane
+from .semantic.lane import Semantic, semantic_lane
 from .store.store import Store
 from .store.system import SYSTEM, open_system
 from .disk.usage import UsageLog
@@ -91,7 +91,8 @@ class Repository:
 
     The parts are public for feature code and tests: ``view`` (read-only: the
     entries, the index), ``store`` (journaled writes), ``usage`` (recall and
-    confirmation records), ``policy`` (the settings, frozen).
+    confirmation records), ``policy`` (the settings, frozen), ``semantic``
+    (the semantic lane, or None).
     """
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
@@ -128,6 +129,18 @@ class Repository:
         self.semantic = semantic_lane(self.view, self.policy, semantic, cache if parts.writable("cache") else None)
         if watch:
             self._watching.start()
+
+    @property
+    def semantic(self) -> Semantic | None:
+        """The semantic lane (None: off). Set, it is wired into the view,
+        whose searches (search, context, about) then fuse it; None takes it
+        out (the same root, lexical only)."""
+        return self._semantic
+
+    @semantic.setter
+    def semantic(self, lane: Semantic | None) -> None:
+        self._semantic = lane
+        self.view.lanes = [lane.lanes] if lane is not None else []
 
     def __enter__(self) -> "Repository":
         return self
@@ -258,8 +271,7 @@ class Repository:
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record, explain=explain,
-                            extra=self._meaning(query))
+                            include_superseded=include_superseded, record=record, explain=explain)
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.
@@ -582,7 +594,7 @@ class Repository:
         >>> ctx.size <= 2000, str(ctx).splitlines()[0]
         (True, '<memories>')
         """
-        return _context.build(self.store, query, budget=budget, now=now, extra=self._meaning(query))
+        return _context.build(self.store, query, budget=budget, now=now)
 
     def observe(self, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
         """Read a message for todos and promises (zh and en plain patterns:
@@ -642,7 +654,7 @@ class Repository:
         >>> repo.about("deploys").summary.split(";")[0]
         "About 'deploys': 2 memories (1 active, 1 superseded"
         """
-        return _about.about(self.store, topic, now=now, extra=self._meaning(topic))
+        return _about.about(self.store, topic, now=now)
 
     # ------------------------------------------------------------------ health
 
@@ -674,10 +686,6 @@ class Repository:
         ('我的想法', '周五前发版\n', True)
         """
         return health.adopt(self.store, path)
-
-    def _meaning(self, query: str | None) -> Any:
-        """The semantic lane's part of one search (None when it is off)."""
-        return self.semantic.extra(query) if self.semantic is not None and query else None
 
     def embed(self) -> dict[str, Any]:
         """Compute the semantic lane's missing vectors now (with progress as

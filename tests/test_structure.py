@@ -24,14 +24,16 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["model", "disk", "search", "view", "store", "semantic", "verbs", "agent", "sync", "mcp", "cli", "_version",
-     "errors", "model.record", "model.policy", "model.names", "model.shape", "model.obsidian", "model.fields",
-     "view.compact", "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize",
-     "model.lifecycle", "search.maxscore", "search.postings", "search.bulk", "search.feedback", "search.index",
-     "search.query", "agent.catalog", "agent.relevance", "progress", "agent.intent", "view.problems", "mcp.answers",
+     "errors", "model.record", "model.lexicon", "model.usage", "model.names", "model.policy", "model.shape",
+     "model.obsidian", "model.fields", "view.compact",
+     "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
+     "search.postings", "search.maxscore", "search.bulk", "search.feedback", "search.index", "search.query",
+     "agent.catalog", "agent.relevance", "progress", "agent.intent", "view.problems", "mcp.answers",
      "semantic.embedding", "semantic.dense", "view.renames"],
-    ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile", "disk.shared",
-     "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system", "agent.workstate",
-     "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
+    ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
+     "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
+     "agent.workstate", "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge",
+     "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
      "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources", "sync.sync",
      "semantic.lane"],
@@ -111,6 +113,15 @@ def test_no_import_cycle():
 def test_imports_point_down_the_layers():
     wrong = [f"{m} -> {d}" for m, deps in _graph().items() for d in deps if ORDER[d] >= ORDER[m]]
     assert wrong == []
+
+
+def test_cjk_ranges_are_spelled_in_the_lexicon_only():
+    """What a CJK character is, is said once (``model/lexicon.py``): a module
+    that needs the ranges imports them, so that no copy drifts from the rest
+    (there were four, and two of them disagreed)."""
+    spelled = re.compile(r'\\u(?:3[0-4]|4[de]|9f|f[9a]|ac|d7|ff)[0-9a-fA-F]{2}(?:-|"\s*<=)')
+    assert [m for m, p in _files().items()
+            if m != "model.lexicon" and spelled.search(p.read_text(encoding="utf-8"))] == []
 
 
 def test_modules_stay_small():

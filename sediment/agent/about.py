@@ -20,8 +20,9 @@ from ..model import entry as E
 from ..search import query as S
 from ..model import validate as V
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
-from ..model.lifecycle import Usage, strength
+from ..model.lifecycle import strength
 from ..model.record import Record
+from ..model.usage import Usage
 from ..store.store import Store
 
 
@@ -69,22 +70,21 @@ def _evidence(e: E.Entry) -> tuple[str, ...]:
     return tuple(x for x in items if x)
 
 
-def about(store: Store, topic: str, *, now: Any = None, extra: S.ExtraLanes | None = None) -> About:
+def about(store: Store, topic: str, *, now: Any = None) -> About:
     V.query(topic)
     when = V.now(now)
     tz = store.policy.tz
     usage = store.usage.load()
     with store.view.reading() as view:
-        words, bigrams = S.query_terms(view.tokenizer, topic)
-        lanes = extra(words, bigrams) if extra is not None else ()  # the semantic lane, when on
-        hits = S.run(view.index, view.entries, view.tokenizer, topic, limit=HITS, pred=None,
+        asked = S.ask(view.tokenizer, topic, view.lanes)  # (with the semantic lane, when on)
+        hits = S.run(view.index, view.entries, asked, limit=HITS, pred=None,
                      include_archive=True, include_superseded=True,
-                     tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
-                     extra=(lambda w, b: lanes) if lanes else None)
+                     tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
         found = []
         for h in hits:
-            rel = relevance(view.index, words, bigrams, h.terms)
-            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, lanes, view.index.slot_of[h.entry.id]):
+            rel = relevance(view.index, asked.words, asked.bigrams, h.terms)
+            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, asked.lanes,
+                                                                     view.index.slot_of[h.entry.id]):
                 continue
             e = h.entry
             u = usage.get(e.id) or Usage()

@@ -25,7 +25,8 @@ from typing import Iterator, Mapping, Sequence
 from ..model.entry import Entry
 from ..model.policy import Clock
 from ..errors import ParseError
-from ..model.lifecycle import DAY, Usage, strength
+from ..model.lifecycle import DAY, is_current, strength
+from ..model.usage import Usage
 
 REBUILD = 2000  # more changed entries than this: rebuild rather than re-file
 
@@ -44,8 +45,7 @@ def created_ts(e: Entry) -> float:
 
 def eligible(e: Entry) -> bool:
     """May appear in a context block at all: current, not in the inbox."""
-    return (e.status not in ("superseded", "archived", "purged") and e.layer != "archive"
-            and e.kind != "inbox")
+    return is_current(e) and e.kind != "inbox"
 
 
 def is_core(e: Entry) -> bool:

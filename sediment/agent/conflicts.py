@@ -36,25 +36,10 @@ from ..model import entry as E
 from ..search import query as S
 from ..search import tokenize as T
 from ..model.entry import Entry
+from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
+from ..model.lifecycle import OVERTURN_WORDS, is_current, overturns
 from ..model.record import Record
-from ..model.lifecycle import OVERTURN_WORDS, overturns
 from ..view.view import View
-
-# Words too common in memories to anchor anything, whatever their document
-# frequency in one root (a root of 10 memories makes every word rare).
-GENERIC_EN = """
-user users person people thing things stuff way time times day days today yesterday tomorrow week
-month year like likes liked want wants need needs use used uses using make made get got go goes
-going think thought know knew say said see saw look good bad better best new old great nice
-much many lot lots really always usually often sometimes maybe probably also still now then
-work works working project note notes memory memories idea ideas plan plans prefer prefers
-something anything everything nothing someone anyone everyone thing one two first last next
-""".split()
-GENERIC_ZH = """
-用户 喜欢 使用 需要 觉得 认为 时候 今天 明天 昨天 事情 东西 问题 可能 现在 知道 应该 一直 经常
-有时 总是 比较 非常 时间 地方 方面 情况 工作 项目 记录 记忆 想法 计划 打算 希望 开始 结束 进行
-一下 一起 然后 这里 那里 大家 人们 别人 我们 他们 目前 最近 之前 之后 以后 以前
-""".split()
 
 # Negation markers. Latin ones as words; Chinese ones as characters, minus the
 # common words in which the character negates nothing (不错 "good", 不同
@@ -67,7 +52,7 @@ _NOT_NEG_AFTER = frozenset("""
 """.split())
 _NOT_NEG_BEFORE = frozenset("特别 区别 分别 级别 类别 差别 告别 识别 辨别 性别 个别 派别".split())
 _CLAUSE = re.compile(r"(?<!\d)[.,](?!\d)|[。！？；;!?\n，、：:]")
-_NUMBER = re.compile(r"(\d+(?:\.\d+)?)(\s?[a-z]+|\s?[\u3400-\u9fff])?")
+_NUMBER = re.compile(rf"(\d+(?:\.\d+)?)(\s?[a-z]+|\s?[{CJK}])?")
 _WORD = re.compile(r"[^\W_]+")
 # dates (2026-11-27, 2026/11/27, 2026年11月27日), times of day (15:30) and
 # list markers ('1. ') are blanked out before numbers are read
@@ -98,7 +83,7 @@ def max_df(n: int) -> int:
 def active(e: Entry) -> bool:
     """A current memory of the library's (a person's own notes are reference:
     never superseded, archived or rewritten, so nothing here suggests it)."""
-    return e.status == "active" and e.layer != "archive" and not e.reference
+    return is_current(e) and not e.reference
 
 
 @dataclass(frozen=True)
@@ -127,8 +112,8 @@ class Generic:
     """The generic words as the index spells them (stemmed, lower-cased)."""
 
     def __init__(self, tok: T.Tokenizer) -> None:
-        words, _ = tok.terms(" ".join(GENERIC_EN))
-        self.words = frozenset(words) | frozenset(GENERIC_EN) | frozenset(GENERIC_ZH)
+        words, _ = tok.terms(" ".join(sorted(GENERIC_EN)))
+        self.words = frozenset(words) | GENERIC_EN | GENERIC_ZH
 
     def anchor(self, term: str) -> bool:
         """Can this index term anchor a pair: concrete, not generic."""

@@ -47,7 +47,8 @@ from ..model.entry import Entry
 from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
-from ..model.lifecycle import Usage
+from ..model.lexicon import TOKEN_WIDE
+from ..model.usage import Usage
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..store.store import Store
 from ..view.view import View
@@ -68,8 +69,7 @@ TITLE_MAX = 120
 # through a hundred thousand of them for a tiny one would cost the turn.
 MAX_SKIPS = 32
 MIN_ITEM = len("- [[]] ·  ·  · created  · \n  > \n")  # no item is shorter: packing stops below it
-_CJK_CHAR = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-                       "\uff00-\uffef]")
+_CJK_CHAR = re.compile(f"[{TOKEN_WIDE}]")
 
 
 def estimate_tokens(text: str) -> int:
@@ -121,16 +121,16 @@ class Context(Record):
 # ---------------------------------------------------------------------------
 # candidates
 
-def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mapping[str, Entry]],
-               extra: S.ExtraLanes | None = None) -> tuple[list[Entry], dict[str, str]]:
+def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mapping[str, Entry]]
+               ) -> tuple[list[Entry], dict[str, str]]:
     """Hits over the floor, then their neighbours; and per id the terms to centre a snippet on."""
-    words, bigrams = S.query_terms(view.tokenizer, query)
+    asked = S.ask(view.tokenizer, query, view.lanes)  # (with the semantic lane, when on)
+    words, bigrams = asked.words, asked.bigrams
     # the index's own search, as search.run does it, without the snippets a
     # search returns (an item makes its own)
-    lanes = extra(words, bigrams) if extra is not None else ()  # the semantic lane, when on
-    hits = view.index.search(words, bigrams, exclude=S.PURGED | S.IN_ARCHIVE | S.SUPERSEDED,
+    hits = view.index.search(words, bigrams, exclude=S.NOT_CURRENT,
                              tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
-                             limit=HITS, lanes=lanes) if words or bigrams or lanes else []
+                             limit=HITS, lanes=asked.lanes) if asked else []
     floor = store.policy.context_floor
     out: list[Entry] = []
     focus: dict[str, str] = {}
@@ -141,7 +141,7 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
         if e.id in seen or not eligible(e) or is_core(e):
             continue
         if (relevance(view.index, words, bigrams, h.terms) < floor
-                and not S.by_meaning(h.lanes, lanes, view.index.slot_of[h.key])):
+                and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
             continue
         seen.add(e.id)
         direct.append(e)
@@ -243,8 +243,7 @@ def _pack(section: str, total: int, items: Iterator[ContextItem], room: int
 # ---------------------------------------------------------------------------
 # the verb
 
-def build(store: Store, query: str | None = None, *, budget: int = 6000, now: Any = None,
-          extra: S.ExtraLanes | None = None) -> Context:
+def build(store: Store, query: str | None = None, *, budget: int = 6000, now: Any = None) -> Context:
     if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 10_000_000:
         raise InvalidInput(f"budget must be a whole number of characters from 0 to 10000000, not {budget!r}",
                            what="budget")
@@ -263,7 +262,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
         if cat is None:
             cat = _CATALOGS[view] = Catalog()
         cat.update(view.entries)
-        near, focus = _reminders(store, view, query, cat.events, extra) if query else ([], {})
+        near, focus = _reminders(store, view, query, cat.events) if query else ([], {})
         usage = store.usage.load()
         skip = {e.id for e in near}
         rest_total = cat.rest_count() - len(skip)

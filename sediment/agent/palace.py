@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from ..model import entry as E
 from ..model import obsidian as O
 from ..search import tokenize as T
-from .conflicts import GENERIC_EN, GENERIC_ZH, created_key
+from ..model.lexicon import EN_STOP, GENERIC_EN, GENERIC_ZH
+from .conflicts import created_key
 from .conflicts import active as current  # in the map: what search finds by default
 from ..model.entry import Entry
 from ..model.record import Record
@@ -63,7 +64,7 @@ class _Terms:
     def __init__(self, tok: T.Tokenizer) -> None:
         self.tok = tok
         self.stems: dict[str, str | None] = {}
-        self.generic = frozenset(GENERIC_EN) | frozenset(GENERIC_ZH) | T.EN_STOP
+        self.generic = GENERIC_EN | GENERIC_ZH | EN_STOP
 
     def of(self, e: Entry) -> dict[str, str]:
         # the main text and what the sections say, not their headings (every

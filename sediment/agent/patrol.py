@@ -24,6 +24,7 @@ from typing import Mapping
 from . import conflicts as C
 from ..model import entry as E
 from ..search import tokenize as T
+from ..model.lexicon import CJK_RUN
 from ..model import validate as V
 from .catalog import created_ts
 from ..model.entry import Entry
@@ -31,7 +32,8 @@ from ..model.policy import Clock
 from ..model.record import Record
 from ..disk.files import atomic_write
 from ..verbs.checks import unresolved_links
-from ..model.lifecycle import DAY, Usage, _date
+from ..model.lifecycle import DAY, _date
+from ..model.usage import Usage
 from ..store.store import SYSTEM, Store
 from ..view.view import View
 
@@ -129,11 +131,11 @@ class Similarity:
         got = self._grams.get(e.id)
         if got is None:
             out: set[str] = set()
-            for run in T.CJK_RUN.findall(T.normalize(e.text)):
+            for run in CJK_RUN.findall(T.normalize(e.text)):
                 out.update(run[i:i + 2] for i in range(len(run) - 1))
                 if len(run) == 1:
                     out.add(run)
-            words = _WORD.findall(T.normalize(" ".join(T.CJK_RUN.split(e.text))))
+            words = _WORD.findall(T.normalize(" ".join(CJK_RUN.split(e.text))))
             out.update(f"{a} {b}" for a, b in zip(words, words[1:]))
             if len(words) == 1:
                 out.add(words[0])

@@ -30,11 +30,11 @@ import secrets
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import LockTimeout, StorageError
 from .files import NOFOLLOW, WriterLock, atomic_write, header_value
-from ..model.lifecycle import Usage
+from ..model.usage import Usage
 from .shared import combine
 
 log = logging.getLogger("sediment")
@@ -216,7 +216,7 @@ class UsageLog:
                 continue  # a damaged record costs one event, never the log
         return end
 
-    def _read_summary(self) -> tuple[dict[str, Usage], dict]:
+    def _read_summary(self) -> tuple[dict[str, Usage], dict[str, Any]]:
         try:
             raw = json.loads(self.summary_path.read_bytes())
             items, consumed = raw["usage"].items(), raw.get("consumed", {})

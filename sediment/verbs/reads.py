@@ -78,7 +78,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
            room: str | None = None, tags: Iterable[str] | str | None = None,
            kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
            include_archive: bool = False, include_superseded: bool = False,
-           record: bool = True, explain: bool = False, extra: S.ExtraLanes | None = None) -> list[SearchHit]:
+           record: bool = True, explain: bool = False) -> list[SearchHit]:
     V.query(query)
     V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, since=since, until=until)
@@ -87,9 +87,9 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
     asked = include_archive or (layers is not None and "archive" in layers)
     with store.view.reading() as view:
         tiebreak = S.Tiebreak(view.entries, store.usage.totals, store.policy.kinds)
-        hits = S.run(view.index, view.entries, view.tokenizer, query, limit=limit, pred=pred,
+        hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
-                     fb=S.feedback(store.policy), explain=explain, extra=extra)
+                     fb=S.feedback(store.policy), explain=explain)
     if record:
         store.usage.record_recalls([h.entry.id for h in hits])
     return hits

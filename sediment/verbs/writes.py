@@ -20,7 +20,7 @@ from ..model import validate as V
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
 from ..disk.files import append_line, atomic_write
-from ..model.lifecycle import bigram_similarity, overturns
+from ..model.lifecycle import bigram_similarity, is_current, overturns
 from ..store.store import Store, add_link
 from ..view.view import View
 
@@ -67,8 +67,8 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
             if e.title == title and e.body == body and e.status != "purged":
                 return e
         if event is None:
-            twin = next((e for e in view.same_text(text) if e.status == "active" and e.layer not in ("archive", "")
-                         and e.event is None), None)
+            twin = next((e for e in view.same_text(text) if is_current(e) and not e.reference and e.event is None),
+                        None)
             if twin is not None:  # an agent retrying a write, most often: one memory, not two
                 return _merge_duplicate(store, twin, tags=tag_list, links=link_names, extra=extra,
                                         given={"title": title if explicit_title else None, "kind": kind,
@@ -218,7 +218,7 @@ def restore(store: Store, id: str, *, layer: str = "shallow", confirm: bool = Fa
         raise InvalidInput("restore brings a memory out of archive: choose shallow, sediment or bedrock")
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
-        if entry.status == "active" and entry.layer != "archive":
+        if is_current(entry):
             raise InvalidInput(f"{entry.path} is active already; nothing to restore", id=entry.id)
         if entry.meta.get("erased"):
             raise InvalidInput(f"{entry.path} was erased: only its tombstone is left", id=entry.id)
@@ -285,21 +285,21 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         # wrote and finishes retiring what is left, instead of writing twice.
         main = " ".join(text.split())
         existing = [e.id for e in view.same_text(text)
-                    if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")]
+                    if e.kind == kind and is_current(e) and not e.reference]
         done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
         given, retired = [], []
         for e in (view.resolve(i) for i in fragment_ids):
             if done_link and done_link in (e.meta.get("superseded_by") or ()):
                 retired.append(e)  # retired into this memory already
                 continue
-            if e.kind != "inbox" or e.layer in ("archive", "") or e.status != "active":
+            if e.kind != "inbox" or not is_current(e) or e.reference:
                 raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
                                    f"retires fragments only")
             given.append(e)
         new = view.entries[existing[0]] if existing else add(store, text, kind=kind, **fields)
         covered = {e.id: e for e in given}
         for e in view.entries.values():
-            if e.kind == "inbox" and e.status == "active" and e.layer not in ("archive", "") and e.id != new.id:
+            if e.kind == "inbox" and is_current(e) and not e.reference and e.id != new.id:
                 frag = " ".join(e.text.split())
                 if frag and (frag in main or bigram_similarity(frag, text) >= COVERS):
                     covered[e.id] = e
@@ -340,7 +340,7 @@ def _auto_supersede(store: Store, new: Entry, siblings: list[Entry]) -> None:
     at most the two most recent older non-core memories of that event."""
     if not overturns(new.text):
         return
-    older = [e for e in siblings if e.kind != "core" and e.status == "active" and e.layer != "archive"]
+    older = [e for e in siblings if e.kind != "core" and is_current(e)]
     older.sort(key=lambda e: e.id, reverse=True)  # ULIDs sort by creation time
     for e in older[:2]:
         try:
