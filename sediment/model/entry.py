@@ -432,7 +432,7 @@ def parse_note(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
         where = _line_of(exc)
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"{path}:{where or '?'}: malformed YAML: {reason}", path=path, line=where) from exc
-    except Exception as exc:  # (any error: see below)
+    except Exception as exc:  # noqa: BLE001
         # PyYAML's constructors raise plain errors for what a person can type:
         # ValueError for 2024-02-30, KeyError for `!!bool maybe`, RecursionError
         # for deep nesting. Any of them makes this file a problem, never a crash.
@@ -488,7 +488,7 @@ def _parse_persons(s: str, path: str, version: str, tz: _dt.tzinfo, max_meta_siz
             if not isinstance(meta, dict):
                 raise ParseError("the frontmatter is not a mapping")
             plain = check_shape(meta, path, max_meta_size)
-        except Exception as exc:  # (any error: whatever a person typed, the note stays a note)
+        except Exception as exc:  # noqa: BLE001 - whatever a person typed: the note stays a note
             reason = exc.message.split(": ", 1)[-1] if isinstance(exc, ParseError) else (
                 getattr(exc, "problem", None) or f"{type(exc).__name__}: {exc}")
             meta, plain, warning = {}, False, f"properties cannot be read ({str(reason)[:200]}); " \

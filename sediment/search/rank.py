@@ -12,12 +12,12 @@ import heapq
 import itertools
 from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
-from .maxscore import Mask
-
 RRF_K = 60
 
 # (score, slot), best first
 Ranking = Sequence[tuple[float, int]]
+# per slot, non-zero where the search may return it
+Mask = bytes | bytearray
 
 
 class Lane(Protocol):
@@ -55,6 +55,12 @@ class Lane(Protocol):
         terms for), each to the search's depth, scores included — a lane that
         weighs lexical scores reads them here rather than scoring again."""
         ...
+
+
+# What makes a query's further lanes from its word and bigram weights and its
+# text (the semantic lane's ``Semantic.lanes``). A view holds its sources
+# (``View.lanes``, wired at open); a search asks each (``query.ask``).
+LaneSource = Callable[[Mapping[str, float], Mapping[str, float], str], Sequence[Lane]]
 
 
 def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None

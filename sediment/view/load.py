@@ -111,14 +111,14 @@ def read_parse(root: Path, rel: str, tz: _dt.tzinfo, max_meta_size: int, *, data
         reason = exc.message.split(": ", 1)[-1] if exc.message.startswith(rel) else exc.message
         line = exc.details.get("line")
         return Bad(reason, line if isinstance(line, int) else None)
-    except Exception as exc:  # (any error: one file must never stop an open or the watcher)
+    except Exception as exc:  # noqa: BLE001 - one file must never stop an open or the watcher
         log.warning("sediment: %s could not be read: %r", rel, exc)
         return Bad(f"could not be read: {type(exc).__name__}: {exc}"[:300], None)
     found: DocTerms | None = None
     if terms is not None:
         try:
             found = terms(parsed.entry)
-        except Exception:  # (any error: the opening process tokenizes it again, and reports)
+        except Exception:  # noqa: BLE001 - the opening process tokenizes it again, and reports
             found = None
     return Read(parsed, offset(data, parsed.entry.body), found)
 
@@ -229,7 +229,7 @@ def _drain(pool: ProcessPoolExecutor, ahead: deque[Future[list[Outcome]]],
                 queued += 1
             try:
                 part = fut.result()
-            except Exception as exc:  # (any error: a broken pool; this chunk is read here)
+            except Exception as exc:  # noqa: BLE001 - a broken pool: this chunk is read here
                 log.debug("sediment: a worker of the open failed: %r", exc)
                 part = [job.read(rel) for rel in chunk]
             yield from part

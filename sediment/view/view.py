@@ -52,6 +52,7 @@ from ..progress import Progress, Ticker
 from ..search import query as S
 from ..search import tokenize as T
 from ..search.index import DocTerms, Index, Pending
+from ..search.rank import LaneSource
 from . import bodies as B
 from . import load as L
 from .compact import Named, Pool
@@ -95,6 +96,7 @@ class View:
         self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
         self.index = Index()
+        self.lanes: list[LaneSource] = []  # further lanes of a search (the semantic one), wired at open
         self.dirty = False  # changed since the snapshot was written
         self.erased_pending = False  # an erased note loaded since the body store was written (Store.writing)
         self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use
