@@ -27,7 +27,7 @@ LAYERS = [
      "model.fields", "view.compact",
      "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
      "search.postings", "search.maxscore", "search.bulk", "search.feedback", "search.index", "search.query",
-     "agent.catalog", "progress", "agent.intent_en", "agent.intent_zh", "agent.intent",
+     "agent.catalog", "progress", "agent.intent_en", "agent.intent_zh", "agent.intent", "agent.closing",
      "view.problems", "mcp.answers", "semantic.embedding",
      "semantic.dense", "view.renames"],
     ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",

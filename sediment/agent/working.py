@@ -6,8 +6,10 @@ written atomically under its own lock; reading it never writes.
 
 * ``observe(text)`` runs ``intent.recognise`` over a message: a todo opens
   an item (at most ``working_items``, policy, 3: the next one replaces the
-  oldest), a "done" closes the open item it shares most words with, and a
-  message that shares words with an open item renews it. An item not
+  oldest), a "done" closes the open item that names the same things
+  (``closing``: "Q4 report sent" closes "Remember to send the Q4 report
+  tomorrow", not "… the Q4 budget"), and a message that shares words with
+  an open item renews it. An item not
   mentioned for ``working_days`` (3) days, counted in the root's timezone,
   is gone.
 * ``mood(text)`` sets one state, overwritten by the next, gone after
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import entry as E
-from . import intent
+from . import closing, intent
 from ..model import validate as V
 from ..errors import InvalidInput, StorageError
 from ..disk.files import WriterLock, atomic_write, read_nofollow, symlink_in
@@ -192,14 +194,10 @@ def observe(store: Store, text: str, *, now: Any = None) -> Observed:
         renewed: list[Item] = []
         said = intent.terms(text)
         for what, sentence in found:
-            words = intent.terms(sentence)
             if what == "done":
-                scored = [(intent.overlap(words, intent.terms(x.text)), -i, x) for i, x in enumerate(items)]
-                scored = [s for s in scored if s[0] > 0]
-                if scored:  # the item it shares most words with; on a tie the oldest
-                    target = max(scored, key=lambda s: (s[0], s[1]))[2]
-                    items.remove(target)
-                    closed.append(target)
+                hit = closing.closes(sentence, [x.text for x in items])
+                if hit is not None:  # the item naming the same things; on a tie the oldest
+                    closed.append(items.pop(hit))
                 continue
             same = next((x for x in items if bigram_similarity(x.text, sentence) >= RENEW_SIMILARITY), None)
             if same is not None:
