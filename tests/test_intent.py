@@ -138,7 +138,7 @@ def test_the_development_set_keeps_its_figures(lang):
     400 sentences the patterns were tuned on (a guard against regressions:
     the figures that count are the frozen set's)."""
     rows = [r for r in _rows("labelled.jsonl") if r["lang"] == lang]
-    assert len(rows) == 200
+    assert len(rows) >= 200
     got = Counter()
     for r in rows:
         todo, done = is_todo(r["text"]), is_done(r["text"])
