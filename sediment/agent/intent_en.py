@@ -110,7 +110,7 @@ _REMIND = [
     re.compile(r"\b(?:don't|do not) (?:let (?:me|us) )?forget\b"),
     re.compile(r"\bmake sure (?:i|we|to)\b"),
     re.compile(r"\b(?:note|memo|reminder) to (?:self|myself)\b|\breminder\s*:"),
-    re.compile(r"(?:^|\s)(?:todo|to-do|to do)\s*[:\-–—]|^(?:todo|to-do)\b(?! list| app| item)"),
+    re.compile(r"(?:^|\s)(?:todo|to-do|to do)\s*(?::|[\-–—]\s)|^(?:todo|to-do)\b(?![\s-]?(?:list|app|item))"),
     re.compile(r"\b(?:put|add|stick)\b.{1,60}\b(?:on|to) (?:my|the|our) (?:to-?do |todo )?list\b|"
                r"\bon my (?:to-?do |todo )?list\b"),
     re.compile(r"\bset (?:a|an|me a) (?:reminder|alarm)\b"),
@@ -124,7 +124,9 @@ _MODAL = (r"(?:'ll|will|shall|'m going to|am going to|'re going to|are going to|
           r"have got to|got to|must|'d better|had better|'m supposed to)")
 _BARE_MODAL = r"(?:will|going to|need to|have to|got to|must|better|plan to|planning to)"  # "will fix it later"
 # what follows a modal without making a commitment: a state, a feeling, a choice
-_NOT_ACT = (r"(?:be\b(?! \w+ing\b)|have\b(?! to\b)(?! \w+(?: \w+)? (?:ready|done|finished|sent|fixed|back)\b)|"
+_NOT_ACT = (r"(?:be\b(?! \w+ing\b)|"
+            # "I'll have the salmon", but "I'll have the draft on your desk by Monday"
+            r"have\b(?! to\b)(?!.*\b(?:ready|done|finished|sent|fixed|back|over|to you|in your|on your|by|before)\b)|"
             r"see\b(?! (?:the|a|my|dr|doctor|dentist)\b)|think|miss|bet|admit|say|pass|wait|never|not|always|"
             r"probably|maybe|possibly|likely|need\b(?! to)|want|like|love|hate|regret|"
             r"take (?:it|that|this|one|the \w+ one)\b|sleep on|"
@@ -282,8 +284,17 @@ def _first_past(s: str) -> bool:
     return bool(first) and _past(first) and not re.search(r"\b(?:is|are|was|were)\b", rest)
 
 
-_PRONOUN = frozenset("i we you he she they it me us him her them".split())
+_PRONOUN = frozenset("i we you he she they it me us him her them no".split())
 _BREAK = frozenset("is are was were will to not".split())
+
+
+def _clause_word(w: str) -> bool:
+    """A word that makes what stands before a participle a clause, not a
+    noun phrase: a pronoun, or a pronoun with its verb ("it's", "i'm"; not
+    a possessive: "Leo's bike fixed")."""
+    base, _, rest = w.partition("'")
+    return w in _PRONOUN or bool(rest) and (base in _PRONOUN or base in ("that", "there", "what", "here", "who")
+                                            or rest in ("m", "re", "ve", "ll", "d"))
 
 
 def _reduced(s: str) -> bool:
@@ -293,7 +304,7 @@ def _reduced(s: str) -> bool:
     meeting ran long") counts only after a bare noun and with no object."""
     words = s.split()
     for i, w in enumerate(words[1:5], start=1):
-        if w in _BREAK or words[i - 1] in _PRONOUN:
+        if w in _BREAK or _clause_word(words[i - 1]):
             return False
         if not _past(w):
             continue
