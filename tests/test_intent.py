@@ -76,6 +76,10 @@ NOT_CLOSING = [
     ("记得给小陈回个微信。", "给老周回过微信了。"),
     ("明天我去邮局把包裹寄了。", "邮局的账单交好了。"),
     ("待会我把会议录音传到网盘里。", "照片传到网盘了"),
+    # the same object, another task: the done's lead thing is no thing of the todo
+    ("I'll clean the garage on Sunday.", "Garage door fixed."),
+    ("我得把签好的租约发给玛雅。", "发票发给玛雅了。"),
+    ("今晚回房东消息", "水管工的消息回了"),
 ]
 
 
@@ -119,6 +123,15 @@ def test_what_is_not_done_closes_nothing(repo, text):
     repo.observe("别忘了把合同发给法务。", now=T0)
     assert repo.observe(text, now=LATER).closed == ()
     assert len(repo.working(now=LATER).items) == 2
+
+
+def test_each_clause_that_reports_a_done_closes_its_own_item(repo):
+    todos = ["Remember to pay the rent on Friday.", "I need to cancel the gym membership.", "得交水费了"]
+    for i, t in enumerate(todos):
+        repo.observe(t, now=T0 + dt.timedelta(minutes=i))
+    seen = repo.observe("Paid the rent, and the gym membership is cancelled.", now=LATER)
+    assert [i.text for i in seen.closed] == todos[:2]
+    assert [i.text for i in repo.working(now=LATER).items] == todos[2:]
 
 
 def test_a_done_and_a_promise_in_one_message(repo):

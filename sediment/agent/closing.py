@@ -24,12 +24,17 @@ The score of a done against an item is the share of the things of the side
 with fewer things that the other side matches (both ways when they have as
 many). A done closes the item it scores highest with (on a tie the oldest)
 when more than half match: "Q4 report sent" scores 2/2 against "Remember to
-send the Q4 report tomorrow", "Q4 budget approved" 1/2.
+send the Q4 report tomorrow", "Q4 budget approved" 1/2. An English done
+whose head noun is neither a thing nor the action of the item is about
+another task on the same object ("Database backups are done" does not
+close "Next I'll migrate the database"). Each clause that reports a done
+closes one item.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..model.lexicon import (CJK_RUN, DOING_EN, DOING_ZH_CHARS, DOING_ZH_WORDS, EN_STOP, MESSAGE_FUNCTION_CHARS,
                              MESSAGE_STOP, RESULTS_ZH, TALK_ZH, ZH_FUNCTION_CHARS, ZH_STOP)
@@ -40,6 +45,7 @@ CLOSES = 0.5  # a done closes an item when more than this share of things match
 _PAIR = 2  # characters of a pair
 _PREFIX = 4  # letters an English short form keeps at least (cert, cert-ificate)
 _STEM_MIN = 3  # letters a stem keeps at least
+_HALF = 0.5  # how alike a done's lead thing must be to a thing of the todo
 
 # ---------------------------------------------------------------------------
 # English
@@ -85,13 +91,27 @@ def _stem(w: str) -> str:
 _DOING_STEMS = frozenset(_stem(v) for v in DOING_EN)
 
 
-def _en_things(text: str) -> list[tuple[str, float]]:
+@dataclass(frozen=True)
+class _English:
+    """What the English words of a text name: its things (with weights),
+    the head of its first noun phrase, and the verbs of doing it uses."""
+    things: list[tuple[str, float]]
+    head: str | None
+    actions: frozenset[str]
+
+
+def _past(word: str) -> bool:
+    return word in _IRREGULAR or (len(word) > _STEM_MIN + 1 and word.endswith("ed") and not word.endswith("eed"))
+
+
+def _english(text: str) -> _English:
     """The things of the English words of ``text``, each with its weight: a
     verb of doing said as a noun at the end of a noun phrase ("billing
-    refactor", "DNS change") names the action rather than a thing, half;
-    before another noun ("the water bill") or in the plural ("library
-    books") it is a thing like any."""
+    refactor") names the action rather than a thing, half; before another
+    noun ("the water bill") or in the plural ("library books") it is a thing
+    like any. A past ("moved", "sent") is never a thing."""
     found: list[tuple[str, bool, int]] = []  # (thing, the action said as a noun?, where)
+    actions: set[str] = set()
     after_thing = False  # the word before was a thing: a verb after it is a noun ("library books")
     prev = ""
     for at, tok in enumerate(_EN_TOKEN.findall(_EN_WHEN.sub(" ", text.lower()))):
@@ -99,16 +119,23 @@ def _en_things(text: str) -> list[tuple[str, float]]:
         if tok in MESSAGE_STOP or word in EN_STOP or word in _EN_TALK or _NUMBERISH.fullmatch(word):
             prev, after_thing = word, False
             continue
-        past = word in _IRREGULAR or word.endswith("ed")
         verb = word in _IRREGULAR or word in DOING_EN or _stem(word) in _DOING_STEMS
-        if verb and (past or not (after_thing or prev in _DETERMINER)):
+        if _past(word) or verb and not (after_thing or prev in _DETERMINER):
+            actions.add(_stem(_IRREGULAR.get(word, word)))
             prev, after_thing = word, False
             continue
         # the action said as a noun: one, not several ("invoices", "books" are things)
         found.append((_stem(word), verb and not word.endswith("s"), at))
         prev, after_thing = word, True
     where = {at for _, _, at in found}
-    return [(t, 0.5 if action and at + 1 not in where else 1.0) for t, action, at in found]
+    head = None
+    if found:  # the last of the first run of things
+        at = found[0][2]
+        while at + 1 in where:
+            at += 1
+        head = next(t for t, _, w in found if w == at)
+    return _English([(t, 0.5 if action and at + 1 not in where else 1.0) for t, action, at in found],
+                    head, frozenset(actions))
 
 
 # ---------------------------------------------------------------------------
@@ -119,38 +146,46 @@ _ZH_TALK = re.compile(intent_zh.TIME + r"|别忘了|别忘记|不要忘了|不�
                       r"帮我记一下|帮我记着|记一下|先记下|记下来|记得|记的|记着|待办|备忘|准备|打算|计划|必须|需要|"
                       r"一定要|一定|应该|已经|赶紧|终于|刚刚|一下|一个|这个|那个|一些|一遍|答应过|答应|保证过|"
                       r"保证|承诺过|承诺|说好了|好的|嗯+|收到|没问题|搞定|完成|顺路|顺便|ok", re.I)
-# characters that are no thing on their own: function words, verbs of doing,
-# results, measures, adverbs and prepositions
-_DROP = (set(DOING_ZH_CHARS) | set("".join(RESULTS_ZH)) | ZH_FUNCTION_CHARS | MESSAGE_FUNCTION_CHARS
+# characters that are no thing on their own: function words, results,
+# measures, adverbs and prepositions
+_GLUE = (set("".join(RESULTS_ZH)) | ZH_FUNCTION_CHARS | MESSAGE_FUNCTION_CHARS
          | set("个件份次遍趟下点些都也还再就先又才已刚跟和与及或被让对向在从为于到之后前里欠"))
+_SKIP = ZH_STOP | set(DOING_ZH_WORDS) | set(TALK_ZH)
+# a verb of doing as jieba cuts it, with its result: 签好, 发给, 去取, 整理出来 (not 租约, 发票)
+_VERB_WORD = re.compile(rf"(?:[去来]?[{DOING_ZH_CHARS}]|{'|'.join(DOING_ZH_WORDS)})"
+                        rf"(?:{'|'.join(RESULTS_ZH)}|[了过着])*")
 _DOING_ZH = frozenset(DOING_ZH_WORDS)
-_SKIP = ZH_STOP | _DOING_ZH | set(TALK_ZH)
+
+
+def _nothing(w: str) -> bool:
+    return w in _SKIP or all(c in _GLUE for c in w) or bool(_VERB_WORD.fullmatch(w))
 
 
 def _zh_things(text: str) -> list[str]:
     """The things of the Chinese runs of ``text``: runs of jieba's words,
     cut at the words that are no thing. A verb of two characters or more
-    before a thing is part of it (测试 of 测试服务器)."""
+    before a thing is part of it (测试 of 测试服务器), and 的 joins what it
+    stands between (房东的消息 is one thing, 房东消息, not 消息)."""
     out: list[str] = []
     for run in CJK_RUN.findall(_ZH_TALK.sub("|", text)):
         words = shared().words(run, hmm=False)
-        nothing = [w in _SKIP or all(c in _DROP for c in w) for w in words]
+        nothing = [_nothing(w) for w in words]
         thing = ""
         for i, w in enumerate(words):
-            modifier = w in _DOING_ZH and i + 1 < len(words) and not nothing[i + 1]
-            if nothing[i] and not modifier:
+            before_thing = i + 1 < len(words) and not nothing[i + 1]
+            if not nothing[i] or w in _DOING_ZH and before_thing:
+                thing += w
+            elif not (w == "的" and thing and before_thing):
                 if thing:
                     out.append(thing)
                 thing = ""
-            else:
-                thing += w
         if thing:
             out.append(thing)
     return out
 
 
 def _weighed(text: str) -> list[tuple[str, float]]:
-    return [(t, 1.0) for t in _zh_things(text)] + _en_things(text)
+    return [(t, 1.0) for t in _zh_things(text)] + _english(text).things
 
 
 def things(text: str) -> list[str]:
@@ -191,26 +226,53 @@ def _covered(mine: list[tuple[str, float]], theirs: list[tuple[str, float]]) -> 
     return sum(w * max(_alike(a, b) for b, _ in theirs) for a, w in mine) / total
 
 
+def _lead(done: str) -> str | None:
+    """The thing a done is about first: the first of its Chinese things (the
+    object comes first: 发票发给玛雅了), else the head of its first English
+    noun phrase ("backups" of "Database backups are done")."""
+    zh = _zh_things(done)
+    return zh[0] if zh else _english(done).head
+
+
+def _about_another(done: str, todo: str) -> bool:
+    """A done whose lead thing is neither a thing nor an action of the todo
+    is about another task on the same object: "Database backups are done"
+    is not "Next I'll migrate the database" ("Database migration done" is),
+    发票发给玛雅了 is not 我得把签好的租约发给玛雅."""
+    lead = _lead(done)
+    if lead is None:
+        return False
+    theirs = _english(todo)
+    names = [t for t, _ in theirs.things] + list(theirs.actions) + _zh_things(todo)
+    return not any(_alike(lead, n) >= _HALF for n in names)
+
+
 def score(done: str, todo: str) -> float:
     """The share of the things of the side with fewer things (``done`` or
     ``todo``) that the other side names too (by weight); 0 when one names
-    none."""
+    none, or when the done is about another task (``_about_another``)."""
     d, t = _weighed(done), _weighed(todo)
-    if not d or not t:
+    if not d or not t or _about_another(done, todo):
         return 0.0
     if len(d) == len(t):
         return max(_covered(d, t), _covered(t, d))
     return _covered(d, t) if len(d) < len(t) else _covered(t, d)
 
 
-def closes(sentence: str, todos: list[str]) -> int | None:
-    """The index in ``todos`` of the open item this "done" sentence closes:
-    the best scoring over ``CLOSES`` (on a tie the first, the oldest), or
-    None."""
-    done = intent.reported(sentence)
-    best: tuple[float, int] | None = None
-    for i, todo in enumerate(todos):
-        s = score(done, todo)
-        if s > CLOSES and (best is None or s > best[0]):
-            best = (s, i)
-    return best[1] if best else None
+def closes(sentence: str, todos: list[str]) -> list[int]:
+    """The indexes in ``todos`` of the open items this "done" sentence
+    closes: for each clause that reports a done (嗯 牛奶买了 鸡蛋也买了 reports
+    two), the item it scores best with over ``CLOSES`` (on a tie the first,
+    the oldest), each item once. A clause that names no thing is read with
+    the rest of its sentence ("The slides for Tom, sent")."""
+    out: list[int] = []
+    for part in intent.reported(sentence):
+        done = part if things(part) else sentence
+        best: tuple[float, int] | None = None
+        for i, todo in enumerate(todos):
+            s = score(done, todo)
+            if i not in out and s > CLOSES and (best is None or s > best[0]):
+                best = (s, i)
+        if best:
+            out.append(best[1])
+    return out

@@ -101,12 +101,10 @@ def classify(sentence: str) -> str | None:
     return None
 
 
-def reported(sentence: str) -> str:
-    """What a "done" sentence says was done: its done clauses ("called the
-    dentist" of "called the dentist, moved it to the 14th"), or the whole
-    sentence when none stands alone."""
-    found = _done_clauses(clauses(sentence))
-    return "，".join(found) if found else sentence
+def reported(sentence: str) -> list[str]:
+    """The clauses of a sentence that report a done ("called the dentist" and
+    not "he's coming thursday"; 牛奶买了 and 鸡蛋也买了)."""
+    return _done_clauses(clauses(sentence))
 
 
 def is_done(text: str) -> bool:

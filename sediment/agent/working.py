@@ -8,8 +8,8 @@ written atomically under its own lock; reading it never writes.
   an item (at most ``working_items``, policy, 3: the next one replaces the
   oldest), a "done" closes the open item that names the same things
   (``closing``: "Q4 report sent" closes "Remember to send the Q4 report
-  tomorrow", not "… the Q4 budget"), and a message that shares words with
-  an open item renews it. An item not
+  tomorrow", not "… the Q4 budget"; each of its clauses that reports a done
+  closes one), and a message that shares words with an open item renews it. An item not
   mentioned for ``working_days`` (3) days, counted in the root's timezone,
   is gone.
 * ``mood(text)`` sets one state, overwritten by the next, gone after
@@ -194,10 +194,10 @@ def observe(store: Store, text: str, *, now: Any = None) -> Observed:
         renewed: list[Item] = []
         said = intent.terms(text)
         for what, sentence in found:
-            if what == "done":
-                hit = closing.closes(sentence, [x.text for x in items])
-                if hit is not None:  # the item naming the same things; on a tie the oldest
-                    closed.append(items.pop(hit))
+            if what == "done":  # the items naming the same things; on a tie the oldest
+                done = [items[i] for i in closing.closes(sentence, [x.text for x in items])]
+                items = [x for x in items if x not in done]
+                closed.extend(done)
                 continue
             same = next((x for x in items if bigram_similarity(x.text, sentence) >= RENEW_SIMILARITY), None)
             if same is not None:
