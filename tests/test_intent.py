@@ -14,9 +14,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sediment import Repository
-from sediment.agent.intent import is_done, is_todo
+from sediment.agent import closing
+from sediment.agent.intent import is_done, is_todo, recognise
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.timezone.utc)
 LATER = T0 + dt.timedelta(hours=2)
@@ -172,3 +175,22 @@ def test_the_development_pairs_close_what_they_should(tmp_path):
             if closed != p["closes"]:
                 wrong.append(p["id"])
     assert len(wrong) <= 2, wrong
+
+
+# what a person may type: any text, with the characters the patterns look for
+_CHARS = list("ab I'll done sent 我会记得发好了吗把明天已经，。？!?.,:'\"“”《》✅ \n")
+_TEXT = st.text(st.sampled_from(_CHARS) | st.characters(), max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(message=_TEXT, todos=st.lists(_TEXT, max_size=3))
+def test_any_text_is_read_without_failing(message, todos):
+    found = recognise(message)
+    assert all(what in ("todo", "done") and sentence in message for what, sentence in found)
+    hits = closing.closes(message, todos)
+    assert len(set(hits)) == len(hits) and all(0 <= i < len(todos) for i in hits)
+
+
+def test_a_pasted_text_is_no_promise(repo):
+    pasted = "I'll send the report tomorrow and " * 100  # one "sentence" of 3,400 characters
+    assert repo.observe(pasted, now=T0).opened == ()

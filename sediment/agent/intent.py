@@ -42,6 +42,9 @@ from . import intent_en, intent_zh
 _SENTENCE = re.compile(r"[^。！？!?；;\n]+[。！？!?；;]*|[。！？!?；;]+")
 _EN_SPLIT = re.compile(r"(?<=[a-z0-9)\"']\.)\s+(?=[A-Z])")
 _CLAUSE = re.compile(rf"[,，、;；]|\s+[-–—]+\s+|…+|\.\.\.+|(?<=[{CJK}])\s+(?=[{CJK}])|\s+but\s+", re.I)
+# a "sentence" longer than this is pasted text, not something said to an
+# assistant; left alone, it would also cost time for nothing
+LONGEST = 1000
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|《[^》]*》|\"[^\"]*\"|‘[^’]*’|(?<![\w])'[^']*'(?![\w])")
 
 
@@ -91,6 +94,8 @@ def classify(sentence: str) -> str | None:
     >>> classify("好的，我记得明天给张三发周报。"), classify("Q4 report sent."), classify("Did you send it?")
     ('todo', 'done', None)
     """
+    if len(sentence) > LONGEST:
+        return None
     parts = clauses(sentence)
     if _done_clauses(parts):
         return "done"
@@ -104,7 +109,7 @@ def classify(sentence: str) -> str | None:
 def reported(sentence: str) -> list[str]:
     """The clauses of a sentence that report a done ("called the dentist" and
     not "he's coming thursday"; 牛奶买了 and 鸡蛋也买了)."""
-    return _done_clauses(clauses(sentence))
+    return _done_clauses(clauses(sentence)) if len(sentence) <= LONGEST else []
 
 
 def is_done(text: str) -> bool:

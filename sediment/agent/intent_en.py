@@ -24,6 +24,7 @@ planned ("will be done"), subordinate ("once it's done") or habitual.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # ---------------------------------------------------------------------------
@@ -39,7 +40,7 @@ _TYPOS = {
     "gonna": "going to", "gotta": "have to", "wanna": "want to", "shoud": "should", "shud": "should",
     "b4": "before", "l8r": "later", "thru": "through",
 }
-_WORD = re.compile(r"[a-z0-9']+")
+_TYPO = re.compile(r"(?<![\w'])(?:" + "|".join(sorted(_TYPOS, key=len, reverse=True)) + r")(?![\w'])")
 _FILLER = re.compile(
     r"^(?:ok(?:ay)?|k+|kk|yep|yup|yeah|yes|ya|sure(?: thing)?|alright|all right|right|hm+|um+|uh+|oh|ah|aha|"
     r"lol|lmao|haha\w*|omg|ugh+|well|so|and|also|anyway|btw|fine|cool|great|nice|perfect|thanks|thank you|"
@@ -49,11 +50,13 @@ _SYMBOLS = re.compile(r"[^\w\s'.,:;!?&/+-]")
 _CHECK = re.compile(r"[✅✔☑✓]")
 
 
+@functools.lru_cache(maxsize=256)
 def normalise(clause: str) -> str:
     """The clause in lower case with typos spelled out and leading fillers
-    ("ok so", "lol", "yep,") and symbols dropped."""
+    ("ok so", "lol", "yep,") and symbols dropped (each test of a clause
+    asks for it: kept for the last few clauses)."""
     s = clause.lower().replace("’", "'").replace("‘", "'")
-    s = _WORD.sub(lambda m: _TYPOS.get(m.group(0), m.group(0)), s)
+    s = _TYPO.sub(lambda m: _TYPOS[m.group(0)], s)
     s = _SYMBOLS.sub(" ", s).strip(" \t,.;:!-")
     while True:
         t = _FILLER.sub("", s, count=1)
@@ -126,7 +129,8 @@ _BARE_MODAL = r"(?:will|going to|need to|have to|got to|must|better|plan to|plan
 # what follows a modal without making a commitment: a state, a feeling, a choice
 _NOT_ACT = (r"(?:be\b(?! \w+ing\b)|"
             # "I'll have the salmon", but "I'll have the draft on your desk by Monday"
-            r"have\b(?! to\b)(?!.*\b(?:ready|done|finished|sent|fixed|back|over|to you|in your|on your|by|before)\b)|"
+            r"have\b(?! to\b)"
+            r"(?!.{0,60}?\b(?:ready|done|finished|sent|fixed|back|over|to you|in your|on your|by|before)\b)|"
             r"see\b(?! (?:the|a|my|dr|doctor|dentist)\b)|think|miss|bet|admit|say|pass|wait|never|not|always|"
             r"probably|maybe|possibly|likely|need\b(?! to)|want|like|love|hate|regret|"
             r"take (?:it|that|this|one|the \w+ one)\b|sleep on|"

@@ -25,6 +25,7 @@ A **done** reports a finished task: a verb of doing with a result and 了
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..model.lexicon import CJK, DOING_ZH_CHARS, DOING_ZH_WORDS, RESULTS_ZH, TALK_ZH
@@ -34,6 +35,7 @@ _FILLER = re.compile(r"^(?:好的|好嘞|好吧|好滴|得嘞|好|嗯+|哦+|噢|
 _CHECK = re.compile(r"[✅✔☑✓]")
 
 
+@functools.lru_cache(maxsize=256)
 def normalise(clause: str) -> str:
     """The clause without leading fillers (好的, 嗯嗯, ok) and emoji."""
     s = re.sub(r"[^\w\s，,。.!！?？：:、~～《》“”\"'‘’]", "", clause).strip()
