@@ -96,7 +96,7 @@ def calibrate(data: Path, conversations: int, tmp: Path) -> None:
     import re as _re
     from sediment.model import entry as E
     from sediment.search import query as S
-    from sediment.agent.context import HITS, StableTiebreak, relevance
+    from sediment.agent.relevance import HITS, StableTiebreak, relevance
     samples = json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
     floors = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
     own: list[list[tuple[float, bool]]] = []

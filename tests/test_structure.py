@@ -8,6 +8,7 @@ import argparse
 import ast
 import inspect
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -23,22 +24,22 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["model", "disk", "search", "view", "store", "semantic", "verbs", "agent", "sync", "mcp", "cli", "_version",
-     "errors", "model.lexicon", "model.usage", "model.names", "model.policy", "model.shape", "model.obsidian",
-     "model.fields", "view.compact",
+     "errors", "model.record", "model.lexicon", "model.usage", "model.names", "model.policy", "model.shape",
+     "model.obsidian", "model.fields", "view.compact",
      "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
      "search.postings", "search.maxscore", "search.bulk", "search.feedback", "search.index", "search.query",
-     "agent.catalog", "progress", "agent.intent_en", "agent.intent_zh", "agent.intent", "agent.closing",
-     "view.problems", "mcp.answers", "semantic.embedding",
-     "semantic.dense", "view.renames"],
+     "agent.catalog", "agent.relevance", "progress", "agent.intent_en", "agent.intent_zh", "agent.intent",
+     "agent.closing", "view.problems", "mcp.answers", "semantic.embedding", "semantic.dense", "view.renames"],
     ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
      "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
-     "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
+     "agent.workstate", "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge",
+     "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
-     "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
-     "sync.fix", "sync.sync", "semantic.lane"],
+     "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources", "sync.sync",
+     "semantic.lane"],
     ["view.watch", "repository"],
-    ["__init__", "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
-     "cli.serve", "cli.semantic", "integrations", "integrations.anthropic", "cli.main", "__main__"],
+    ["__init__", "cli.kit", "cli.memory", "cli.agent", "cli.sync", "mcp.server", "mcp.tools", "integrations",
+     "integrations.anthropic", "cli.main", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -139,10 +140,32 @@ def test_modules_stay_small():
 def test_public_surface_is_pinned():
     assert sorted(sediment.__all__) == sorted([
         "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
+        "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "ConflictPair", "Report",
+        "Palace", "Source", "Turn", "Consolidation", "SyncResult",
         "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
         "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError", "__version__",
     ])
     assert all(hasattr(sediment, name) for name in sediment.__all__)
+
+
+def _named(annotation: object) -> set[type]:
+    """The classes an annotation names (``list[Entry] | None``: Entry), but builtins."""
+    args = typing.get_args(annotation)
+    if args:
+        return set().union(*(_named(a) for a in args))
+    named = isinstance(annotation, type) and annotation.__module__ not in ("builtins", "typing")
+    return {annotation} if named else set()
+
+
+def test_every_type_a_verb_returns_is_importable_from_sediment():
+    """A caller can name what it gets back: ``from sediment import Context``."""
+    missing = {}
+    for verb in _verbs():
+        fn = getattr(Repository, verb)
+        for cls in _named(typing.get_type_hints(getattr(fn, "__wrapped__", fn)).get("return")):
+            if getattr(sediment, cls.__name__, None) is not cls or cls.__name__ not in sediment.__all__:
+                missing[verb] = f"{cls.__module__}.{cls.__name__}"
+    assert missing == {}
 
 
 # --------------------------------------------------------------------------- verbs
@@ -156,6 +179,7 @@ def _verbs() -> list[str]:
 NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
     "consolidate_with": "takes a Python callable (the LLM); library only",
+    "edit": "takes a Python callable (the new body from the old); `sediment update --text` edits from a shell",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -255,6 +279,11 @@ NO_TOOL = {
     "consolidate_with": "a batch job with its own model, run by the host",
     "embed": "vectors are computed in the background; embed is for scripts and tests (sediment embed)",
     "sync": "moving a memory between machines is the host's schedule (sediment sync), not a model's call",
+    "recalled": "recall counts the hits it shows; a tool to count them again would let a model promote by hand",
+    "locate": "read takes an id, a name or a path",
+    "markdown": "the sediment://memory/{id} resource",
+    "report": "the sediment://patrol/latest and sediment://map resources",
+    "edit": "update, with the version read (expected)",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {
@@ -270,7 +299,7 @@ def _tools() -> dict[str, set[str]]:
     pytest.importorskip("mcp")
     from sediment.mcp.server import Tools
     from sediment.mcp.tools import tools
-    return {t.name: set(t.parameters["properties"]) for t in tools(Tools(PKG))}
+    return {t.name: set(t.parameters["properties"]) for t in tools(Tools(PKG, open=Repository))}
 
 
 def test_every_mcp_tool_is_a_verb_and_every_verb_a_tool_or_left_out_on_purpose():

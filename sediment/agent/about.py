@@ -19,14 +19,15 @@ from typing import Any
 from ..model import entry as E
 from ..search import query as S
 from ..model import validate as V
-from .context import HITS, StableTiebreak, created_date, escape, relevance
+from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..model.lifecycle import strength
+from ..model.record import Record
 from ..model.usage import Usage
 from ..store.store import Store
 
 
 @dataclass(frozen=True)
-class Known:
+class Known(Record):
     """One memory on the topic and what its history says."""
     id: str
     name: str
@@ -45,18 +46,13 @@ class Known:
     evidence: tuple[str, ...]
     relevance: float
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        out["superseded_by"], out["supersedes"] = list(self.superseded_by), list(self.supersedes)
-        out["evidence"] = list(self.evidence)
-        return out
-
 
 @dataclass(frozen=True)
-class About:
+class About(Record):
     topic: str
     memories: tuple[Known, ...]
     summary: str
+    _keys = ("topic", "summary", "memories")
 
     def __str__(self) -> str:
         lines = [self.summary]
@@ -66,9 +62,6 @@ class About:
                          f"recalled {k.recalls}×, confirmed {k.confirms}×, refuted {k.refutes}×; "
                          f"strength {k.strength:.2f}; {len(k.evidence)} piece(s) of evidence")
         return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "summary": self.summary, "memories": [k.to_dict() for k in self.memories]}
 
 
 def _evidence(e: E.Entry) -> tuple[str, ...]:

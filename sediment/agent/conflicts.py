@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..model import entry as E
 from ..search import query as S
@@ -38,7 +38,7 @@ from ..search import tokenize as T
 from ..model.entry import Entry
 from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
 from ..model.lifecycle import OVERTURN_WORDS, is_current, overturns
-from ..store.store import Store
+from ..model.record import Record
 from ..view.view import View
 
 # Negation markers. Latin ones as words; Chinese ones as characters, minus the
@@ -69,6 +69,10 @@ MIN_ANCHORS = 2
 NEAR = 20  # characters between an anchor and a negation said of it, at most
 GAP = 6  # characters between an anchor and a number said of it ('floor 3', '端口是 5432')
 KIND_WEIGHT = {"numbers": 3.0, "overturn": 2.0, "negation": 1.5}
+# how alike (clause similarity) two memories' clauses on an anchor must be for
+# an overturn word, or a negation on one side only, to be a clue
+OVERTURN_SIMILARITY = 0.2
+NEGATION_SIMILARITY = 0.3
 
 
 def max_df(n: int) -> int:
@@ -83,7 +87,7 @@ def active(e: Entry) -> bool:
 
 
 @dataclass(frozen=True)
-class ConflictPair:
+class ConflictPair(Record):
     """Two memories that may disagree: ``a`` the older, ``b`` the newer (ids),
     the ``kind`` of clue, the ``clue`` in words, the anchors they share."""
     a: str
@@ -96,8 +100,7 @@ class ConflictPair:
     score: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "a_name": self.a_name, "b_name": self.b_name, "kind": self.kind,
-                "clue": self.clue, "anchors": list(self.anchors), "score": round(self.score, 4)}
+        return {**super().to_dict(), "score": round(self.score, 4)}
 
     def __str__(self) -> str:
         return f"{self.a_name} ⟷ {self.b_name}  [{self.kind}] {self.clue}"
@@ -142,7 +145,8 @@ def _rare_terms(view: View, lane: str, limit: int, only: set[str] | None) -> Ite
 
 
 def candidate_pairs(view: View, *, lanes: Iterable[str] = ("words",), ids: set[str] | None = None,
-                    keep: Any = None, generic: Generic | None = None, limit: int | None = None) -> Pairs:
+                    keep: Callable[[Entry], bool] | None = None, generic: Generic | None = None,
+                    limit: int | None = None) -> Pairs:
     """Pairs of active memories sharing rare terms, from the postings alone.
     ``ids``: only pairs with one of these memories. ``generic``: skip generic
     words (anchors only)."""
@@ -347,10 +351,10 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
                     found.append(("numbers", f"{name}: {_fmt(va, unit)} vs {_fmt(vb, unit)}"))
                     break
         turn_b = next((c.overturn for c in pb if c.overturn), None)
-        if turn_b and not any(c.overturn for c in pa) and sim >= 0.2:
+        if turn_b and not any(c.overturn for c in pa) and sim >= OVERTURN_SIMILARITY:
             found.append(("overturn", f"the newer says '{turn_b}' about {name}"))
         neg_a, neg_b = _negated(pa, name), _negated(pb, name)
-        if bool(neg_a) != bool(neg_b) and sim >= 0.3:
+        if bool(neg_a) != bool(neg_b) and sim >= NEGATION_SIMILARITY:
             which = "newer" if neg_b else "older"
             found.append(("negation", f"the {which} says '{neg_a or neg_b}' about {name}, the other does not"))
         for kind, clue in found:
@@ -418,8 +422,9 @@ def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = 
     return Scan(found, pairs.comparisons, len(pairs.shared))
 
 
-def conflicts(store: Store, ids: Iterable[str] | None = None) -> list[ConflictPair]:
+def conflicts(view: View, ids: Iterable[str] | None = None) -> list[ConflictPair]:
+    """The verb (``Repository.conflicts``): it reads the view only."""
     if isinstance(ids, str):
         ids = [ids]
-    with store.view.reading() as view:
-        return scan(view, ids).conflicts
+    with view.reading() as current:
+        return scan(current, ids).conflicts

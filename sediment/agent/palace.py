@@ -20,7 +20,6 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..model import entry as E
 from ..model import obsidian as O
@@ -29,6 +28,7 @@ from ..model.lexicon import EN_STOP, GENERIC_EN, GENERIC_ZH
 from .conflicts import created_key
 from .conflicts import active as current  # in the map: what search finds by default
 from ..model.entry import Entry
+from ..model.record import Record
 from ..errors import Conflict, InvalidInput, NotFound, ParseError
 from ..disk.files import atomic_write, read_nofollow
 from ..store.store import Store
@@ -45,16 +45,13 @@ FORMATS = ("mermaid", "json")
 
 
 @dataclass
-class Palace:
+class Palace(Record):
     """What ``map`` wrote: ``path`` (relative to the root), rooms → memory
     counts, rooms → their topics (term → memory names)."""
     path: str
     rooms: dict[str, int] = field(default_factory=dict)
     topics: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)  # why terms were not topics: counts
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "rooms": self.rooms, "topics": self.topics, "dropped": self.dropped}
 
     def __str__(self) -> str:
         n = sum(len(t) for t in self.topics.values())

@@ -19,7 +19,7 @@ import datetime as _dt
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Mapping
 
 from . import conflicts as C
 from ..model import entry as E
@@ -28,8 +28,10 @@ from ..model.lexicon import CJK_RUN
 from ..model import validate as V
 from .catalog import created_ts
 from ..model.entry import Entry
+from ..model.policy import Clock
+from ..model.record import Record
 from ..disk.files import atomic_write
-from ..verbs.health import _unresolved_links
+from ..verbs.checks import unresolved_links
 from ..model.lifecycle import DAY, _date
 from ..model.usage import Usage
 from ..store.store import SYSTEM, Store
@@ -60,18 +62,15 @@ HEADINGS = {
 
 
 @dataclass
-class Item:
+class Item(Record):
     ids: tuple[str, ...]
     names: tuple[str, ...]
     what: str
     action: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"ids": list(self.ids), "names": list(self.names), "what": self.what, "action": self.action}
-
 
 @dataclass
-class Report:
+class Report(Record):
     """What ``patrol`` found; ``path`` is where the report was written
     (relative to the root), None where it could not be."""
     date: str
@@ -80,15 +79,11 @@ class Report:
     path: str | None = None
     text: str = ""
     comparisons: int = 0  # candidate pairs drawn from the postings (not all pairs)
+    _keys = ("date", "now", "path", "counts", "comparisons", "sections")  # the text is the file's
 
     @property
     def counts(self) -> dict[str, int]:
         return {k: len(v) for k, v in self.sections.items()}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"date": self.date, "now": self.now, "path": self.path, "counts": self.counts,
-                "comparisons": self.comparisons,
-                "sections": {k: [i.to_dict() for i in v] for k, v in self.sections.items()}}
 
     def __str__(self) -> str:
         head = f"patrol {self.date}: " + ", ".join(f"{HEADINGS[k].lower()} {n}" for k, n in self.counts.items())
@@ -285,7 +280,7 @@ def _inbox(view: View, words: C.Pairs, similarity: "Similarity") -> list[Item]:
     return out
 
 
-def _unclassified(view: View, kinds: Any) -> list[Item]:
+def _unclassified(view: View, kinds: Mapping[str, Clock | None]) -> list[Item]:
     out = []
     for e in sorted(view.entries.values(), key=lambda e: e.path):
         if not C.active(e):
@@ -306,7 +301,7 @@ def _unclassified(view: View, kinds: Any) -> list[Item]:
 
 def _unresolved(view: View) -> list[Item]:
     out = []
-    for p in _unresolved_links(view):
+    for p in unresolved_links(view):
         e = view.entries.get(view.by_path.get(p.path, ""))
         if e is None:
             continue

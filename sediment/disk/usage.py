@@ -102,6 +102,18 @@ class UsageLog:
         t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
         self._append("".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids))
 
+    def record_recalls(self, ids: Iterable[str], *, now: float | None = None) -> None:
+        """Count these memories as recalled (a search's hits, a context block's
+        reminders, what an agent was shown). Where records cannot be written
+        nothing is recorded; a lost recall never fails the read that made it."""
+        ids = list(ids)
+        if not ids or not self.writable:
+            return
+        try:
+            self.record(ids, "recall", now=now)
+        except (LockTimeout, OSError) as exc:
+            log.warning("sediment: recall not recorded: %s", exc)
+
     def _append(self, data: str) -> None:
         if not data:
             return

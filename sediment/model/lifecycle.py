@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping
 
 from .entry import Entry
 from .policy import Clock, Policy, Rules
+from .record import Record
 from .usage import Usage
 
 DAY = 86400.0
@@ -51,7 +52,7 @@ def overturns(text: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Strength:
+class Strength(Record):
     value: float
     decay: float
     strength: float
