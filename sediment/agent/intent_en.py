@@ -185,11 +185,15 @@ def unsure(sentence: str) -> bool:
     """Does the sentence make a would-be promise uncertain, conditional or
     past: a hedge ("maybe", "we'll see"), a condition ("if it rains",
     "unless"), the past ("yesterday", "I used to")? A request to be reminded
-    or a promise already made ("I promised …") stays a todo in spite of a
-    hedge or a past time."""
+    is held back by a condition only (its past words are about the task:
+    "remind me to send yesterday's notes"), a promise made earlier by a
+    condition or the past (its "would" is reported speech: "I promised Tom
+    I would fix it")."""
     s = normalise(sentence)
-    if any(p.search(s) for p in _REMIND) or _PROMISE.search(s):
+    if any(p.search(s) for p in _REMIND):
         return bool(_CONDITION.search(s))
+    if _PROMISE.search(s):
+        return bool(_CONDITION.search(s) or _PAST_TIME.search(s))
     return bool(_HEDGE.search(s) or _CONDITION.search(s) or _PAST_TIME.search(s))
 
 
@@ -228,7 +232,7 @@ written drafted reviewed approved tested installed upgraded configured restarted
 printed posted mailed replaced repaired registered applied refilled cooked tidied vacuumed mowed painted
 repainted organized organised sorted handled resolved tagged labelled labeled checked verified backed moved
 transferred wired deposited invoiced charged refunded locked prepped prepared wrapped done taken dropped
-picked collected renamed deleted removed added set built made solved settled sorted submitted rotated
+picked collected renamed deleted removed added set built made solved settled
 """.split())
 
 _RESULT = (r"(?:done|finished|complete|completed|ready|out|live|up and running|in (?:the|your|my) inbox|"
@@ -288,6 +292,7 @@ def _first_past(s: str) -> bool:
     return bool(first) and _past(first) and not re.search(r"\b(?:is|are|was|were)\b", rest)
 
 
+# words that start a clause rather than a noun phrase ("no" of "No worries, it's explained")
 _PRONOUN = frozenset("i we you he she they it me us him her them no".split())
 _BREAK = frozenset("is are was were will to not".split())
 

@@ -35,10 +35,13 @@ _FILLER = re.compile(r"^(?:好的|好嘞|好吧|好滴|得嘞|好|嗯+|哦+|噢|
 _CHECK = re.compile(r"[✅✔☑✓]")
 
 
+_SYMBOL = re.compile(r"[^\w\s，,。.!！?？：:、~～《》“”\"'‘’]")
+
+
 @functools.lru_cache(maxsize=256)
 def normalise(clause: str) -> str:
     """The clause without leading fillers (好的, 嗯嗯, ok) and emoji."""
-    s = re.sub(r"[^\w\s，,。.!！?？：:、~～《》“”\"'‘’]", "", clause).strip()
+    s = _SYMBOL.sub("", clause).strip()
     while True:
         t = _FILLER.sub("", s, count=1)
         if t == s:
@@ -92,7 +95,7 @@ _RECALL = re.compile(r"^(?:[他她它你]|那|上次|上周|以前|当时|那天
 _SELF = (r"(?<![帮给跟让叫替和对陪诉醒问找带教请被同与向催等])(?:我们|咱们|我|咱)"
          r"(?![们姐妈爸哥弟妹老婆公媳女男儿子孩家朋同板领导经室邻爷奶外姥司团部组])")
 _PROMISE = re.compile(rf"{_SELF}[^，,。]{{0,8}}?(?<![没不])(?:答应|保证|承诺|说好|发誓)|{_SELF}还?欠|"
-                      r"包在我身上|交给我吧?$|我来(?!自)")
+                      r"包在我身上|交给我吧?$|我来(?!自|了|过|到|啦|的)")
 _MARK = (r"(?:会|要|(?<![记觉获值懂显晓舍免])得(?!了|到)|准备|打算|计划|必须|一定|需要|来|去|负责|争取|尽快|马上|"
          r"这就|立刻|赶紧|先|再|就|"
          r"回头|待会儿?|等会儿?|等下|晚点|稍后|明天|明早|明晚|今晚|下午|晚上|周末|下周|这周|" + TIME + ")")
@@ -145,11 +148,13 @@ def todo(clause: str) -> bool:
 
 def unsure(sentence: str) -> bool:
     """Does the sentence make a would-be promise uncertain (也许, 有空再…),
-    conditional (如果, 的话) or past (昨天, 以前)? A request to be reminded
-    or a promise already made stays a todo in spite of a past time."""
+    conditional (如果, 的话) or past (昨天, 以前)? A request to be reminded is
+    held back by a condition only (its past words are about the task:
+    记得把昨天的发票寄了), a promise made earlier by a condition, a hedge
+    or the past (以前我答应过她，但没做到)."""
     s = normalise(sentence)
-    if _reminds(s) or _PROMISE.search(s):
-        return bool(_CONDITION.search(s) or _HEDGE.search(s))
+    if _reminds(s):
+        return bool(_CONDITION.search(s))
     return bool(_HEDGE.search(s) or _CONDITION.search(s) or _PAST.search(s))
 
 
