@@ -137,6 +137,14 @@ def test_each_clause_that_reports_a_done_closes_its_own_item(repo):
     assert [i.text for i in repo.working(now=LATER).items] == todos[2:]
 
 
+def test_a_done_that_names_no_thing_closes_the_item_sharing_its_words(repo):
+    repo.observe("我明天把报价单整理好发给老王。", now=T0)
+    repo.observe("Remember to book the flights tonight.", now=T0)
+    assert repo.observe("Done!", now=LATER).closed == ()  # says nothing of which
+    seen = repo.observe("已经发给他了，附了一张截图。", now=LATER)
+    assert [i.text for i in seen.closed] == ["我明天把报价单整理好发给老王。"]
+
+
 def test_a_done_and_a_promise_in_one_message(repo):
     repo.observe("别忘了把合同发给法务。", now=T0)
     seen = repo.observe("合同发了。明天我把发票也寄过去。", now=LATER)

@@ -58,7 +58,8 @@ mon tue tues wed thu thur thurs fri sat sun lunch dinner breakfast way first thi
 remember remind reminder forget note self todo to-do list promise promised plan planning need needs gonna gotta
 going want please pls plz okay sure let still really finally already yep yeah yes lol hey thanks thank done
 finished complete completed ready sorted handled care owe will shall set all now around able got gone went
-change changes task tasks stuff errand errands chore chores item items job fix
+change changes task tasks stuff errand errands chore chores item items job fix status state issue issues problem
+problems
 """.split())
 # words before which a verb of doing stands as a thing ("the water bill")
 _DETERMINER = frozenset("the a an my your his her our their its this that these those some any every each no "
@@ -145,7 +146,9 @@ def _english(text: str) -> _English:
 _ZH_TALK = re.compile(intent_zh.TIME + r"|别忘了|别忘记|不要忘了|不要忘记|千万别忘了?|别让我忘了?|提醒一下我|提醒我|"
                       r"帮我记一下|帮我记着|记一下|先记下|记下来|记得|记的|记着|待办|备忘|准备|打算|计划|必须|需要|"
                       r"一定要|一定|应该|已经|赶紧|终于|刚刚|一下|一个|这个|那个|一些|一遍|答应过|答应|保证过|"
-                      r"保证|承诺过|承诺|说好了|好的|嗯+|收到|没问题|搞定|完成|顺路|顺便|ok", re.I)
+                      r"保证|承诺过|承诺|说好了|好的|嗯+|收到|没问题|搞定|完成|顺路|顺便|ok|"
+                      # what a task is about, not what: 部署情况 is 部署, 打印机的问题 is 打印机
+                      r"问题|情况|事情|的事", re.I)
 # characters that are no thing on their own: function words, results,
 # measures, adverbs and prepositions
 _GLUE = (set("".join(RESULTS_ZH)) | ZH_FUNCTION_CHARS | MESSAGE_FUNCTION_CHARS
@@ -259,19 +262,28 @@ def score(done: str, todo: str) -> float:
     return _covered(d, t) if len(d) < len(t) else _covered(t, d)
 
 
+def _said_alike(done: str, todo: str) -> float:
+    """For a done that names no thing ("已经发给他了", "sent it over"): the
+    words and character pairs it shares with the todo, verbs and all (the
+    rule before things were: 发给他 of 我明天把说明整理好发给他)."""
+    return intent.overlap(intent.terms(done), intent.terms(todo))
+
+
 def closes(sentence: str, todos: list[str]) -> list[int]:
     """The indexes in ``todos`` of the open items this "done" sentence
     closes: for each clause that reports a done (嗯 牛奶买了 鸡蛋也买了 reports
     two), the item it scores best with over ``CLOSES`` (on a tie the first,
-    the oldest), each item once. A clause that names no thing is read with
-    the rest of its sentence ("The slides for Tom, sent")."""
+    the oldest), each item once. A clause that names no thing closes the
+    item it shares most words with (``_said_alike``: at least a word or a
+    character pair)."""
     out: list[int] = []
-    for part in intent.reported(sentence):
-        done = part if things(part) else sentence
+    for done in intent.reported(sentence):
+        named = bool(things(done))
         best: tuple[float, int] | None = None
         for i, todo in enumerate(todos):
-            s = score(done, todo)
-            if i not in out and s > CLOSES and (best is None or s > best[0]):
+            s = score(done, todo) if named else _said_alike(done, todo)
+            enough = s > CLOSES if named else s >= 1
+            if i not in out and enough and (best is None or s > best[0]):
                 best = (s, i)
         if best:
             out.append(best[1])
