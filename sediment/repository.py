@@ -24,6 +24,7 @@ from .agent import conflicts
 from .agent import context as _context
 from .verbs import health
 from .verbs import metabolism
+from .agent import outlook
 from .agent import palace
 from .agent import patrol
 from .verbs import reads
@@ -429,6 +430,18 @@ class Repository:
         0.8
         """
         return metabolism.strength(self.store, id, now=now)
+
+    def strengths(self, *, now: _dt.datetime | str | None = None) -> dict[str, Strength]:
+        """Every memory's strength at ``now`` by id (purged ones left out), in
+        one pass: what ``strength`` gives one id at a time. Not a recall.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("x", kind="fact", value=0.8)
+        >>> repo.strengths()[e.id].strength
+        0.8
+        """
+        return outlook.strengths(self.store, now=now)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
               now: _dt.datetime | str | None = None) -> Entry:

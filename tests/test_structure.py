@@ -32,7 +32,7 @@ LAYERS = [
      "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
      "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
-     "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
+     "agent.context", "agent.about", "agent.outlook", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
      "sync.fix", "sync.sync", "semantic.lane"],
     ["view.watch", "repository"],
     ["__init__", "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
@@ -145,6 +145,7 @@ def _verbs() -> list[str]:
 NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
     "consolidate_with": "takes a Python callable (the LLM); library only",
+    "strengths": "every memory at once, for programs and the page (sediment view); strength ID for one",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -231,6 +232,7 @@ NO_TOOL = {
     "consolidate": "inbox fragments are a person's or a batch job's (sediment consolidate)",
     "links_to": "read shows a note's links; backlinks are for a person's review",
     "strength": "recall and about say how strong; the parts of the number are for people",
+    "strengths": "every memory's strength: for programs and the page (sediment view), not a model's call",
     "refresh": "the server's root is current: every read syncs with other processes",
     "watch": "each read syncs; a watcher is for long-lived library users",
     "recover": "runs at every open",
