@@ -42,6 +42,7 @@ from .agent.context import Context
 from .model.lifecycle import Strength
 from .agent.conflicts import ConflictPair
 from .verbs.metabolism import Plan
+from .agent.outlook import Forecast
 from .agent.palace import Palace
 from .agent.patrol import Report
 from .disk.policyfile import load as load_policy
@@ -442,6 +443,21 @@ class Repository:
         0.8
         """
         return outlook.strengths(self.store, now=now)
+
+    def forecast(self, id: str, *, days: int = 180, now: _dt.datetime | str | None = None) -> Forecast:
+        """A memory's strength for each of the next ``days`` days (day 0 is
+        ``now``), as it is and as it would be after one more recall now (the
+        same when it was recalled today already: one recall a day counts).
+        Not a recall. Raises ``NotFound``, ``InvalidInput`` (days 1 to 3650).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("x", kind="daily", value=0.8, now="2026-01-01T00:00:00+00:00")
+        >>> f = repo.forecast(e.id, days=60, now="2026-01-01T00:00:00+00:00")
+        >>> f.as_is[0], f.as_is[60] < f.recalled[60] < 0.8
+        (0.8, True)
+        """
+        return outlook.forecast(self.store, id, days=days, now=now)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
               now: _dt.datetime | str | None = None) -> Entry:

@@ -45,3 +45,33 @@ def test_strengths_are_each_memorys_strength_and_leave_purged_ones_out(repo):
         assert got[eid] == repo.strength(eid, now=at(60))
     assert got[b.id].recalls == 1 and got[b.id].strength < got[a.id].strength
     assert files(repo.root) == before
+
+
+def test_forecast_follows_the_decay_rule_and_a_recall_now_restarts_and_stretches_it(repo):
+    e = repo.add("a daily note", kind="daily", value=0.8, now=at(0))
+    grace, half, _ = repo.policy.kinds["daily"]
+    f = repo.forecast(e.id, days=120, now=at(0))
+    assert f.days == tuple(range(121))
+    for d in (0, 30, 60, 120):
+        assert f.as_is[d] == pytest.approx(repo.strength(e.id, now=at(d)).strength, abs=1e-4)
+    assert f.as_is[0] == f.recalled[0] == 0.8
+    # one more recall now: the clock restarts now and the half-life stretches
+    later = int(grace + half)
+    assert f.as_is[later] == pytest.approx(0.4, abs=1e-3)
+    assert f.recalled[later] > f.as_is[later]
+    assert list(f.as_is) == sorted(f.as_is, reverse=True)
+    assert repo.strength(e.id, now=at(0)).recalls == 0  # the forecast recorded nothing
+
+
+def test_forecast_when_recalled_today_already_shows_the_same_curve(repo):
+    e = repo.add("recalled today", kind="fact", value=0.7, now=at(0))
+    repo.usage.record([e.id], "recall", now=at(5).timestamp())
+    f = repo.forecast(e.id, days=400, now=at(5))
+    assert f.recalled == f.as_is
+
+
+def test_forecast_refuses_a_silly_span(repo):
+    e = repo.add("x", kind="fact")
+    for bad in (0, -1, 4000, 2.5, True):
+        with pytest.raises(ValueError, match="days"):
+            repo.forecast(e.id, days=bad)

@@ -146,6 +146,7 @@ NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
     "consolidate_with": "takes a Python callable (the LLM); library only",
     "strengths": "every memory at once, for programs and the page (sediment view); strength ID for one",
+    "forecast": "a plot on a memory's card in the page (sediment view)",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -233,6 +234,7 @@ NO_TOOL = {
     "links_to": "read shows a note's links; backlinks are for a person's review",
     "strength": "recall and about say how strong; the parts of the number are for people",
     "strengths": "every memory's strength: for programs and the page (sediment view), not a model's call",
+    "forecast": "a strength curve is for people (the page's card)",
     "refresh": "the server's root is current: every read syncs with other processes",
     "watch": "each read syncs; a watcher is for long-lived library users",
     "recover": "runs at every open",
