@@ -22,6 +22,7 @@ from .agent import about as _about
 from .verbs import adopt
 from .agent import conflicts
 from .agent import context as _context
+from .agent import history as _history
 from .verbs import health
 from .verbs import metabolism
 from .agent import outlook
@@ -42,6 +43,7 @@ from .agent.context import Context
 from .model.lifecycle import Strength
 from .agent.conflicts import ConflictPair
 from .verbs.metabolism import Plan
+from .agent.history import History
 from .agent.outlook import Forecast
 from .agent.palace import Palace
 from .agent.patrol import Report
@@ -458,6 +460,21 @@ class Repository:
         (0.8, True)
         """
         return outlook.forecast(self.store, id, days=days, now=now)
+
+    def history(self, id: str) -> History:
+        """When a memory was recalled (each day), confirmed and refuted, oldest
+        first, with the totals of every machine; a confirmation or refutation
+        whose record compaction folded away is counted in ``undated``. Not a
+        recall. Raises ``NotFound``.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("x", kind="fact")
+        >>> _ = repo.touch(e.id, "confirm", now="2026-03-02T10:00:00+00:00")
+        >>> [(u.event, u.day) for u in repo.history(e.id).uses]
+        [('confirm', '2026-03-02')]
+        """
+        return _history.history(self.store, id)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
               now: _dt.datetime | str | None = None) -> Entry:

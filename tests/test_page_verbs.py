@@ -75,3 +75,44 @@ def test_forecast_refuses_a_silly_span(repo):
     for bad in (0, -1, 4000, 2.5, True):
         with pytest.raises(ValueError, match="days"):
             repo.forecast(e.id, days=bad)
+
+
+def test_history_dates_each_recall_day_confirmation_and_refutation(repo):
+    e = repo.add("the office is on floor 3", kind="fact", now=at(0))
+    for d in (1, 1.2, 3):  # two recalls on day 1 count once
+        repo.usage.record([e.id], "recall", now=at(d).timestamp())
+    repo.touch(e.id, "confirm", now=at(2))
+    repo.touch(e.id, "refute", now=at(4))
+    before = files(repo.root)
+    h = repo.history(e.id)
+    assert (h.recalls, h.confirms, h.refutes) == (2, 1, 1)
+    assert [(u.event, u.day) for u in h.uses] == [
+        ("recall", "2024-03-02"), ("confirm", "2024-03-03"), ("recall", "2024-03-04"), ("refute", "2024-03-05")]
+    assert h.uses[0].time == at(1).isoformat(timespec="seconds")
+    assert h.undated == {"confirm": 0, "refute": 0}
+    assert files(repo.root) == before
+
+
+def test_history_after_compaction_keeps_the_days_and_the_last_times_and_counts_the_rest(repo):
+    e = repo.add("deploys go through Flux", kind="fact", now=at(0))
+    for d in (1, 2, 3):
+        repo.touch(e.id, "confirm", now=at(d))
+    repo.usage.record([e.id], "recall", now=at(5).timestamp())
+    repo.usage.compact()
+    h = repo.history(e.id)
+    assert [(u.event, u.day) for u in h.uses] == [("confirm", "2024-03-04"), ("recall", "2024-03-06")]
+    assert h.uses[1].time is None  # the recall's day is kept, its time was in the log
+    assert h.undated == {"confirm": 2, "refute": 0} and h.confirms == 3
+
+
+def test_history_of_a_note_renamed_by_hand_brings_its_records(repo):
+    (repo.root / "notes").mkdir()
+    (repo.root / "notes" / "mine.md").write_text("a note of mine\n", encoding="utf-8")
+    repo.refresh()
+    old = repo.get("notes/mine.md")
+    repo.usage.record([old.id], "recall", now=at(1).timestamp())
+    (repo.root / "notes" / "mine.md").rename(repo.root / "notes" / "renamed.md")
+    repo.refresh()
+    new = repo.get("notes/renamed.md")
+    assert new.id != old.id
+    assert [(u.day, u.time) for u in repo.history(new.id).uses] == [("2024-03-02", at(1).isoformat(timespec="seconds"))]

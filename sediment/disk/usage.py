@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ..errors import LockTimeout, StorageError
-from .files import NOFOLLOW, WriterLock, atomic_write, header_value
+from .files import NOFOLLOW, WriterLock, atomic_write, header_value, read_nofollow
 from ..model.lifecycle import Usage
 from .shared import combine
 
@@ -166,6 +166,32 @@ class UsageLog:
             end = self._fold(data)
             self._pos = (file_gen, offset + end, offset + len(data))
             return self.usage
+
+    def events(self, ids: Iterable[str]) -> list[tuple[float, str, str]]:
+        """This machine's records of these ids that the log still holds, as
+        (time, event, id), oldest first. Compaction folds older records into
+        the summary's totals, which keep the recall days and the last times but
+        no other dates. A note renamed by hand brings its old id's records."""
+        if not self.readable:
+            return []
+        try:
+            lines = read_nofollow(self.log).splitlines()[1:]
+        except OSError:  # no log yet, or not a regular file: nothing dated
+            return []
+        wanted = set(ids)
+        out: list[tuple[float, str, str]] = []
+        for line in reversed(lines):  # backwards: a 'moved' record names the older id before its records
+            try:
+                rec = json.loads(line)
+                t, ev, rid = float(rec["t"]), rec["ev"], rec["id"]
+                if ev == "moved" and rec["to"] in wanted and isinstance(rid, str):
+                    wanted.add(rid)
+                elif ev in EVENTS and rid in wanted:
+                    out.append((t, ev, rid))
+            except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
+                continue  # a damaged record costs one event, as in _fold
+        out.reverse()
+        return out
 
     def totals(self) -> Mapping[str, Usage]:
         """What decisions use (the plan, strength, tie-breaks): this machine's
