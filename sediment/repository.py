@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .agent import about as _about
+from .agent import attention as _attention
 from .verbs import adopt
 from .agent import conflicts
 from .agent import context as _context
@@ -39,6 +40,7 @@ from .errors import InvalidInput
 from .disk.files import WriterLock
 from .disk.journal import Feed, Journal
 from .agent.about import About
+from .agent.attention import Attention
 from .agent.context import Context
 from .model.lifecycle import Strength
 from .agent.conflicts import ConflictPair
@@ -475,6 +477,25 @@ class Repository:
         [('confirm', '2026-03-02')]
         """
         return _history.history(self.store, id)
+
+    def attention(self, *, weeks: int = 12, desert_days: int = 90,
+                  now: _dt.datetime | str | None = None) -> Attention:
+        """Recalls per room per week over the last ``weeks`` weeks (Monday to
+        Sunday in the root's timezone, the last one this week so far; one
+        recall per memory per day, every machine's), and the deserts: rooms
+        with an active memory and no recall for ``desert_days`` days. Not a
+        recall. Raises ``InvalidInput`` (weeks 1 to 520, days 1 to 3650).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("Deploys go through ArgoCD.", kind="fact", room="infra")
+        >>> _ = repo.add("Use PKCE on mobile.", kind="rule", room="auth")
+        >>> _ = repo.search("deploys")
+        >>> a = repo.attention(weeks=4)
+        >>> a.rooms["infra"], a.deserts
+        ((0, 0, 0, 1), ('auth',))
+        """
+        return _attention.attention(self.store, weeks=weeks, desert_days=desert_days, now=now)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
               now: _dt.datetime | str | None = None) -> Entry:

@@ -116,3 +116,31 @@ def test_history_of_a_note_renamed_by_hand_brings_its_records(repo):
     new = repo.get("notes/renamed.md")
     assert new.id != old.id
     assert [(u.day, u.time) for u in repo.history(new.id).uses] == [("2024-03-02", at(1).isoformat(timespec="seconds"))]
+
+
+def test_attention_counts_recall_days_per_room_per_week_and_names_the_deserts(repo):
+    now = dt.datetime(2024, 6, 5, 12, tzinfo=UTC)  # a Wednesday
+    infra = repo.add("deploys go through Flux", kind="fact", room="infra", now=at(0))
+    auth = repo.add("use PKCE on mobile", kind="rule", room="auth", now=at(0))
+    old = repo.add("the old office", kind="fact", room="office", now=at(0))
+    repo.archive(old.id, reason="moved")
+    loose = repo.add("likes tea", kind="fact", now=at(0))
+    days = {infra.id: ["2024-06-03", "2024-06-04", "2024-05-28", "2024-03-20"],
+            auth.id: ["2024-02-01"], loose.id: ["2024-06-05"]}
+    for eid, ds in days.items():
+        for d in ds:
+            repo.usage.record([eid], "recall", now=dt.datetime.fromisoformat(d + "T10:00:00+00:00").timestamp())
+    repo.usage.record([loose.id], "recall", now=dt.datetime(2024, 6, 5, 18, tzinfo=UTC).timestamp())  # same day
+    before = files(repo.root)
+    a = repo.attention(weeks=3, desert_days=90, now=now)
+    assert a.weeks == ("2024-05-20", "2024-05-27", "2024-06-03")
+    assert a.rooms == {"": (0, 0, 1), "auth": (0, 0, 0), "infra": (0, 1, 2), "office": (0, 0, 0)}
+    assert a.last_recall == {"": "2024-06-05", "auth": "2024-02-01", "infra": "2024-06-04", "office": None}
+    assert a.deserts == ("auth",)  # office holds only an archived memory: no desert, a closed room
+    assert files(repo.root) == before
+
+
+def test_attention_refuses_a_silly_span(repo):
+    for kw in ({"weeks": 0}, {"weeks": 521}, {"desert_days": 0}, {"weeks": 1.5}):
+        with pytest.raises(ValueError):
+            repo.attention(**kw)

@@ -32,7 +32,7 @@ LAYERS = [
      "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
      "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
-     "agent.context", "agent.about", "agent.outlook", "agent.history", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
+     "agent.context", "agent.about", "agent.outlook", "agent.history", "agent.attention", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
      "sync.fix", "sync.sync", "semantic.lane"],
     ["view.watch", "repository"],
     ["__init__", "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
@@ -148,6 +148,7 @@ NO_CLI = {
     "strengths": "every memory at once, for programs and the page (sediment view); strength ID for one",
     "forecast": "a plot on a memory's card in the page (sediment view)",
     "history": "a memory's card in the page (sediment view) lists its uses with dates",
+    "attention": "a heat map in the page (sediment view)",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -237,6 +238,7 @@ NO_TOOL = {
     "strengths": "every memory's strength: for programs and the page (sediment view), not a model's call",
     "forecast": "a strength curve is for people (the page's card)",
     "history": "about gives a memory's counts; the dates are for people (the page's card)",
+    "attention": "where attention went is for people (the page's heat map)",
     "refresh": "the server's root is current: every read syncs with other processes",
     "watch": "each read syncs; a watcher is for long-lived library users",
     "recover": "runs at every open",
