@@ -48,7 +48,7 @@ from .verbs.metabolism import Plan
 from .agent.history import History
 from .agent.outlook import Forecast
 from .agent.palace import Palace
-from .agent.patrol import Report
+from .agent.patrol import LastPatrol, Report
 from .disk.policyfile import load as load_policy
 from .search.query import SearchHit
 from .agent.sources import LLM, Consolidation, Source, Turn
@@ -753,6 +753,22 @@ class Repository:
         ('_system/patrol/2027-01-01.md', 1)
         """
         return patrol.patrol(self.store, now=now)
+
+    def last_patrol(self) -> LastPatrol | None:
+        """The patrol report written last on this machine, as its file says:
+        path, date, when it was written, and the item count of each section;
+        None when ``patrol`` never ran here. Reads only.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add("likes green tea")
+        >>> repo.last_patrol() is None
+        True
+        >>> _ = repo.patrol(now="2027-01-01T09:00:00+00:00")
+        >>> p = repo.last_patrol(); p.path, p.counts["inbox"]
+        ('_system/patrol/2027-01-01.md', 1)
+        """
+        return patrol.last_patrol(self.store)
 
     def map(self) -> Palace:
         """Write ``MAP.md`` (policy ``map_file``): rooms, counts, and topics in 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,17 @@ def test_attention_refuses_a_silly_span(repo):
     for kw in ({"weeks": 0}, {"weeks": 521}, {"desert_days": 0}, {"weeks": 1.5}):
         with pytest.raises(ValueError):
             repo.attention(**kw)
+
+
+def test_last_patrol_reads_the_newest_report_and_writes_nothing(repo):
+    assert repo.last_patrol() is None
+    repo.add("likes green tea")
+    repo.add("likes green tea, really")
+    first = repo.patrol(now="2027-01-01T09:00:00+00:00")
+    second = repo.patrol(now="2026-12-01T09:00:00+00:00")  # run last, for an earlier day
+    os.utime(repo.root / first.path, (1, 1))
+    before = files(repo.root)
+    p = repo.last_patrol()
+    assert (p.path, p.date, p.now) == (second.path, "2026-12-01", second.now)
+    assert p.counts == second.counts and p.memories == 2
+    assert files(repo.root) == before

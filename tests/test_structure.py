@@ -149,6 +149,7 @@ NO_CLI = {
     "forecast": "a plot on a memory's card in the page (sediment view)",
     "history": "a memory's card in the page (sediment view) lists its uses with dates",
     "attention": "a heat map in the page (sediment view)",
+    "last_patrol": "a panel of the page (sediment view); sediment patrol prints the report it writes",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -239,6 +240,7 @@ NO_TOOL = {
     "forecast": "a strength curve is for people (the page's card)",
     "history": "about gives a memory's counts; the dates are for people (the page's card)",
     "attention": "where attention went is for people (the page's heat map)",
+    "last_patrol": "the patrol report is a person's to-do list (the page's panel)",
     "refresh": "the server's root is current: every read syncs with other processes",
     "watch": "each read syncs; a watcher is for long-lived library users",
     "recover": "runs at every open",

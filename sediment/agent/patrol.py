@@ -27,7 +27,7 @@ from ..search import tokenize as T
 from ..model import validate as V
 from .catalog import created_ts
 from ..model.entry import Entry
-from ..disk.files import atomic_write
+from ..disk.files import atomic_write, read_nofollow
 from ..verbs.health import _unresolved_links
 from ..model.lifecycle import DAY, Usage, _date
 from ..store.store import SYSTEM, Store
@@ -345,3 +345,55 @@ def patrol(store: Store, *, now: _dt.datetime | str | None = None) -> Report:
         atomic_write(store.root / rel, report.text.encode("utf-8"), durable=False)
     report.path = rel
     return report
+
+
+@dataclass(frozen=True)
+class LastPatrol:
+    """The patrol report written last on this machine (by file time): its
+    ``path``, ``date``, the ``now`` it was made for, when it was ``written``
+    (ISO 8601, local time), how many memories it went over, and the item
+    count of each section (as ``Report.counts``)."""
+    path: str
+    date: str
+    now: str
+    written: str
+    memories: int | None
+    counts: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "date": self.date, "now": self.now, "written": self.written,
+                "memories": self.memories, "counts": dict(self.counts)}
+
+    def __str__(self) -> str:
+        return (f"patrol {self.date} (written {self.written}): "
+                + ", ".join(f"{HEADINGS[k].lower()} {n}" for k, n in self.counts.items()) + f"\n{self.path}")
+
+
+_HEADING = re.compile(r"^## (.+) \((\d+)\)$", re.MULTILINE)
+_OVER = re.compile(r"^Over (\d+) memories at (\S+)\.", re.MULTILINE)
+
+
+def last_patrol(store: Store) -> LastPatrol | None:
+    """What the last report of ``patrol`` says, read from its file (a report
+    a person edited says what it says now); None when there is none. Reads
+    only: running ``patrol`` writes a report."""
+    if not store.parts.usable("patrol"):
+        return None
+    found = []
+    for p in (store.root / SYSTEM / "patrol").glob("*.md"):
+        try:
+            found.append((p.stat().st_mtime, p.name))
+        except OSError:  # gone between the listing and the stat
+            continue
+    for mtime, name in sorted(found, reverse=True):
+        try:
+            text = read_nofollow(store.root / SYSTEM / "patrol" / name).decode("utf-8", "replace")
+        except OSError:
+            continue
+        keys = {heading: key for key, heading in HEADINGS.items()}
+        counts = {keys[m.group(1)]: int(m.group(2)) for m in _HEADING.finditer(text) if m.group(1) in keys}
+        over = _OVER.search(text)
+        written = _dt.datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
+        return LastPatrol(f"{SYSTEM}/patrol/{name}", name[:-3], over.group(2) if over else "", written,
+                          int(over.group(1)) if over else None, counts)
+    return None
