@@ -65,6 +65,8 @@ class UsageLog:
         # the other machines' totals (``shared.SharedUsage``), set by the repository
         self.others: Callable[[], Mapping[str, Usage]] | None = None
         self._totals: tuple[object, dict[str, Usage]] = ((), {})
+        self._dated_cache: tuple[object, tuple[dict[str, list[tuple[float, str, str]]], dict[str, list[str]]]] = \
+            ((), ({}, {}))
 
     @property
     def writable(self) -> bool:
@@ -172,26 +174,43 @@ class UsageLog:
         (time, event, id), oldest first. Compaction folds older records into
         the summary's totals, which keep the recall days and the last times but
         no other dates. A note renamed by hand brings its old id's records."""
+        by_id, moved = self._dated()
+        wanted, todo = set(), list(ids)
+        while todo:  # the ids this memory had before renames, and theirs
+            i = todo.pop()
+            if i not in wanted:
+                wanted.add(i)
+                todo += moved.get(i, ())
+        return sorted(r for i in wanted for r in by_id.get(i, ()))
+
+    def _dated(self) -> tuple[dict[str, list[tuple[float, str, str]]], dict[str, list[str]]]:
+        """The log's records by id, and the renames (new id → old ids); read
+        again only when the log changed (one card after another reads it once)."""
         if not self.readable:
-            return []
+            return {}, {}
         try:
-            lines = read_nofollow(self.log).splitlines()[1:]
+            data = read_nofollow(self.log)
         except OSError:  # no log yet, or not a regular file: nothing dated
-            return []
-        wanted = set(ids)
-        out: list[tuple[float, str, str]] = []
-        for line in reversed(lines):  # backwards: a 'moved' record names the older id before its records
+            return {}, {}
+        key = (len(data), hash(data[:256]), hash(data[-256:]))
+        if self._dated_cache[0] == key:
+            return self._dated_cache[1]
+        by_id: dict[str, list[tuple[float, str, str]]] = {}
+        moved: dict[str, list[str]] = {}
+        for line in data.splitlines()[1:]:
             try:
                 rec = json.loads(line)
                 t, ev, rid = float(rec["t"]), rec["ev"], rec["id"]
-                if ev == "moved" and rec["to"] in wanted and isinstance(rid, str):
-                    wanted.add(rid)
-                elif ev in EVENTS and rid in wanted:
-                    out.append((t, ev, rid))
+                if not isinstance(rid, str):
+                    continue
+                if ev == "moved" and isinstance(rec["to"], str):
+                    moved.setdefault(rec["to"], []).append(rid)
+                elif ev in EVENTS:
+                    by_id.setdefault(rid, []).append((t, ev, rid))
             except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
                 continue  # a damaged record costs one event, as in _fold
-        out.reverse()
-        return out
+        self._dated_cache = (key, (by_id, moved))
+        return by_id, moved
 
     def totals(self) -> Mapping[str, Usage]:
         """What decisions use (the plan, strength, tie-breaks): this machine's
