@@ -32,10 +32,12 @@ LAYERS = [
      "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
      "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
-     "agent.context", "agent.about", "agent.outlook", "agent.history", "agent.attention", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources",
+     "agent.context", "agent.about", "agent.outlook", "agent.history", "agent.attention", "agent.conflicts",
+     "agent.patrol", "agent.palace", "agent.sources",
      "sync.fix", "sync.sync", "semantic.lane"],
     ["view.watch", "repository"],
-    ["__init__", "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
+    ["__init__", "web", "web.shape", "web.nebula", "web.live", "web.server", "web.export", "web.run",
+     "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
      "cli.serve", "cli.semantic", "integrations", "integrations.anthropic", "cli.main", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
@@ -166,7 +168,8 @@ CLI_ONLY_OPTIONS = {("watch", "verbose"): "prints each change (the library's on_
 CLI_ONLY = {"init": "creates a root (Repository(create=True))",
             "clone": "creates a root from a git remote",
             "merge-driver": "run by git during a merge, not a verb of a memory",
-            "serve": "the MCP server (sediment[mcp]): the verbs as tools, TOOL_VERBS below"}
+            "serve": "the MCP server (sediment[mcp]): the verbs as tools, TOOL_VERBS below",
+            "view": "the page (sediment[view]): a person looks at the memory in a browser"}
 
 
 def test_every_verb_has_a_docstring_with_an_example_that_runs():
