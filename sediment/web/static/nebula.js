@@ -43,6 +43,8 @@
   const clusters = new Map(); // layer → {x, y, r, count}
   let hits = new Set();
   let selected = null;
+  let hovered = null;
+  let settled = false; // the layout engine stopped since the last change
   let userZoomed = false;
   const metrics = { firstPicture: null, updates: [] };
 
@@ -164,6 +166,7 @@
     g.d3Force("charge", forces ? chargeForce : null);
     if (linkForce) linkForce.strength(forces ? 0.05 : 0); // (kept: it resolves the links' ids)
     g.cooldownTicks(forces ? 300 : 1);
+    settled = false;
     g.graphData({ nodes: list, links });
     updateCount();
   }
@@ -300,6 +303,8 @@
       .linkDirectionalArrowRelPos(0.9)
       .linkLabel((l) => S.esc(EDGES[l.type].label))
       .onNodeClick((n) => (n.agg ? S.nebula.open(n.key) : S.card.open(n.id)))
+      .onNodeHover((n) => { hovered = n ? n.id : null; })
+      .onEngineStop(() => { settled = true; })
       .onRenderFramePre(labels)
       .onRenderFramePost(afterFrame)
       .onZoom(() => { userZoomed = true; })
@@ -427,5 +432,7 @@
     zoomTo(id, k) { const n = nodes.get(id); if (n) { g.centerAt(n.x, n.y, 0); g.zoom(k || 4, 0); } },
     legend: { KINDS, EDGES, kindColor },
     userZoomed: () => userZoomed,
+    hovered: () => hovered,
+    settled: () => settled,
   };
 })();
