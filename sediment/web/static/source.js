@@ -8,6 +8,7 @@
   const params = new URLSearchParams(location.search);
   const token = params.get("token") || "";
   const limit = params.get("limit") || "";
+  // (this script runs before the body is parsed: an export's data sits above it)
   const inline = document.getElementById("sediment-data");
 
   S.esc = function (s) {
@@ -37,9 +38,15 @@
   }
 
   if (!inline) {
+    // asked for at once, while the drawing code loads: the first picture waits on both
+    let first = get("api/nebula", { limit });
     S.source = {
       exported: false,
-      nebula: () => get("api/nebula", { limit }),
+      nebula() {
+        const out = first || get("api/nebula", { limit });
+        first = null;
+        return out;
+      },
       room: (key) => get("api/room", { key, limit }),
       card: (id) => get("api/memory/" + encodeURIComponent(id)),
       panel: (name) => get("api/panel/" + encodeURIComponent(name)),
