@@ -256,12 +256,17 @@ WITHOUT_SERVER = ("import sys; sys.modules['starlette'] = None; sys.modules['uvi
                   "from sediment.cli.main import main; sys.exit(main(sys.argv[1:]))")
 
 
-def test_without_the_extra_view_says_what_to_install(made):
-    out = subprocess.run([sys.executable, "-c", WITHOUT_SERVER, "--root", str(made["root"]), "view", "--no-browser"],
-                         capture_output=True, text=True, env=env(), timeout=120)
+def test_without_the_extra_view_says_what_to_install_and_still_exports(made, tmp_path):
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", WITHOUT_SERVER, "--root", str(made["root"]), "view", *args],
+                              capture_output=True, text=True, env=env(), timeout=300)
+
+    out = run("--no-browser")
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.strip() == ("error: not_installed: sediment view needs starlette and uvicorn: "
                                   "pip install -e '.[view]'")
+    out = run("--export", str(tmp_path / "page"))  # files only: no server needed
+    assert out.returncode == 0 and (tmp_path / "page" / "index.html").is_file()
 
 
 def test_another_host_than_this_machine_is_warned_about(made):

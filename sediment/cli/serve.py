@@ -34,5 +34,5 @@ def cmd_view(ns: argparse.Namespace) -> tuple[Any, str]:
     if ns.export:
         done = run.export(ns.root, ns.export, progress=terminal_bar())
         return done, f"wrote {done['memories']} memories to {done['folder']}/index.html"
-    run.serve(ns.root, host=ns.host, port=ns.port, open_browser=not ns.no_browser)
+    run.serve(ns.root, host=ns.host, port=ns.port, open_browser=not ns.no_browser, progress=terminal_bar())
     raise SystemExit(0)  # stopped: the URL was the output

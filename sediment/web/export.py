@@ -20,7 +20,6 @@ from ..errors import InvalidInput, StorageError
 from ..progress import Progress, Ticker
 from . import shape
 from .nebula import LIMIT, Nebula
-from .server import STATIC, page
 
 if TYPE_CHECKING:
     from ..repository import Repository
@@ -81,7 +80,7 @@ def export(repo: "Repository", folder: str | Path, *, limit: int = LIMIT,
         (out / "data").mkdir(parents=True)
         (out / MARKER).write_text("written by sediment view --export; a next export may replace this folder\n",
                                   encoding="utf-8")
-        shutil.copytree(STATIC, out / "static", ignore=shutil.ignore_patterns("index.html"))
+        shutil.copytree(shape.STATIC, out / "static", ignore=shutil.ignore_patterns("index.html"))
         tick = Ticker(progress, "export", len(ids))
         for start in range(0, len(ids), SHARD):
             cards = {}
@@ -95,7 +94,7 @@ def export(repo: "Repository", folder: str | Path, *, limit: int = LIMIT,
             (out / "data" / f"room-{k}.js").write_text(_script("room", key, nebula.room(key, limit)),
                                                        encoding="utf-8")
         data = {"nebula": payload, "panels": panels, "shards": shards, "rooms": rooms}
-        html = page("", f'<script type="application/json" id="sediment-data">{inline_json(data)}</script>')
+        html = shape.page("", f'<script type="application/json" id="sediment-data">{inline_json(data)}</script>')
         (out / "index.html").write_text(html, encoding="utf-8")
     except OSError as exc:
         raise StorageError(f"cannot write the export to {folder}: {exc}", path=str(folder)) from exc

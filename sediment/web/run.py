@@ -12,6 +12,7 @@ page itself never writes.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import socket
 import sys
@@ -44,11 +45,21 @@ def _bind(host: str, port: int | None) -> socket.socket:
                            "or 0 for any free one", what="port") from None
 
 
+def _can_open() -> bool:
+    """A browser can be shown here: a desktop (on a server over ssh, Python's
+    ``webbrowser`` would start a text browser in the terminal the server
+    prints to)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def serve(root: str | Path, *, host: str = "127.0.0.1", port: int | None = None, open_browser: bool = True,
-          limit: int = LIMIT, out: TextIO | None = None, err: TextIO | None = None) -> None:
+          out: TextIO | None = None, err: TextIO | None = None, progress: Progress | None = None) -> None:
     """Serve the page of ``root`` until interrupted (Ctrl-C, SIGTERM).
-    Raises ``NotInstalled`` without the ``view`` extra, ``NotFound`` for a
-    missing root, ``InvalidInput`` for a port that cannot be had."""
+    ``progress`` is told how a long open goes. Raises ``NotInstalled``
+    without the ``view`` extra, ``NotFound`` for a missing root,
+    ``InvalidInput`` for a port that cannot be had."""
     try:
         import uvicorn
 
@@ -62,7 +73,7 @@ def serve(root: str | Path, *, host: str = "127.0.0.1", port: int | None = None,
     out, err = out or sys.stdout, err or sys.stderr
     sock = _bind(host, port)
     hub = Hub()
-    repo = Repository(root, create=False)
+    repo = Repository(root, create=False, progress=progress)
     try:
         nebula = Nebula(repo, on_diff=hub.publish)
         nebula.load_nodes()  # the edges follow from the live thread's first refresh
@@ -73,13 +84,15 @@ def serve(root: str | Path, *, host: str = "127.0.0.1", port: int | None = None,
         if host not in LOOPBACK:
             print(f"warning: serving on {host}, not only this machine: anyone who can reach it and has the "
                   "URL below reads every memory", file=err, flush=True)
+        opening = open_browser and _can_open()
         print(f"sediment view of {repo.root} ({len(nebula.nodes)} memories), read-only:\n  {url}\n"
-              "Ctrl-C stops it.", file=out, flush=True)
+              + ("" if opening or not open_browser else "(no display here: open the URL in a browser)\n")
+              + "Ctrl-C stops it.", file=out, flush=True)
         server = uvicorn.Server(uvicorn.Config(app(repo, nebula, hub, token), log_level="warning",
                                                lifespan="off", access_log=False, timeout_graceful_shutdown=1))
         with repo.watch(live.on_change):
             live.start()
-            if open_browser:
+            if opening:
                 threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
             try:
                 server.run(sockets=[sock])

@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..errors import SedimentError
@@ -27,6 +28,14 @@ MAX_CHAIN = 50  # supersede links followed each way
 MAX_MOVES = 500  # of the metabolize plan sent to the page (the counts are whole)
 
 _LINK = re.compile(r"^\[\[([^\]|#]*)")
+STATIC = Path(__file__).parent / "static"
+
+
+def page(query: str, data: str = "") -> str:
+    """index.html with the query each of its files is fetched with (the
+    token; '' in an export) and an export's inlined data ('' when served)."""
+    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    return html.replace("{{Q}}", query).replace("{{DATA}}", data)
 
 
 def cluster(e: "Entry") -> str:
