@@ -296,7 +296,7 @@ def test_docs_screenshots(browser, tmp_path):
             page.press("#q", "Enter")
             page.wait_for_function("Sediment.nebula.highlighted().length > 0", timeout=WAIT_MS)
             page.screenshot(path=str(docs / "view.png"))
-            target = page.evaluate("Sediment.nebula.highlighted()[0]")
+            target = page.evaluate("Sediment.nebula.nodes().find(n => n.title === 'Deploying with Flux').id")
             page.evaluate("id => Sediment.card.open(id)", target)
             page.wait_for_selector("#card:not([hidden]) .uplot", timeout=WAIT_MS)
             page.wait_for_function(READY, timeout=WAIT_MS)
@@ -317,7 +317,7 @@ def _demo_root(root: Path) -> None:
         "家庭": ["周末去爬山", "孩子的钢琴课", "给妈妈打电话", "装修厨房"],
         "research": ["paper on retrieval", "bigram index", "feedback expansion", "benchmark LoCoMo"],
     }
-    kinds = ["fact", "fact", "rule", "skill", "event", "daily", "inbox", "mood"]
+    kinds = ["fact", "fact", "fact", "rule", "rule", "skill", "event", "daily", "inbox", "core"]
     with Repository(root) as repo:
         made = []
         for i in range(320):
@@ -327,7 +327,7 @@ def _demo_root(root: Path) -> None:
             links = [rng.choice(made).name] if made and rng.random() < 0.35 else []
             event = {"event": f"{room}-{topic}"} if rng.random() < 0.1 else {}
             e = repo.add(f"{topic}: note {i} on {topic}, what we decided and why.", title=f"{topic} ({i})",
-                         kind=rng.choice(kinds), room=room, layer=layer, links=links, value=round(rng.random(), 2),
+                         kind=rng.choice(kinds), room=room, layer=layer, links=links, value=round(rng.uniform(0.3, 0.95), 2),
                          now=now - dt.timedelta(days=rng.randint(0, 200)), **event)
             made.append(e)
         for e in rng.sample(made, 120):
@@ -335,6 +335,18 @@ def _demo_root(root: Path) -> None:
                 repo.usage.record([e.id], "recall", now=(now - dt.timedelta(days=rng.randint(0, 80))).timestamp())
         for old, new in zip(made[:6], made[6:12]):
             repo.supersede(old.id, new.id)
+        argo = repo.add("Deploys go through ArgoCD: sync the app in its UI.", title="Deploying with ArgoCD",
+                        kind="skill", room="infra", layer="archive", now=now - dt.timedelta(days=150))
+        flux = repo.add("Push to `main`; **Flux** applies it within two minutes.\n\n"
+                        "Roll back with `flux suspend kustomization app` and a revert.",
+                        title="Deploying with Flux", kind="skill", room="infra", layer="sediment", value=0.85,
+                        tags=["deploy", "flux"], links=[made[0].name], now=now - dt.timedelta(days=40),
+                        evidence=["the March migration moved every service to Flux"],
+                        hesitation=["the billing service still has a manual step"])
+        repo.supersede(argo.id, flux.id)
+        for days in (38, 30, 21, 12, 4):
+            repo.usage.record([flux.id], "recall", now=(now - dt.timedelta(days=days)).timestamp())
+        repo.touch(flux.id, "confirm", now=now - dt.timedelta(days=4))
         repo.observe("Remember to rotate the API keys on Friday.")
         repo.patrol()
 

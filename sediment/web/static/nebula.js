@@ -22,7 +22,7 @@
   };
   const EXTRA = ["#7fd1b9", "#e0a96d", "#b39ddb", "#80cbc4", "#f48fb1", "#aed581", "#90a4ae", "#ffcc80"];
   const EDGES = {
-    link: { color: "rgba(150,165,185,0.45)", label: "link" },
+    link: { color: "rgba(150,165,185,0.28)", label: "link" },
     evidence: { color: "rgba(46,204,113,0.75)", label: "evidence" },
     supersedes: { color: "rgba(255,107,107,0.85)", label: "supersedes", arrow: 5 },
     event: { color: "rgba(163,124,240,0.7)", label: "same event", dash: [3, 3] },
@@ -70,8 +70,8 @@
       if (!byLayer.has(r.layer)) byLayer.set(r.layer, []);
       byLayer.get(r.layer).push(r);
     }
-    let x = 0;
     const layers = ORDER.filter((l) => byLayer.has(l)).concat([...byLayer.keys()].filter((l) => !ORDER.includes(l)));
+    const packed = [];
     for (const layer of layers) {
       const list = byLayer.get(layer).sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
       const placed = [];
@@ -91,11 +91,22 @@
         placed.push({ x: pos.x, y: pos.y, r: rad, key: r.key });
       }
       const extent = Math.max(...placed.map((p) => Math.hypot(p.x, p.y) + p.r));
-      const count = list.reduce((s, r) => s + r.count, 0);
-      x += clusters.size ? extent + 90 : 0;
-      clusters.set(layer, { x, y: 0, r: extent, count });
-      for (const p of placed) homes.set(p.key, { x: x + p.x, y: p.y, r: p.r });
-      x += extent;
+      packed.push({ layer, placed, extent, count: list.reduce((s, r) => s + r.count, 0) });
+    }
+    // the layers in reading order, in rows about as wide as a screen is wide for their area
+    const GAP = 90;
+    const width = Math.sqrt(packed.reduce((s, c) => s + (2 * c.extent + GAP) ** 2, 0) * 1.7);
+    let x = 0;
+    let y = 0;
+    let rowHeight = 0;
+    for (const c of packed) {
+      if (x > 0 && x + 2 * c.extent > width) { x = 0; y += rowHeight + GAP; rowHeight = 0; }
+      const cx = x + c.extent;
+      const cy = y + c.extent;
+      clusters.set(c.layer, { x: cx, y: cy, r: c.extent, count: c.count });
+      for (const p of c.placed) homes.set(p.key, { x: cx + p.x, y: cy + p.y, r: p.r });
+      x += 2 * c.extent + GAP;
+      rowHeight = Math.max(rowHeight, 2 * c.extent);
     }
   }
 
@@ -164,7 +175,7 @@
     const list = [...nodes.values()];
     const forces = list.length <= FORCES_UP_TO;
     g.d3Force("charge", forces ? chargeForce : null);
-    if (linkForce) linkForce.strength(forces ? 0.05 : 0); // (kept: it resolves the links' ids)
+    if (linkForce) linkForce.strength(forces ? 0.01 : 0); // (kept: it resolves the links' ids)
     g.cooldownTicks(forces ? 300 : 1);
     settled = false;
     g.graphData({ nodes: list, links });
@@ -175,8 +186,8 @@
     let list = [];
     const f = (alpha) => {
       for (const n of list) {
-        n.vx += (n.hx - n.x) * 0.1 * alpha;
-        n.vy += (n.hy - n.y) * 0.1 * alpha;
+        n.vx += (n.hx - n.x) * 0.3 * alpha;
+        n.vy += (n.hy - n.y) * 0.3 * alpha;
       }
     };
     f.initialize = (ns) => { list = ns; };
@@ -297,26 +308,33 @@
       .nodeLabel(label)
       .nodeCanvasObjectMode((n) => (n.agg || hits.has(n.id) || n.id === selected || n.freshUntil ? "after" : undefined))
       .nodeCanvasObject(decorate)
-      .linkColor((l) => EDGES[l.type].color)
+      .linkColor((l) => (hits.size && !hits.has(endId(l.source)) && !hits.has(endId(l.target))
+        ? "rgba(120,130,145,0.07)" : EDGES[l.type].color))
       .linkLineDash((l) => EDGES[l.type].dash || null)
       .linkDirectionalArrowLength((l) => EDGES[l.type].arrow || 0)
       .linkDirectionalArrowRelPos(0.9)
       .linkLabel((l) => S.esc(EDGES[l.type].label))
       .onNodeClick((n) => (n.agg ? S.nebula.open(n.key) : S.card.open(n.id)))
       .onNodeHover((n) => { hovered = n ? n.id : null; })
-      .onEngineStop(() => { settled = true; })
+      .onEngineStop(() => {
+        // the forces moved things: all in view again (at once: a click may follow as soon as it settled)
+        if (!userZoomed && links.length) g.zoomToFit(0, 50);
+        settled = true;
+      })
       .onRenderFramePre(labels)
       .onRenderFramePost(afterFrame)
-      .onZoom(() => { userZoomed = true; })
       .warmupTicks(0)
       .d3AlphaDecay(0.04);
     g.d3Force("center", null);
     g.d3Force("home", homeForce());
     chargeForce = g.d3Force("charge");
-    if (chargeForce) chargeForce.strength(-10).distanceMax(70);
+    if (chargeForce) chargeForce.strength(-6).distanceMax(40);
     linkForce = g.d3Force("link");
     if (linkForce) linkForce.distance(20);
     window.addEventListener("resize", resize);
+    // a person's own zoom or pan is kept (the picture is not fitted again under them)
+    el.addEventListener("wheel", () => { userZoomed = true; }, { passive: true });
+    el.addEventListener("pointerdown", () => { userZoomed = true; });
     build(data);
   }
 
@@ -330,7 +348,7 @@
     if (data.aggregated) for (const r of rooms.values()) aggregate(r);
     else { addMemories(data.nodes); addEdges(data.edges); }
     push();
-    g.zoomToFit(0, 30);
+    g.zoomToFit(0, 50);
     userZoomed = false;
   }
 
@@ -413,8 +431,16 @@
 
   S.nebula = {
     init, build, open, collapse, apply, highlight, resize, metrics, found: new Map(),
-    select(id) { selected = id; redraw(); },
-    fit() { g.zoomToFit(400, 30); userZoomed = false; },
+    select(id) {
+      selected = id;
+      const n = id && nodes.get(id);
+      if (n) { // opened from a list, and out of sight: bring it into view
+        const p = g.graph2ScreenCoords(n.x, n.y);
+        if (p.x < 0 || p.y < 0 || p.x > g.width() || p.y > g.height()) g.centerAt(n.x, n.y, 0);
+      }
+      redraw();
+    },
+    fit() { g.zoomToFit(400, 50); userZoomed = false; },
     nodes: () => [...nodes.values()].filter((n) => !n.agg),
     // for people's scripts and the tests: what is drawn, and where
     count: () => [...nodes.values()].filter((n) => !n.agg).length,
