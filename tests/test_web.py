@@ -327,8 +327,9 @@ def _demo_root(root: Path) -> None:
             links = [rng.choice(made).name] if made and rng.random() < 0.35 else []
             event = {"event": f"{room}-{topic}"} if rng.random() < 0.1 else {}
             e = repo.add(f"{topic}: note {i} on {topic}, what we decided and why.", title=f"{topic} ({i})",
-                         kind=rng.choice(kinds), room=room, layer=layer, links=links, value=round(rng.uniform(0.3, 0.95), 2),
-                         now=now - dt.timedelta(days=rng.randint(0, 200)), **event)
+                         kind=rng.choice(kinds), room=room, layer=layer, links=links,
+                         value=round(rng.uniform(0.3, 0.95), 2), now=now - dt.timedelta(days=rng.randint(0, 200)),
+                         **event)
             made.append(e)
         for e in rng.sample(made, 120):
             for _ in range(rng.randint(1, 4)):
