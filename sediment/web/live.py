@@ -7,7 +7,10 @@ applies each burst of changed paths at once (a node's ``get`` and strength),
 quiet for a while, and every few minutes anyway (strength decays with time).
 The wait before a refresh grows with how long the last one took, so a large
 root is not reconciled over and over during a burst of edits; a burst that
-never ends still gets one every ``MAX_WAIT`` seconds.
+never ends still gets one every ``MAX_WAIT`` seconds. The first one (the
+edges) waits until the first page has its picture (``asked``), or
+``FIRST_WAIT`` seconds: on 100,000 memories it takes a minute of the CPU, and
+the page's first picture needs no edge.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ log = logging.getLogger("sediment")
 QUIET = 1.0  # seconds without a change before the edges are reconciled ...
 MAX_WAIT = 30.0  # ... but never later than this after the first change
 EVERY = 300.0  # strengths decay: reconciled this often in any case
+FIRST_WAIT = 5.0  # the first edges wait for the first page's picture, or this long
 
 
 class Hub:
@@ -69,8 +73,9 @@ class Live:
         self._changed_at = 0.0  # the last change not yet reconciled (monotonic), 0 when none
         self._first_change = 0.0
         self._refresh_took = 0.0
-        self._next_refresh = 0.0  # monotonic; 0: at once (the first edges)
+        self._next_refresh = time.monotonic() + FIRST_WAIT  # (sooner when a page asks: ``asked``)
         self.applied = 0  # bursts applied (the tests wait on it)
+        self._refreshed = False
         self._threads = [threading.Thread(target=self._fast, name="sediment-view-live", daemon=True),
                          threading.Thread(target=self._slow, name="sediment-view-refresh", daemon=True)]
 
@@ -85,6 +90,13 @@ class Live:
             self._cond.notify_all()
         for t in self._threads:
             t.join(timeout=5)
+
+    def asked(self) -> None:
+        """A page was given its picture: the first edges may be computed now."""
+        with self._cond:
+            if not self._refreshed:
+                self._next_refresh = min(self._next_refresh, time.monotonic())
+                self._cond.notify_all()
 
     def on_change(self, what: str, path: str) -> None:
         """The watcher's callback (its thread): note the path, return at once."""
@@ -141,6 +153,8 @@ class Live:
             except Exception:
                 log.exception("sediment view: could not reconcile the nebula")
             self._refresh_took = time.monotonic() - started
-            self._next_refresh = time.monotonic() + EVERY
+            with self._cond:
+                self._refreshed = True
+                self._next_refresh = time.monotonic() + EVERY
             if diff is not None:
                 log.debug("sediment view: reconciled in %.2f s", self._refresh_took)

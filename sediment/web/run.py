@@ -88,7 +88,7 @@ def serve(root: str | Path, *, host: str = "127.0.0.1", port: int | None = None,
         print(f"sediment view of {repo.root} ({len(nebula.nodes)} memories), read-only:\n  {url}\n"
               + ("" if opening or not open_browser else "(no display here: open the URL in a browser)\n")
               + "Ctrl-C stops it.", file=out, flush=True)
-        server = uvicorn.Server(uvicorn.Config(app(repo, nebula, hub, token), log_level="warning",
+        server = uvicorn.Server(uvicorn.Config(app(repo, nebula, hub, token, live.asked), log_level="warning",
                                                lifespan="off", access_log=False, timeout_graceful_shutdown=1))
         with repo.watch(live.on_change):
             live.start()

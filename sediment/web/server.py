@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -119,8 +119,10 @@ class Pictures:
         return body
 
 
-def app(repo: "Repository", nebula: Nebula, hub: Hub, token: str) -> Starlette:
-    """The page's application for one repository."""
+def app(repo: "Repository", nebula: Nebula, hub: Hub, token: str,
+        on_picture: Callable[[], None] | None = None) -> Starlette:
+    """The page's application for one repository; ``on_picture()`` is called
+    each time a page was given the nebula."""
     index = shape.page(f"?token={token}")
     pictures = Pictures(nebula, {"root": repo.root.name, "exported": False})
     pictures.get(LIMIT)  # ready before the first page asks
@@ -129,7 +131,10 @@ def app(repo: "Repository", nebula: Nebula, hub: Hub, token: str) -> Starlette:
         return HTMLResponse(index)
 
     def api_nebula(request: Request) -> Response:
-        return Response(pictures.get(_limit(request)), media_type="application/json")
+        body = pictures.get(_limit(request))
+        if on_picture is not None:
+            on_picture()
+        return Response(body, media_type="application/json")
 
     def api_room(request: Request) -> Response:
         return _json(nebula.room(request.query_params.get("key", ""), _limit(request)))

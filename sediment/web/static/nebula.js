@@ -460,5 +460,6 @@
     userZoomed: () => userZoomed,
     hovered: () => hovered,
     settled: () => settled,
+    edgesReady: () => !!payload.edges_ready,
   };
 })();
