@@ -756,8 +756,8 @@ class Repository:
 
     def last_patrol(self) -> LastPatrol | None:
         """The patrol report written last on this machine, as its file says:
-        path, date, when it was written, and the item count of each section;
-        None when ``patrol`` never ran here. Reads only.
+        path, date, when it was written, the item count of each section and
+        the text; None when ``patrol`` never ran here. Reads only.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())

@@ -158,4 +158,5 @@ def test_last_patrol_reads_the_newest_report_and_writes_nothing(repo):
     p = repo.last_patrol()
     assert (p.path, p.date, p.now) == (second.path, "2026-12-01", second.now)
     assert p.counts == second.counts and p.memories == 2
+    assert p.text == (repo.root / second.path).read_text(encoding="utf-8")
     assert files(repo.root) == before

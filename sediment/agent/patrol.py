@@ -351,18 +351,19 @@ def patrol(store: Store, *, now: _dt.datetime | str | None = None) -> Report:
 class LastPatrol:
     """The patrol report written last on this machine (by file time): its
     ``path``, ``date``, the ``now`` it was made for, when it was ``written``
-    (ISO 8601, local time), how many memories it went over, and the item
-    count of each section (as ``Report.counts``)."""
+    (ISO 8601, local time), how many memories it went over, the item count
+    of each section (as ``Report.counts``), and its ``text``."""
     path: str
     date: str
     now: str
     written: str
     memories: int | None
     counts: dict[str, int]
+    text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "date": self.date, "now": self.now, "written": self.written,
-                "memories": self.memories, "counts": dict(self.counts)}
+                "memories": self.memories, "counts": dict(self.counts), "text": self.text}
 
     def __str__(self) -> str:
         return (f"patrol {self.date} (written {self.written}): "
@@ -395,5 +396,5 @@ def last_patrol(store: Store) -> LastPatrol | None:
         over = _OVER.search(text)
         written = _dt.datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
         return LastPatrol(f"{SYSTEM}/patrol/{name}", name[:-3], over.group(2) if over else "", written,
-                          int(over.group(1)) if over else None, counts)
+                          int(over.group(1)) if over else None, counts, text)
     return None
