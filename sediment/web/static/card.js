@@ -137,6 +137,8 @@
     strengthPlot(c, holder);
   }
 
+  S.markdown = markdown;
+
   S.card = {
     async open(id) {
       current = id;

@@ -52,7 +52,10 @@
       const ul = el("ul", null, "plain small");
       for (const [k, n] of Object.entries(p.counts)) ul.appendChild(el("li", k + ": " + n));
       out.push(ul);
-      out.push(el("p", "the report: " + p.path, "muted small"));
+      const report = el("details");
+      report.appendChild(el("summary", "the report: " + p.path, "muted small"));
+      report.appendChild(S.markdown(p.text));
+      out.push(report);
       return out;
     },
     attention(a) {
