@@ -96,7 +96,7 @@ def calibrate(data: Path, conversations: int, tmp: Path) -> None:
     import re as _re
     from sediment.model import entry as E
     from sediment.search import query as S
-    from sediment.agent.context import HITS, StableTiebreak, relevance
+    from sediment.agent.relevance import HITS, StableTiebreak, relevance
     samples = json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
     floors = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
     own: list[list[tuple[float, bool]]] = []
@@ -119,11 +119,11 @@ def calibrate(data: Path, conversations: int, tmp: Path) -> None:
                 dia_of[eid] = t["dia_id"]
         with Repository(root) as repo, repo.view.reading() as view:
             def scored(q: str) -> list[tuple[float, str]]:
-                w, b = S.query_terms(view.tokenizer, q)
-                hits = S.run(view.index, view.entries, view.tokenizer, q, limit=HITS, pred=None,
+                asked = S.ask(view.tokenizer, q)
+                hits = S.run(view.index, view.entries, asked, limit=HITS, pred=None,
                              include_archive=False, include_superseded=False,
                              tiebreak=StableTiebreak(view.entries, dict, repo.policy.kinds))
-                return [(relevance(view.index, w, b, h.terms), h.entry.id) for h in hits]
+                return [(relevance(view.index, asked.words, asked.bigrams, h.terms), h.entry.id) for h in hits]
             for qa in s["qa"]:
                 ev = {str(x) for x in qa.get("evidence") or ()}
                 if qa.get("category") in (1, 2, 3, 4) and ev:

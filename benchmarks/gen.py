@@ -510,12 +510,13 @@ def fmt_s(x: float) -> str:
 
 
 def source_fingerprint() -> str:
-    """Which library code was measured: a hash of ``sediment/*.py`` (and the git
+    """Which library code was measured: a hash of ``sediment/**/*.py`` (and the git
     commit when available), printed in every benchmark's header."""
     import hashlib
     h = hashlib.sha256()
-    for p in sorted((REPO_DIR / "sediment").glob("*.py")):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    pkg = REPO_DIR / "sediment"
+    for p in sorted(pkg.rglob("*.py")):
+        h.update(p.relative_to(pkg).as_posix().encode() + b"\0" + p.read_bytes())
     s = f"sediment source {h.hexdigest()[:12]}"
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_DIR, capture_output=True,

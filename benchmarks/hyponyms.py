@@ -26,6 +26,7 @@ import gen  # noqa: F401  (puts the repository on sys.path)
 
 from sediment import Repository
 from sediment.search import feedback as F
+from sediment.search import maxscore as M
 from sediment.search import postings as P
 from sediment.search import query as S
 from sediment.search import tokenize as T
@@ -220,13 +221,18 @@ def terms(nouns: Nouns, index: Any, tok: Any, query: str, h: Hypo, own: Any) -> 
 
 
 class _Lane:
+    """The expanded query as a lane of its own (a ``rank.Lane``)."""
     name = "hyponyms"
+    reweigh: dict[str, float] = {}
 
     def __init__(self, index: Any, terms: dict[str, float], weight: float) -> None:
         self.index, self.terms, self.weight = index, terms, weight
 
-    def rank(self, mask: Any, allowed: Any, depth: int) -> Any:
-        return self.index.words.score(self.terms, mask, allowed, depth)[0]
+    def vouches(self, slot: int) -> bool:
+        return False  # (a lexical match, not evidence of its own)
+
+    def rank(self, mask: Any, allowed: Any, depth: int, lexical: Any) -> Any:
+        return M.bm25(self.index.words, self.terms, mask, allowed, depth)[0]
 
 
 def patches(nouns: Nouns, h: Hypo) -> list[tuple[Any, str, Any]]:
@@ -235,17 +241,14 @@ def patches(nouns: Nouns, h: Hypo) -> list[tuple[Any, str, Any]]:
     run, expansion = S.run, F.expansion
     ctx: dict[str, Any] = {}
 
-    def lane_run(index: Any, entries: Any, tok: Any, query: str, *, extra: Any = None, **kw: Any) -> Any:
-        words, _ = S.query_terms(tok, query)
-        exp = terms(nouns, index, tok, query, h, words)
+    def lane_run(index: Any, entries: Any, asked: Any, **kw: Any) -> Any:
+        words = asked.words
+        exp = terms(nouns, index, T.shared(), asked.text, h, words)  # (the repositories' tokenizer)
         if h.fold or not exp:
             ctx["exp"] = exp
-            return run(index, entries, tok, query, extra=extra, **kw)
+            return run(index, entries, asked, **kw)
         lane = _Lane(index, {**words, **exp}, h.lane_weight)
-
-        def more(w: Any, b: Any) -> Any:
-            return [*(extra(w, b) if extra is not None else ()), lane]
-        return run(index, entries, tok, query, extra=more, **kw)
+        return run(index, entries, dataclasses.replace(asked, lanes=(*asked.lanes, lane)), **kw)
 
     def folded(lane: Any, docs: Any, query: Any, fb: Any, cjk: bool = True) -> dict[str, float]:
         got = expansion(lane, docs, query, fb, cjk)

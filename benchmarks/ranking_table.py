@@ -55,6 +55,7 @@ from sediment.search import index as I  # noqa: E402
 from sediment.search import postings as P  # noqa: E402
 from sediment.search import rank as R  # noqa: E402
 from sediment.search import query as S  # noqa: E402
+from sediment.search import tokenize as T  # noqa: E402
 
 DEPTH = 50
 WORDNET: list[Any] = []  # the parsed nouns, once (--wordnet)
@@ -197,9 +198,9 @@ def _lines(cache: dict[str, list[list[str]]], tok: Any, entry: Any) -> list[list
 def _passage_run(orig: Callable, width: int) -> Callable:
     cache: dict[str, list[list[str]]] = {}
 
-    def run(index: Any, entries: Any, tok: Any, query: str, *, limit: int, **kw: Any) -> Any:
-        hits = orig(index, entries, tok, query, limit=max(limit, DEPTH), **kw)
-        words, _ = S.query_terms(tok, query)
+    def run(index: Any, entries: Any, asked: Any, *, limit: int, **kw: Any) -> Any:
+        hits = orig(index, entries, asked, limit=max(limit, DEPTH), **kw)
+        tok, words = T.shared(), asked.words  # (the repositories' tokenizer: one per process)
         n = max(index.words.live, 1)
         idf = {t: P.bm25_idf(n, df) * w for t, w in words.items() if (df := index.words.df(t))}
         best = []
@@ -296,9 +297,9 @@ def apply(variant: str) -> Callable[[], None]:
         ctx: dict[str, Any] = {}
         run = S.run
 
-        def keep(index: Any, entries: Any, tok: Any, query: str, **kw: Any) -> Any:
-            ctx.update(index=index, entries=entries, tok=tok)
-            return run(index, entries, tok, query, **kw)
+        def keep(index: Any, entries: Any, asked: Any, **kw: Any) -> Any:
+            ctx.update(index=index, entries=entries, tok=T.shared())  # (the repositories' tokenizer)
+            return run(index, entries, asked, **kw)
         _set(saved, S, "run", keep)
         _set(saved, F, "expansion", _local_expansion(ctx, int(arg)))
     elif name == "hyponyms":

@@ -5,6 +5,8 @@
 >>> note = repo.add("用户喜欢简短的回答", tags=["偏好"], kind="fact")
 >>> repo.search("回答")[0].entry.title
 '用户喜欢简短的回答'
+
+Every type a verb of ``Repository`` returns is importable from here.
 """
 
 from .model.entry import LAYERS, Entry, parse, render
@@ -13,6 +15,19 @@ from .errors import (Ambiguous, Conflict, InvalidInput, LockTimeout, NotFound, P
 from .repository import Repository
 from .search.query import SearchHit
 from .view.problems import Problem
+from .model.lifecycle import Strength
+from .verbs.metabolism import Plan
+from .agent.about import About
+from .agent.attention import Attention
+from .agent.history import History
+from .agent.outlook import Forecast
+from .agent.conflicts import ConflictPair
+from .agent.context import Context
+from .agent.palace import Palace
+from .agent.patrol import Report
+from .agent.sources import Consolidation, Source, Turn
+from .agent.workstate import Mood, Observed, Working
+from .sync.sync import SyncResult
 
 from ._version import __version__
 
@@ -24,6 +39,25 @@ __all__ = [
     "parse",
     "render",
     "LAYERS",
+    # what the verbs return
+    "Strength",
+    "Plan",
+    "Context",
+    "Observed",
+    "Working",
+    "Mood",
+    "About",
+    "ConflictPair",
+    "Report",
+    "Palace",
+    "Source",
+    "Turn",
+    "Consolidation",
+    "SyncResult",
+    "Forecast",
+    "History",
+    "Attention",
+    # errors
     "SedimentError",
     "NotFound",
     "Ambiguous",

@@ -16,11 +16,10 @@ import contextlib
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .agent import about as _about
 from .agent import attention as _attention
-from .verbs import adopt
 from .agent import conflicts
 from .agent import context as _context
 from .agent import history as _history
@@ -32,6 +31,7 @@ from .agent import patrol
 from .verbs import reads
 from .agent import sources
 from .sync import sync as _sync
+from .sync.sync import SyncResult
 from .agent import working
 from .verbs import writes
 from .search import tokenize as T
@@ -48,20 +48,21 @@ from .verbs.metabolism import Plan
 from .agent.history import History
 from .agent.outlook import Forecast
 from .agent.palace import Palace
-from .agent.patrol import LastPatrol, Report
+from .agent.patrol import Report
 from .disk.policyfile import load as load_policy
 from .search.query import SearchHit
 from .agent.sources import LLM, Consolidation, Source, Turn
 from .disk.shared import SharedUsage
 from .semantic.embedding import Choice
-from .semantic.lane import semantic_lane
+from .semantic.lane import Semantic, semantic_lane
 from .store.store import Store
 from .store.system import SYSTEM, open_system
 from .disk.usage import UsageLog
 from .progress import Progress
-from .view.view import Problem, View
-from .view.watch import Callback, Watcher
-from .agent.working import Mood, Observed, Working
+from .view.problems import Problem
+from .view.view import View
+from .view.watch import Callback, Watching
+from .agent.workstate import Mood, Observed, Working
 
 
 class Repository:
@@ -96,7 +97,8 @@ class Repository:
 
     The parts are public for feature code and tests: ``view`` (read-only: the
     entries, the index), ``store`` (journaled writes), ``usage`` (recall and
-    confirmation records), ``policy`` (the settings, frozen).
+    confirmation records), ``policy`` (the settings, frozen), ``semantic``
+    (the semantic lane, or None).
     """
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
@@ -124,7 +126,7 @@ class Repository:
         self.view.progress = progress
         self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
         self._closed = False
-        self._watcher: Watcher | None = None
+        self._watching = Watching(self.view)
         sweep_owed = health.recover_at_open(self.store)
         self.view.load_all()
         self.view.ready = True
@@ -132,7 +134,19 @@ class Repository:
             health.sweep_at_open(self.store)
         self.semantic = semantic_lane(self.view, self.policy, semantic, cache if parts.writable("cache") else None)
         if watch:
-            self._start_watch()
+            self._watching.start()
+
+    @property
+    def semantic(self) -> Semantic | None:
+        """The semantic lane (None: off). Set, it is wired into the view,
+        whose searches (search, context, about) then fuse it; None takes it
+        out (the same root, lexical only)."""
+        return self._semantic
+
+    @semantic.setter
+    def semantic(self, lane: Semantic | None) -> None:
+        self._semantic = lane
+        self.view.lanes = [lane.lanes] if lane is not None else []
 
     def __enter__(self) -> "Repository":
         return self
@@ -151,7 +165,7 @@ class Repository:
         >>> repo.close(); len(repo)
         0
         """
-        self._stop_watch()
+        self._watching.stop()
         if self.semantic is not None:
             self.semantic.close()
         if not self._closed:
@@ -160,8 +174,7 @@ class Repository:
 
     # ------------------------------------------------------------------ watching
 
-    @contextlib.contextmanager
-    def watch(self, on_change: Callback | None = None) -> Iterator["Repository"]:
+    def watch(self, on_change: Callback | None = None) -> contextlib.AbstractContextManager[Repository]:
         """Keep the index current while files change behind the library's back
         (an editor, Obsidian, ``git pull``), until the block ends.
 
@@ -173,21 +186,7 @@ class Repository:
         >>> with repo.watch():
         ...     pass
         """
-        self._start_watch(on_change)
-        try:
-            yield self
-        finally:
-            self._stop_watch()
-
-    def _start_watch(self, on_change: Callback | None = None) -> None:
-        if self._watcher is None:
-            self._watcher = Watcher(self.view, on_change).start()
-            self.view.refresh()  # what changed before the observer was listening
-
-    def _stop_watch(self) -> None:
-        w, self._watcher = self._watcher, None
-        if w is not None:
-            w.stop()
+        return self._watching.during(self, on_change)
 
     def refresh(self) -> dict[str, int]:
         """Rescan the root for changes made behind the library's back (an editor,
@@ -217,12 +216,10 @@ class Repository:
         return reads.get(self.store, id)
 
     def __contains__(self, id: object) -> bool:
-        with self.view.reading() as view:
-            return view.knows(id)
+        return reads.knows(self.store, id)
 
     def __len__(self) -> int:
-        with self.view.reading() as view:
-            return len(view)
+        return reads.count(self.store)
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.list())
@@ -243,8 +240,8 @@ class Repository:
         >>> [e.kind for e in repo.list(room="work")]
         ['fact']
         """
-        return reads.list_entries(self.store, layer=layer, room=room, tags=tags if tag is None else tag,
-                                  kind=kind, status=status, since=since, until=until, sort=sort, limit=limit)
+        return reads.list_entries(self.store, layer=layer, room=room, tags=tags, kind=kind, status=status,
+                                  since=since, until=until, sort=sort, limit=limit, tag=tag)
 
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
@@ -280,8 +277,7 @@ class Repository:
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record, explain=explain,
-                            extra=self._meaning(query))
+                            include_superseded=include_superseded, record=record, explain=explain)
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.
@@ -305,6 +301,63 @@ class Repository:
         {'fact': 1}
         """
         return reads.stats(self.store)
+
+    def recalled(self, ids: Iterable[str]) -> None:
+        """Count these memories (ids or names) as recalled: what an agent was
+        shown of its own accord (MCP ``recall`` counts the hits it shows, the
+        memory tool a ``view`` of a note; DESIGN, "What counts as a recall").
+        One recall per memory a day, as for a search; a memory not (or no
+        longer) known is skipped. A read-only root records nothing.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("Deploys go through ArgoCD.", kind="fact")
+        >>> repo.recalled([e.id]); repo.strength(e.id).recalls
+        1
+        """
+        return reads.recalled(self.store, ids)
+
+    def locate(self, path: str, *, memory_path: str | None = None) -> Entry:
+        """The memory at ``path`` (relative to the root), or where it went:
+        else the memory whose file name is the path's (moved by metabolize or
+        a person), else the one whose ``memory_path`` field is
+        ``memory_path`` (the memory tool's path of a note it created).
+        Raises ``NotFound``, ``Ambiguous`` for a file name several notes have.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("Use PKCE on mobile.", title="pkce", kind="rule")
+        >>> _ = repo.move(e.id, "sediment")
+        >>> repo.locate(f"shallow/{e.name}.md").path == f"sediment/{e.name}.md"
+        True
+        """
+        return reads.locate(self.store, path, memory_path=memory_path)
+
+    def markdown(self, id: str) -> str:
+        """The memory's file as it is on disk, frontmatter and all (every
+        byte a person typed; what is not UTF-8 shows as U+FFFD). Not a recall.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("likes green tea", title="tea")
+        >>> repo.markdown(e.id).splitlines()[0], repo.markdown(e.id).endswith("likes green tea\\n")
+        ('---', True)
+        """
+        return reads.markdown(self.store, id)
+
+    def report(self, kind: str = "patrol") -> str | None:
+        """The latest report as text: ``'patrol'`` (the newest file of
+        ``_system/patrol/``) or ``'map'`` (``MAP.md``, policy ``map_file``,
+        whoever wrote it); None while there is none. Writes nothing.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> repo.report() is None
+        True
+        >>> _ = repo.patrol(now="2027-01-01T09:00:00+00:00"); repo.report().splitlines()[0]
+        '# Patrol 2027-01-01'
+        """
+        return reads.report(self.store, kind)
 
     # ------------------------------------------------------------------ writing
 
@@ -357,6 +410,23 @@ class Repository:
         sediment.errors.Conflict: ...
         """
         return writes.update(self.store, id, expected=expected, **changes)
+
+    def edit(self, id: str, change: Callable[[str], str], *, expected: str | None = None) -> Entry:
+        """Rewrite a memory's body, sections and all, with ``change(body)``:
+        ``body`` is what the file holds now, and the writer lock is held from
+        reading it to writing the result, so no one's edit falls in between.
+        The frontmatter keeps every field but ``updated``. With ``expected``
+        (a version read), a memory changed since is ``Conflict``; a body
+        that would not read back as written (it would break the note's
+        frontmatter) is ``InvalidInput``; what ``change`` raises is raised.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("Deploys go through ArgoCD.", kind="fact")
+        >>> repo.edit(e.id, lambda body: body.replace("ArgoCD", "Flux"), expected=e.version).body
+        'Deploys go through Flux.\\n'
+        """
+        return writes.edit(self.store, id, change, expected=expected)
 
     def move(self, id: str, layer: str, *, room: str | None = None, reason: str | None = None) -> Entry:
         """Move a memory to another layer (and/or room; the room is kept unless
@@ -509,7 +579,7 @@ class Repository:
         >>> _ = repo.touch(e.id, "confirm"); repo.strength(e.id).confirms
         1
         """
-        return metabolism.touch(self.store, id, outcome, confirm=confirm, now=now)
+        return writes.touch(self.store, id, outcome, confirm=confirm, now=now)
 
     def supersede(self, old_id: str, new_id: str, reason: str = "superseded") -> Entry:
         """Retire ``old_id`` in favour of ``new_id``: the old memory gets status
@@ -542,7 +612,7 @@ class Repository:
         >>> repo.get(f.id).layer, e.meta["supersedes"] == [f"[[{f.name}]]"]
         ('archive', True)
         """
-        return metabolism.consolidate(self.store, fragment_ids, text, kind=kind, **fields)
+        return writes.consolidate(self.store, fragment_ids, text, kind=kind, **fields)
 
     def metabolize(self, *, dry_run: bool = True, now: _dt.datetime | str | None = None,
                    confirm: bool = False) -> Plan:
@@ -591,7 +661,7 @@ class Repository:
         >>> ctx.size <= 2000, str(ctx).splitlines()[0]
         (True, '<memories>')
         """
-        return _context.build(self.store, query, budget=budget, now=now, extra=self._meaning(query))
+        return _context.build(self.store, query, budget=budget, now=now)
 
     def observe(self, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
         """Read a message for todos and promises (zh and en plain patterns:
@@ -651,7 +721,7 @@ class Repository:
         >>> repo.about("deploys").summary.split(";")[0]
         "About 'deploys': 2 memories (1 active, 1 superseded"
         """
-        return _about.about(self.store, topic, now=now, extra=self._meaning(topic))
+        return _about.about(self.store, topic, now=now)
 
     # ------------------------------------------------------------------ health
 
@@ -682,11 +752,7 @@ class Repository:
         >>> e.title, e.body, (repo.root / e.path).read_text(encoding="utf-8").endswith("---\n周五前发版\n")
         ('我的想法', '周五前发版\n', True)
         """
-        return adopt.adopt(self.store, path)
-
-    def _meaning(self, query: str | None) -> Any:
-        """The semantic lane's part of one search (None when it is off)."""
-        return self.semantic.extra(query) if self.semantic is not None and query else None
+        return health.adopt(self.store, path)
 
     def embed(self) -> dict[str, Any]:
         """Compute the semantic lane's missing vectors now (with progress as
@@ -739,7 +805,7 @@ class Repository:
         >>> [(c.kind, c.clue) for c in repo.conflicts()]
         [('numbers', 'floor: 3 vs 5')]
         """
-        return conflicts.conflicts(self.store, ids)
+        return conflicts.conflicts(self.view, ids)
 
     def patrol(self, *, now: _dt.datetime | str | None = None) -> Report:
         """Write ``_system/patrol/YYYY-MM-DD.md``: what to tidy, each item with a
@@ -753,22 +819,6 @@ class Repository:
         ('_system/patrol/2027-01-01.md', 1)
         """
         return patrol.patrol(self.store, now=now)
-
-    def last_patrol(self) -> LastPatrol | None:
-        """The patrol report written last on this machine, as its file says:
-        path, date, when it was written, the item count of each section and
-        the text; None when ``patrol`` never ran here. Reads only.
-
-        >>> import tempfile
-        >>> repo = Repository(tempfile.mkdtemp())
-        >>> _ = repo.add("likes green tea")
-        >>> repo.last_patrol() is None
-        True
-        >>> _ = repo.patrol(now="2027-01-01T09:00:00+00:00")
-        >>> p = repo.last_patrol(); p.path, p.counts["inbox"]
-        ('_system/patrol/2027-01-01.md', 1)
-        """
-        return patrol.last_patrol(self.store)
 
     def map(self) -> Palace:
         """Write ``MAP.md`` (policy ``map_file``): rooms, counts, and topics in 3
@@ -834,11 +884,11 @@ class Repository:
         >>> [(e.kind, e.source_links) for e in r.added], [t.id for t in repo.unlinked_sources()]
         ([('fact', ('[[s1#^t1]]',))], ['t2'])
         """
-        return sources.consolidate_with(self.store, llm, since=since)
+        return sources.consolidate_with(self.store, self.add, llm, since=since)
 
     # ------------------------------------------------------------------ machines
 
-    def sync(self, *, remote: str | None = None, push: bool = True) -> "_sync.SyncResult":
+    def sync(self, *, remote: str | None = None, push: bool = True) -> SyncResult:
         """Share this memory with its other machines through git: commit the
         root's pending changes, pull (merging notes by rule, never letting git
         guess a layer), repair what the merge broke, push. See README,

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from sediment.agent import catalog as C
 from sediment.model import entry as E
-from sediment.model.lifecycle import Usage, strength
+from sediment.model.lifecycle import strength
+from sediment.model.usage import Usage
 from sediment.model.policy import DEFAULT_KINDS
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc).timestamp()

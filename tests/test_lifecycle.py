@@ -481,7 +481,7 @@ def test_a_memory_asked_for_in_a_loop_counts_one_recall_a_day(repo):
 
 
 def test_two_machines_recalling_on_one_day_count_one_recall():
-    from sediment.model.lifecycle import Usage
+    from sediment.model.usage import Usage
     from sediment.disk.shared import combine
 
     mine = {"m": Usage(2, 0, 0, {"2026-03-01", "2026-03-02"}, 10.0)}

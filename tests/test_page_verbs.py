@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 from pathlib import Path
 
 import pytest
@@ -146,17 +145,3 @@ def test_attention_refuses_a_silly_span(repo):
         with pytest.raises(ValueError):
             repo.attention(**kw)
 
-
-def test_last_patrol_reads_the_newest_report_and_writes_nothing(repo):
-    assert repo.last_patrol() is None
-    repo.add("likes green tea")
-    repo.add("likes green tea, really")
-    first = repo.patrol(now="2027-01-01T09:00:00+00:00")
-    second = repo.patrol(now="2026-12-01T09:00:00+00:00")  # run last, for an earlier day
-    os.utime(repo.root / first.path, (1, 1))
-    before = files(repo.root)
-    p = repo.last_patrol()
-    assert (p.path, p.date, p.now) == (second.path, "2026-12-01", second.now)
-    assert p.counts == second.counts and p.memories == 2
-    assert p.text == (repo.root / second.path).read_text(encoding="utf-8")
-    assert files(repo.root) == before

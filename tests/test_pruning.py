@@ -22,6 +22,7 @@ import pytest
 from sediment.model.entry import Entry
 from sediment.search.feedback import Feedback
 from sediment.search.index import DocTerms, Index
+from sediment.search.maxscore import bm25
 from sediment.search.query import doc_terms, query_terms
 from sediment.search.tokenize import Tokenizer
 
@@ -81,8 +82,8 @@ def test_pruned_top_equals_exhaustive_top_on_a_generated_20k_index():
         allowed = (lambda s: s % 5 != 0) if q % 3 == 0 else None
         m = some if q % 4 == 0 else mask
         for depth in (10, 100):
-            assert (idx.words.score(words, m, allowed, depth, rare=True, prune=True)
-                    == idx.words.score(words, m, allowed, depth, rare=True, prune=False)), (q, depth)
+            assert (bm25(idx.words, words, m, allowed, depth, rare=True, prune=True)
+                    == bm25(idx.words, words, m, allowed, depth, rare=True, prune=False)), (q, depth)
 
 
 def test_pruning_does_skip_work():
@@ -100,10 +101,10 @@ def test_pruning_does_skip_work():
     # words in a few hundred documents each fill the top 10; the two commonest
     # (in nearly every document) can then only be probed
     words = {vocab[0]: 1.0, vocab[1]: 1.0, vocab[50]: 1.0, vocab[60]: 1.0}
-    idx.words.score(words, Counting(mask), None, 10, prune=True)
+    bm25(idx.words, words, Counting(mask), None, 10, prune=True)
     pruned = len(seen)
     seen.clear()
-    idx.words.score(words, Counting(mask), None, 10, prune=False)
+    bm25(idx.words, words, Counting(mask), None, 10, prune=False)
     assert pruned * 3 < len(seen)
 
 
@@ -137,7 +138,7 @@ def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whol
     pruned or not, with a filter or without, whether or not the word lane
     pruned (documents it dropped or never reached)."""
     from sediment.search import feedback as F
-    from sediment.search.postings import Scored
+    from sediment.search.maxscore import Scored
     idx, vocab = _zipf_index(20_000, seed=3)
     rnd = random.Random(7)
     mask = bytes(1 if f & 0x80 else 0 for f in idx.flags)
@@ -148,12 +149,12 @@ def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whol
         exp = {t: rnd.uniform(0.05, 0.5) for t in rnd.sample(vocab[:2000], 10) if t not in words}
         allowed = (lambda s: s % 5 != 0) if q % 3 == 0 else None
         for depth in (10, 100):
-            whole, _ = idx.words.score({**words, **exp}, mask, allowed, depth, prune=False)
+            whole, _ = bm25(idx.words, {**words, **exp}, mask, allowed, depth, prune=False)
             for prune in (True, False):
                 st = Scored()
-                idx.words.score(words, mask, allowed, depth, rare=True, prune=prune, state=st)
+                bm25(idx.words, words, mask, allowed, depth, rare=True, prune=prune, state=st)
                 pruned_words += bool(st.dropped or st.outside)
-                got = F.score(idx.words, st, exp, mask, allowed, depth, prune=prune)
+                got = F.score(idx.words, st, exp, mask, allowed=allowed, depth=depth, prune=prune)
                 assert [s for _, s in got] == [s for _, s in whole], (q, depth, prune)
                 assert all(abs(a - b) < 1e-9 for (a, _), (b, _) in zip(got, whole))
     assert pruned_words  # the case where word scores must be found again was met

@@ -531,7 +531,7 @@ def test_the_blend_takes_the_index_s_lexical_scores(tmp_path, monkeypatch):
     # a query the lane leans on is ranked by a blend of similarity and BM25:
     # the BM25 scores are the index's, handed over, not the query scored again
     from sediment.semantic import dense as D
-    from sediment.search.postings import Postings
+    from sediment.search import index as I
     from sediment.search.query import query_terms
     repo = _root(tmp_path, Concepts())
     memory = repo.add("latte and espresso, mornings")
@@ -542,9 +542,9 @@ def test_the_blend_takes_the_index_s_lexical_scores(tmp_path, monkeypatch):
     q = "any coffee every day?"
     with repo.view.reading() as view:
         words, _ = query_terms(view.tokenizer, q)
-    scored, real = [], Postings.score
-    monkeypatch.setattr(Postings, "score", lambda self, terms, *a, **kw: (
-        scored.append(dict(terms)), real(self, terms, *a, **kw))[1])
+    scored, real = [], I.bm25  # (what the index scores a lane with)
+    monkeypatch.setattr(I, "bm25", lambda lane, terms, *a, **kw: (
+        scored.append(dict(terms)), real(lane, terms, *a, **kw))[1])
     lanes = repo.semantic.lanes(words, {}, q)
     assert [type(lane) for lane in lanes] == [D.BlendLane]
     hits = [h.entry.id for h in repo.search(q, record=False)]

@@ -8,6 +8,7 @@ import argparse
 import ast
 import inspect
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -23,22 +24,23 @@ README = (PKG.parent / "README.md").read_text(encoding="utf-8")
 # only where the list says it sits below (the order within a layer).
 LAYERS = [
     ["model", "disk", "search", "view", "store", "semantic", "verbs", "agent", "sync", "mcp", "cli", "_version",
-     "errors", "model.policy", "model.names", "model.shape", "model.obsidian", "model.fields", "view.compact",
+     "errors", "model.record", "model.lexicon", "model.usage", "model.names", "model.policy", "model.shape",
+     "model.obsidian", "model.fields", "view.compact",
      "model.entry", "search.rank", "model.validate", "search.textnorm", "search.tokenize", "model.lifecycle",
-     "search.maxscore", "search.postings", "search.bulk", "search.feedback", "search.index", "search.query",
-     "agent.catalog", "progress", "agent.intent", "view.problems", "mcp.answers", "semantic.embedding",
-     "semantic.dense", "view.renames"],
+     "search.postings", "search.maxscore", "search.bulk", "search.feedback", "search.index", "search.query",
+     "agent.catalog", "agent.relevance", "progress", "agent.intent", "view.problems", "mcp.answers",
+     "semantic.embedding", "semantic.dense", "view.renames"],
     ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
      "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
-     "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge", "semantic.vectors"],
+     "agent.workstate", "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge",
+     "semantic.vectors"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
      "agent.context", "agent.about", "agent.outlook", "agent.history", "agent.attention", "agent.conflicts",
-     "agent.patrol", "agent.palace", "agent.sources",
-     "sync.fix", "sync.sync", "semantic.lane"],
+     "agent.patrol", "agent.palace", "agent.sources", "sync.sync", "semantic.lane"],
     ["view.watch", "repository"],
     ["__init__", "web", "web.shape", "web.nebula", "web.live", "web.server", "web.export", "web.run",
-     "cli.kit", "cli.verbs", "cli.agent", "cli.hygiene", "cli.sync", "mcp.server", "mcp.tools",
-     "cli.serve", "cli.semantic", "integrations", "integrations.anthropic", "cli.main", "__main__"],
+     "cli.kit", "cli.memory", "cli.agent", "cli.sync", "mcp.server", "mcp.tools", "integrations",
+     "integrations.anthropic", "cli.main", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -114,6 +116,15 @@ def test_imports_point_down_the_layers():
     assert wrong == []
 
 
+def test_cjk_ranges_are_spelled_in_the_lexicon_only():
+    """What a CJK character is, is said once (``model/lexicon.py``): a module
+    that needs the ranges imports them, so that no copy drifts from the rest
+    (there were four, and two of them disagreed)."""
+    spelled = re.compile(r'\\u(?:3[0-4]|4[de]|9f|f[9a]|ac|d7|ff)[0-9a-fA-F]{2}(?:-|"\s*<=)')
+    assert [m for m, p in _files().items()
+            if m != "model.lexicon" and spelled.search(p.read_text(encoding="utf-8"))] == []
+
+
 def test_modules_stay_small():
     sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in _files().items()}
     # repository.py is the Repository class (below); every other module under 500
@@ -130,10 +141,32 @@ def test_modules_stay_small():
 def test_public_surface_is_pinned():
     assert sorted(sediment.__all__) == sorted([
         "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
+        "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "ConflictPair", "Report",
+        "Palace", "Source", "Turn", "Consolidation", "SyncResult", "Forecast", "History", "Attention",
         "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
         "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError", "__version__",
     ])
     assert all(hasattr(sediment, name) for name in sediment.__all__)
+
+
+def _named(annotation: object) -> set[type]:
+    """The classes an annotation names (``list[Entry] | None``: Entry), but builtins."""
+    args = typing.get_args(annotation)
+    if args:
+        return set().union(*(_named(a) for a in args))
+    named = isinstance(annotation, type) and annotation.__module__ not in ("builtins", "typing")
+    return {annotation} if named else set()
+
+
+def test_every_type_a_verb_returns_is_importable_from_sediment():
+    """A caller can name what it gets back: ``from sediment import Context``."""
+    missing = {}
+    for verb in _verbs():
+        fn = getattr(Repository, verb)
+        for cls in _named(typing.get_type_hints(getattr(fn, "__wrapped__", fn)).get("return")):
+            if getattr(sediment, cls.__name__, None) is not cls or cls.__name__ not in sediment.__all__:
+                missing[verb] = f"{cls.__module__}.{cls.__name__}"
+    assert missing == {}
 
 
 # --------------------------------------------------------------------------- verbs
@@ -147,11 +180,11 @@ def _verbs() -> list[str]:
 NO_CLI = {
     "refresh": "each CLI call opens the root afresh, which rescans it",
     "consolidate_with": "takes a Python callable (the LLM); library only",
+    "edit": "takes a Python callable (the new body from the old); `sediment update --text` edits from a shell",
     "strengths": "every memory at once, for programs and the page (sediment view); strength ID for one",
     "forecast": "a plot on a memory's card in the page (sediment view)",
     "history": "a memory's card in the page (sediment view) lists its uses with dates",
     "attention": "a heat map in the page (sediment view)",
-    "last_patrol": "a panel of the page (sediment view); sediment patrol prints the report it writes",
 }
 # Verb parameters a CLI command spells otherwise (verb, parameter) → option dest.
 CLI_NAMES = {("search", "include_archive"): "archive", ("search", "include_superseded"): "superseded",
@@ -243,7 +276,6 @@ NO_TOOL = {
     "forecast": "a strength curve is for people (the page's card)",
     "history": "about gives a memory's counts; the dates are for people (the page's card)",
     "attention": "where attention went is for people (the page's heat map)",
-    "last_patrol": "the patrol report is a person's to-do list (the page's panel)",
     "refresh": "the server's root is current: every read syncs with other processes",
     "watch": "each read syncs; a watcher is for long-lived library users",
     "recover": "runs at every open",
@@ -257,6 +289,11 @@ NO_TOOL = {
     "consolidate_with": "a batch job with its own model, run by the host",
     "embed": "vectors are computed in the background; embed is for scripts and tests (sediment embed)",
     "sync": "moving a memory between machines is the host's schedule (sediment sync), not a model's call",
+    "recalled": "recall counts the hits it shows; a tool to count them again would let a model promote by hand",
+    "locate": "read takes an id, a name or a path",
+    "markdown": "the sediment://memory/{id} resource",
+    "report": "the sediment://patrol/latest and sediment://map resources",
+    "edit": "update, with the version read (expected)",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {
@@ -272,7 +309,7 @@ def _tools() -> dict[str, set[str]]:
     pytest.importorskip("mcp")
     from sediment.mcp.server import Tools
     from sediment.mcp.tools import tools
-    return {t.name: set(t.parameters["properties"]) for t in tools(Tools(PKG))}
+    return {t.name: set(t.parameters["properties"]) for t in tools(Tools(PKG, open=Repository))}
 
 
 def test_every_mcp_tool_is_a_verb_and_every_verb_a_tool_or_left_out_on_purpose():

@@ -19,13 +19,15 @@ from typing import Any
 from ..model import entry as E
 from ..search import query as S
 from ..model import validate as V
-from .context import HITS, StableTiebreak, created_date, escape, relevance
-from ..model.lifecycle import Usage, strength
+from .relevance import HITS, StableTiebreak, created_date, escape, relevance
+from ..model.lifecycle import strength
+from ..model.record import Record
+from ..model.usage import Usage
 from ..store.store import Store
 
 
 @dataclass(frozen=True)
-class Known:
+class Known(Record):
     """One memory on the topic and what its history says."""
     id: str
     name: str
@@ -44,18 +46,13 @@ class Known:
     evidence: tuple[str, ...]
     relevance: float
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        out["superseded_by"], out["supersedes"] = list(self.superseded_by), list(self.supersedes)
-        out["evidence"] = list(self.evidence)
-        return out
-
 
 @dataclass(frozen=True)
-class About:
+class About(Record):
     topic: str
     memories: tuple[Known, ...]
     summary: str
+    _keys = ("topic", "summary", "memories")
 
     def __str__(self) -> str:
         lines = [self.summary]
@@ -66,9 +63,6 @@ class About:
                          f"strength {k.strength:.2f}; {len(k.evidence)} piece(s) of evidence")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "summary": self.summary, "memories": [k.to_dict() for k in self.memories]}
-
 
 def _evidence(e: E.Entry) -> tuple[str, ...]:
     text = e.sections.get("evidence", "")
@@ -76,22 +70,21 @@ def _evidence(e: E.Entry) -> tuple[str, ...]:
     return tuple(x for x in items if x)
 
 
-def about(store: Store, topic: str, *, now: Any = None, extra: S.ExtraLanes | None = None) -> About:
+def about(store: Store, topic: str, *, now: Any = None) -> About:
     V.query(topic)
     when = V.now(now)
     tz = store.policy.tz
     usage = store.usage.load()
     with store.view.reading() as view:
-        words, bigrams = S.query_terms(view.tokenizer, topic)
-        lanes = extra(words, bigrams) if extra is not None else ()  # the semantic lane, when on
-        hits = S.run(view.index, view.entries, view.tokenizer, topic, limit=HITS, pred=None,
+        asked = S.ask(view.tokenizer, topic, view.lanes)  # (with the semantic lane, when on)
+        hits = S.run(view.index, view.entries, asked, limit=HITS, pred=None,
                      include_archive=True, include_superseded=True,
-                     tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
-                     extra=(lambda w, b: lanes) if lanes else None)
+                     tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
         found = []
         for h in hits:
-            rel = relevance(view.index, words, bigrams, h.terms)
-            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, lanes, view.index.slot_of[h.entry.id]):
+            rel = relevance(view.index, asked.words, asked.bigrams, h.terms)
+            if rel < store.policy.context_floor and not S.by_meaning(h.lanes, asked.lanes,
+                                                                     view.index.slot_of[h.entry.id]):
                 continue
             e = h.entry
             u = usage.get(e.id) or Usage()

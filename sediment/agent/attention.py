@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..model import validate as V
+from ..model.record import Record
 from ..store.store import Store
 
 MAX_WEEKS = 520
@@ -25,7 +26,7 @@ MAX_DESERT_DAYS = 3650
 
 
 @dataclass(frozen=True)
-class Attention:
+class Attention(Record):
     """``weeks``: the first day (a Monday) of each week, oldest first;
     ``rooms``: room ('' for none) → recalls in each of those weeks;
     ``last_recall``: room → the day of its last recall, or None;
@@ -36,11 +37,6 @@ class Attention:
     last_recall: dict[str, str | None]
     deserts: tuple[str, ...]
     desert_days: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"now": self.now, "weeks": list(self.weeks), "desert_days": self.desert_days,
-                "rooms": {k: list(v) for k, v in self.rooms.items()}, "last_recall": dict(self.last_recall),
-                "deserts": list(self.deserts)}
 
     def __str__(self) -> str:
         width = max([len(r or "(no room)") for r in self.rooms] + [9])

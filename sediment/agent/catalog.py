@@ -20,38 +20,44 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from ..model.entry import Entry
+from ..model.policy import Clock
 from ..errors import ParseError
-from ..model.lifecycle import DAY, Usage, strength
+from ..model.lifecycle import DAY, is_current, strength
+from ..model.usage import Usage
 
 REBUILD = 2000  # more changed entries than this: rebuild rather than re-file
 
 
 def created_ts(e: Entry) -> float:
     try:
-        return e._cache.created_ts
+        return e._cache.created_ts  # noqa: SLF001 - memoised on the entry, until Entry keeps its own times
     except AttributeError:  # (not known yet)
         try:
             t = e.created.timestamp()
         except (ParseError, KeyError, OverflowError, ValueError):
             t = 0.0
-        e._cache.created_ts = t
+        e._cache.created_ts = t  # noqa: SLF001 - (as above)
         return t
 
 
 def eligible(e: Entry) -> bool:
     """May appear in a context block at all: current, not in the inbox."""
-    return (e.status not in ("superseded", "archived", "purged") and e.layer != "archive"
-            and e.kind != "inbox")
+    return is_current(e) and e.kind != "inbox"
 
 
 def is_core(e: Entry) -> bool:
     return e.kind == "core" or e.layer == "bedrock"
 
 
-def _core_key(e: Entry) -> tuple:
+CoreKey = tuple[int, float, float, str, Entry]  # (core first, -value, created, id, entry)
+Filed = tuple[float, str, Entry]  # (-value or -created, id, entry)
+Rank = tuple[float, float, str]  # (-strength, -created, id)
+
+
+def _core_key(e: Entry) -> CoreKey:
     return (0 if e.kind == "core" else 1, -e.value, created_ts(e), e.id, e)
 
 
@@ -59,8 +65,8 @@ class _Pool:
     """One kind's memories outside "who I am": by value, and by age."""
 
     def __init__(self) -> None:
-        self.by_value: list[tuple] = []  # (-value, id, entry)
-        self.by_age: list[tuple] = []  # (-created, id, entry)
+        self.by_value: list[Filed] = []  # (-value, id, entry)
+        self.by_age: list[Filed] = []  # (-created, id, entry)
 
     def add(self, e: Entry) -> None:
         bisect.insort(self.by_value, (-e.value, e.id, e))
@@ -84,7 +90,7 @@ class Catalog:
     def _reset(self) -> None:
         self.values: list[Entry] = []
         self.known: dict[str, Entry] = {}  # id → entry as filed
-        self.core: list[tuple] = []
+        self.core: list[CoreKey] = []
         self.pools: dict[str, _Pool] = {}
         self.kind_of: dict[str, str] = {}  # id → pool, for what is in a pool
         self.events: dict[str, dict[str, Entry]] = {}
@@ -164,7 +170,7 @@ class Catalog:
     def rest_count(self) -> int:
         return len(self.kind_of)
 
-    def strongest(self, usage: Mapping[str, Usage], kinds: Mapping[str, Any], now: float,
+    def strongest(self, usage: Mapping[str, Usage], kinds: Mapping[str, Clock | None], now: float,
                   skip: set[str]) -> Iterator[Entry]:
         """The rest, strongest of each pool in turn (every pool's first, then
         every pool's second, …; pools ordered by their strongest), leaving out
@@ -178,7 +184,7 @@ class Catalog:
             xs.sort(key=lambda e: (-e.value, e.id))
         streams = []
         for kind in sorted(self.pools):
-            it = _pool_order(self.pools[kind], used.get(kind, []), usage, kinds, now, skip)
+            it = _pool_order(self.pools[kind], used.get(kind, []), usage, kinds, now=now, skip=skip)
             first = next(it, None)
             if first is not None:
                 streams.append((first, it))
@@ -193,13 +199,13 @@ class Catalog:
             streams = nxt
 
 
-def _pool_order(pool: _Pool, used: Sequence[Entry], usage: Mapping[str, Usage], kinds: Mapping[str, Any],
-                now: float, skip: set[str]) -> Iterator[tuple[tuple, Entry]]:
+def _pool_order(pool: _Pool, used: Sequence[Entry], usage: Mapping[str, Usage], kinds: Mapping[str, Clock | None], *,
+                now: float, skip: set[str]) -> Iterator[tuple[Rank, Entry]]:
     """(key, entry) of one pool, best first: key = (-strength, -created, id).
     ``used`` (the pool's memories with usage records) comes sorted by value,
     highest first: one is scored only once its value (what its strength can
     at most be) reaches what is about to be yielded."""
-    heap: list[tuple[tuple, Entry]] = []
+    heap: list[tuple[Rank, Entry]] = []
     seen: set[str] = set(skip)
     seen.update(e.id for e in used)
     push, pop = heapq.heappush, heapq.heappop

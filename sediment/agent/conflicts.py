@@ -30,31 +30,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..model import entry as E
 from ..search import query as S
 from ..search import tokenize as T
 from ..model.entry import Entry
-from ..model.lifecycle import OVERTURN_WORDS, overturns
-from ..store.store import Store
+from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
+from ..model.lifecycle import OVERTURN_WORDS, is_current, overturns
+from ..model.record import Record
 from ..view.view import View
-
-# Words too common in memories to anchor anything, whatever their document
-# frequency in one root (a root of 10 memories makes every word rare).
-GENERIC_EN = """
-user users person people thing things stuff way time times day days today yesterday tomorrow week
-month year like likes liked want wants need needs use used uses using make made get got go goes
-going think thought know knew say said see saw look good bad better best new old great nice
-much many lot lots really always usually often sometimes maybe probably also still now then
-work works working project note notes memory memories idea ideas plan plans prefer prefers
-something anything everything nothing someone anyone everyone thing one two first last next
-""".split()
-GENERIC_ZH = """
-用户 喜欢 使用 需要 觉得 认为 时候 今天 明天 昨天 事情 东西 问题 可能 现在 知道 应该 一直 经常
-有时 总是 比较 非常 时间 地方 方面 情况 工作 项目 记录 记忆 想法 计划 打算 希望 开始 结束 进行
-一下 一起 然后 这里 那里 大家 人们 别人 我们 他们 目前 最近 之前 之后 以后 以前
-""".split()
 
 # Negation markers. Latin ones as words; Chinese ones as characters, minus the
 # common words in which the character negates nothing (不错 "good", 不同
@@ -67,7 +52,7 @@ _NOT_NEG_AFTER = frozenset("""
 """.split())
 _NOT_NEG_BEFORE = frozenset("特别 区别 分别 级别 类别 差别 告别 识别 辨别 性别 个别 派别".split())
 _CLAUSE = re.compile(r"(?<!\d)[.,](?!\d)|[。！？；;!?\n，、：:]")
-_NUMBER = re.compile(r"(\d+(?:\.\d+)?)(\s?[a-z]+|\s?[\u3400-\u9fff])?")
+_NUMBER = re.compile(rf"(\d+(?:\.\d+)?)(\s?[a-z]+|\s?[{CJK}])?")
 _WORD = re.compile(r"[^\W_]+")
 # dates (2026-11-27, 2026/11/27, 2026年11月27日), times of day (15:30) and
 # list markers ('1. ') are blanked out before numbers are read
@@ -84,6 +69,10 @@ MIN_ANCHORS = 2
 NEAR = 20  # characters between an anchor and a negation said of it, at most
 GAP = 6  # characters between an anchor and a number said of it ('floor 3', '端口是 5432')
 KIND_WEIGHT = {"numbers": 3.0, "overturn": 2.0, "negation": 1.5}
+# how alike (clause similarity) two memories' clauses on an anchor must be for
+# an overturn word, or a negation on one side only, to be a clue
+OVERTURN_SIMILARITY = 0.2
+NEGATION_SIMILARITY = 0.3
 
 
 def max_df(n: int) -> int:
@@ -94,11 +83,11 @@ def max_df(n: int) -> int:
 def active(e: Entry) -> bool:
     """A current memory of the library's (a person's own notes are reference:
     never superseded, archived or rewritten, so nothing here suggests it)."""
-    return e.status == "active" and e.layer != "archive" and not e.reference
+    return is_current(e) and not e.reference
 
 
 @dataclass(frozen=True)
-class ConflictPair:
+class ConflictPair(Record):
     """Two memories that may disagree: ``a`` the older, ``b`` the newer (ids),
     the ``kind`` of clue, the ``clue`` in words, the anchors they share."""
     a: str
@@ -111,8 +100,7 @@ class ConflictPair:
     score: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a, "b": self.b, "a_name": self.a_name, "b_name": self.b_name, "kind": self.kind,
-                "clue": self.clue, "anchors": list(self.anchors), "score": round(self.score, 4)}
+        return {**super().to_dict(), "score": round(self.score, 4)}
 
     def __str__(self) -> str:
         return f"{self.a_name} ⟷ {self.b_name}  [{self.kind}] {self.clue}"
@@ -124,8 +112,8 @@ class Generic:
     """The generic words as the index spells them (stemmed, lower-cased)."""
 
     def __init__(self, tok: T.Tokenizer) -> None:
-        words, _ = tok.terms(" ".join(GENERIC_EN))
-        self.words = frozenset(words) | frozenset(GENERIC_EN) | frozenset(GENERIC_ZH)
+        words, _ = tok.terms(" ".join(sorted(GENERIC_EN)))
+        self.words = frozenset(words) | GENERIC_EN | GENERIC_ZH
 
     def anchor(self, term: str) -> bool:
         """Can this index term anchor a pair: concrete, not generic."""
@@ -157,7 +145,8 @@ def _rare_terms(view: View, lane: str, limit: int, only: set[str] | None) -> Ite
 
 
 def candidate_pairs(view: View, *, lanes: Iterable[str] = ("words",), ids: set[str] | None = None,
-                    keep: Any = None, generic: Generic | None = None, limit: int | None = None) -> Pairs:
+                    keep: Callable[[Entry], bool] | None = None, generic: Generic | None = None,
+                    limit: int | None = None) -> Pairs:
     """Pairs of active memories sharing rare terms, from the postings alone.
     ``ids``: only pairs with one of these memories. ``generic``: skip generic
     words (anchors only)."""
@@ -362,10 +351,10 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
                     found.append(("numbers", f"{name}: {_fmt(va, unit)} vs {_fmt(vb, unit)}"))
                     break
         turn_b = next((c.overturn for c in pb if c.overturn), None)
-        if turn_b and not any(c.overturn for c in pa) and sim >= 0.2:
+        if turn_b and not any(c.overturn for c in pa) and sim >= OVERTURN_SIMILARITY:
             found.append(("overturn", f"the newer says '{turn_b}' about {name}"))
         neg_a, neg_b = _negated(pa, name), _negated(pb, name)
-        if bool(neg_a) != bool(neg_b) and sim >= 0.3:
+        if bool(neg_a) != bool(neg_b) and sim >= NEGATION_SIMILARITY:
             which = "newer" if neg_b else "older"
             found.append(("negation", f"the {which} says '{neg_a or neg_b}' about {name}, the other does not"))
         for kind, clue in found:
@@ -433,8 +422,9 @@ def scan(view: View, ids: Iterable[str] | None = None, *, pairs: Pairs | None = 
     return Scan(found, pairs.comparisons, len(pairs.shared))
 
 
-def conflicts(store: Store, ids: Iterable[str] | None = None) -> list[ConflictPair]:
+def conflicts(view: View, ids: Iterable[str] | None = None) -> list[ConflictPair]:
+    """The verb (``Repository.conflicts``): it reads the view only."""
     if isinstance(ids, str):
         ids = [ids]
-    with store.view.reading() as view:
-        return scan(view, ids).conflicts
+    with view.reading() as current:
+        return scan(current, ids).conflicts

@@ -14,26 +14,23 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any
 
-from ..model.lifecycle import Usage
+from ..model.record import Record
+from ..model.usage import Usage
 from ..store.store import Store
 
 
 @dataclass(frozen=True)
-class Use:
+class Use(Record):
     """One recall day, confirmation or refutation. ``day`` is in the root's
     timezone; ``time`` (ISO 8601) where a record still holds it."""
     event: str  # 'recall', 'confirm' or 'refute'
     day: str
     time: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"event": self.event, "day": self.day, "time": self.time}
-
 
 @dataclass(frozen=True)
-class History:
+class History(Record):
     """What ``history`` found: the totals (every machine's) and the dated uses,
     oldest first; ``undated`` confirmations and refutations are counted only."""
     id: str
@@ -42,10 +39,6 @@ class History:
     refutes: int
     uses: tuple[Use, ...]
     undated: dict[str, int]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "recalls": self.recalls, "confirms": self.confirms, "refutes": self.refutes,
-                "uses": [u.to_dict() for u in self.uses], "undated": dict(self.undated)}
 
     def __str__(self) -> str:
         head = f"recalled {self.recalls}×, confirmed {self.confirms}×, refuted {self.refutes}×"

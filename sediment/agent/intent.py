@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..search.tokenize import CJK_RUN
+from ..model.lexicon import CJK_RUN, MESSAGE_FUNCTION_CHARS, MESSAGE_STOP
 
 # ---------------------------------------------------------------------------
 # sentences
@@ -155,13 +155,7 @@ def recognise(text: str) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------
 # which item a message is about
 
-_STOP = frozenset("""a an the to of and or in on at for with by from it its is are was were be been i me my we
-our you your he she they them this that these those will would shall should can could do does did done
-have has had not no yes just already also so then than but if as up out about into over after before
-again all any some more most very too please ok okay now today tomorrow later tonight remember forget
-don't dont i'll ill let sent fixed finished""".split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_FUNCTION_CHARS = frozenset("了的是我你他她它们在把被给和也都就要会这那个一不没有很还再吧呢吗啊呀")
 
 
 def terms(text: str) -> set[str]:
@@ -170,9 +164,9 @@ def terms(text: str) -> set[str]:
     out: set[str] = set()
     for run in CJK_RUN.findall(text):
         out.update(run[i:i + 2] for i in range(len(run) - 1))
-        out.update("·" + ch for ch in run if ch not in _FUNCTION_CHARS)
+        out.update("·" + ch for ch in run if ch not in MESSAGE_FUNCTION_CHARS)
     for w in _WORD.findall(CJK_RUN.sub(" ", text.lower())):
-        if len(w) > 1 and w not in _STOP:
+        if len(w) > 1 and w not in MESSAGE_STOP:
             out.add(w[:-1] if len(w) > 4 and w.endswith("s") else w)
     return out
 

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import InvalidInput
 from ..model import validate as V
-from ..model.lifecycle import DAY, Strength, Usage, strength
+from ..model.lifecycle import DAY, Strength, strength
+from ..model.record import Record
+from ..model.usage import Usage
 from ..store.store import Store
 
 MAX_DAYS = 3650
 
 
 @dataclass(frozen=True)
-class Forecast:
+class Forecast(Record):
     """A memory's strength day by day from ``now``: ``as_is`` with no further
     use, ``recalled`` after one more recall at ``now`` (the same curve when a
     recall today would not count: one recall per memory per day)."""
@@ -35,10 +36,6 @@ class Forecast:
     as_is: tuple[float, ...]
     recalled: tuple[float, ...]
     explain: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "now": self.now, "days": list(self.days), "as_is": list(self.as_is),
-                "recalled": list(self.recalled), "explain": self.explain}
 
     def __str__(self) -> str:
         marks = [d for d in (0, 7, 30, 90, 180, 365) if d <= self.days[-1]]

@@ -20,14 +20,15 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..model import entry as E
 from ..model import obsidian as O
 from ..search import tokenize as T
-from .conflicts import GENERIC_EN, GENERIC_ZH, created_key
+from ..model.lexicon import EN_STOP, GENERIC_EN, GENERIC_ZH
+from .conflicts import created_key
 from .conflicts import active as current  # in the map: what search finds by default
 from ..model.entry import Entry
+from ..model.record import Record
 from ..errors import Conflict, InvalidInput, NotFound, ParseError
 from ..disk.files import atomic_write, read_nofollow
 from ..store.store import Store
@@ -44,16 +45,13 @@ FORMATS = ("mermaid", "json")
 
 
 @dataclass
-class Palace:
+class Palace(Record):
     """What ``map`` wrote: ``path`` (relative to the root), rooms → memory
     counts, rooms → their topics (term → memory names)."""
     path: str
     rooms: dict[str, int] = field(default_factory=dict)
     topics: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)  # why terms were not topics: counts
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "rooms": self.rooms, "topics": self.topics, "dropped": self.dropped}
 
     def __str__(self) -> str:
         n = sum(len(t) for t in self.topics.values())
@@ -66,7 +64,7 @@ class _Terms:
     def __init__(self, tok: T.Tokenizer) -> None:
         self.tok = tok
         self.stems: dict[str, str | None] = {}
-        self.generic = frozenset(GENERIC_EN) | frozenset(GENERIC_ZH) | T.EN_STOP
+        self.generic = GENERIC_EN | GENERIC_ZH | EN_STOP
 
     def of(self, e: Entry) -> dict[str, str]:
         # the main text and what the sections say, not their headings (every

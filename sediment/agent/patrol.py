@@ -19,17 +19,21 @@ import datetime as _dt
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Mapping
 
 from . import conflicts as C
 from ..model import entry as E
 from ..search import tokenize as T
+from ..model.lexicon import CJK_RUN
 from ..model import validate as V
 from .catalog import created_ts
 from ..model.entry import Entry
-from ..disk.files import atomic_write, read_nofollow
-from ..verbs.health import _unresolved_links
-from ..model.lifecycle import DAY, Usage, _date
+from ..model.policy import Clock
+from ..model.record import Record
+from ..disk.files import atomic_write
+from ..verbs.checks import unresolved_links
+from ..model.lifecycle import DAY, _date
+from ..model.usage import Usage
 from ..store.store import SYSTEM, Store
 from ..view.view import View
 
@@ -58,18 +62,15 @@ HEADINGS = {
 
 
 @dataclass
-class Item:
+class Item(Record):
     ids: tuple[str, ...]
     names: tuple[str, ...]
     what: str
     action: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"ids": list(self.ids), "names": list(self.names), "what": self.what, "action": self.action}
-
 
 @dataclass
-class Report:
+class Report(Record):
     """What ``patrol`` found; ``path`` is where the report was written
     (relative to the root), None where it could not be."""
     date: str
@@ -78,15 +79,11 @@ class Report:
     path: str | None = None
     text: str = ""
     comparisons: int = 0  # candidate pairs drawn from the postings (not all pairs)
+    _keys = ("date", "now", "path", "counts", "comparisons", "sections")  # the text is the file's
 
     @property
     def counts(self) -> dict[str, int]:
         return {k: len(v) for k, v in self.sections.items()}
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"date": self.date, "now": self.now, "path": self.path, "counts": self.counts,
-                "comparisons": self.comparisons,
-                "sections": {k: [i.to_dict() for i in v] for k, v in self.sections.items()}}
 
     def __str__(self) -> str:
         head = f"patrol {self.date}: " + ", ".join(f"{HEADINGS[k].lower()} {n}" for k, n in self.counts.items())
@@ -134,11 +131,11 @@ class Similarity:
         got = self._grams.get(e.id)
         if got is None:
             out: set[str] = set()
-            for run in T.CJK_RUN.findall(T.normalize(e.text)):
+            for run in CJK_RUN.findall(T.normalize(e.text)):
                 out.update(run[i:i + 2] for i in range(len(run) - 1))
                 if len(run) == 1:
                     out.add(run)
-            words = _WORD.findall(T.normalize(" ".join(T.CJK_RUN.split(e.text))))
+            words = _WORD.findall(T.normalize(" ".join(CJK_RUN.split(e.text))))
             out.update(f"{a} {b}" for a, b in zip(words, words[1:]))
             if len(words) == 1:
                 out.add(words[0])
@@ -283,7 +280,7 @@ def _inbox(view: View, words: C.Pairs, similarity: "Similarity") -> list[Item]:
     return out
 
 
-def _unclassified(view: View, kinds: Any) -> list[Item]:
+def _unclassified(view: View, kinds: Mapping[str, Clock | None]) -> list[Item]:
     out = []
     for e in sorted(view.entries.values(), key=lambda e: e.path):
         if not C.active(e):
@@ -304,7 +301,7 @@ def _unclassified(view: View, kinds: Any) -> list[Item]:
 
 def _unresolved(view: View) -> list[Item]:
     out = []
-    for p in _unresolved_links(view):
+    for p in unresolved_links(view):
         e = view.entries.get(view.by_path.get(p.path, ""))
         if e is None:
             continue
@@ -345,56 +342,3 @@ def patrol(store: Store, *, now: _dt.datetime | str | None = None) -> Report:
         atomic_write(store.root / rel, report.text.encode("utf-8"), durable=False)
     report.path = rel
     return report
-
-
-@dataclass(frozen=True)
-class LastPatrol:
-    """The patrol report written last on this machine (by file time): its
-    ``path``, ``date``, the ``now`` it was made for, when it was ``written``
-    (ISO 8601, local time), how many memories it went over, the item count
-    of each section (as ``Report.counts``), and its ``text``."""
-    path: str
-    date: str
-    now: str
-    written: str
-    memories: int | None
-    counts: dict[str, int]
-    text: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "date": self.date, "now": self.now, "written": self.written,
-                "memories": self.memories, "counts": dict(self.counts), "text": self.text}
-
-    def __str__(self) -> str:
-        return (f"patrol {self.date} (written {self.written}): "
-                + ", ".join(f"{HEADINGS[k].lower()} {n}" for k, n in self.counts.items()) + f"\n{self.path}")
-
-
-_HEADING = re.compile(r"^## (.+) \((\d+)\)$", re.MULTILINE)
-_OVER = re.compile(r"^Over (\d+) memories at (\S+)\.", re.MULTILINE)
-
-
-def last_patrol(store: Store) -> LastPatrol | None:
-    """What the last report of ``patrol`` says, read from its file (a report
-    a person edited says what it says now); None when there is none. Reads
-    only: running ``patrol`` writes a report."""
-    if not store.parts.usable("patrol"):
-        return None
-    found = []
-    for p in (store.root / SYSTEM / "patrol").glob("*.md"):
-        try:
-            found.append((p.stat().st_mtime, p.name))
-        except OSError:  # gone between the listing and the stat
-            continue
-    for mtime, name in sorted(found, reverse=True):
-        try:
-            text = read_nofollow(store.root / SYSTEM / "patrol" / name).decode("utf-8", "replace")
-        except OSError:
-            continue
-        keys = {heading: key for key, heading in HEADINGS.items()}
-        counts = {keys[m.group(1)]: int(m.group(2)) for m in _HEADING.finditer(text) if m.group(1) in keys}
-        over = _OVER.search(text)
-        written = _dt.datetime.fromtimestamp(mtime).astimezone().isoformat(timespec="seconds")
-        return LastPatrol(f"{SYSTEM}/patrol/{name}", name[:-3], over.group(2) if over else "", written,
-                          int(over.group(1)) if over else None, counts, text)
-    return None

@@ -39,8 +39,8 @@ from typing import Any, Callable, Iterable, Mapping
 from ..model import entry as E
 from ..model import names as N
 from ..model import validate as V
-from ..verbs import writes
 from ..model.entry import Entry
+from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from ..disk.files import atomic_write, read_nofollow
 from ..store.store import Store
@@ -52,7 +52,7 @@ _SESSION_REFUSED = set("#^[]|")
 
 
 @dataclass(frozen=True)
-class Turn:
+class Turn(Record):
     """One turn of a stored session; ``link`` is the wikilink a memory's
     ``source_links`` uses for it."""
     session: str
@@ -60,32 +60,26 @@ class Turn:
     role: str
     text: str
     time: str | None = None
+    _keys = ("session", "id", "role", "text", "time", "link")
 
     @property
     def link(self) -> str:
         return f"[[{self.session}#^{self.id}]]"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"session": self.session, "id": self.id, "role": self.role, "text": self.text,
-                "time": self.time, "link": self.link}
-
 
 @dataclass
-class Source:
+class Source(Record):
     """A stored session: where it is (relative to the root), every turn in
     it, and how many this call added."""
     session: str
     path: str
     turns: tuple[Turn, ...]
     added: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"session": self.session, "path": self.path, "added": self.added,
-                "turns": [t.to_dict() for t in self.turns]}
+    _keys = ("session", "path", "added", "turns")
 
 
 @dataclass
-class Consolidation:
+class Consolidation(Record):
     """What ``consolidate_with`` wrote (``added``) and what it refused, with why."""
     added: list[Entry] = field(default_factory=list)
     skipped: list[tuple[Any, str]] = field(default_factory=list)
@@ -261,7 +255,9 @@ PROPOSAL_KEYS = frozenset({"text", "title", "room", "tags", "kind", "value", "li
 LLM = Callable[[list[dict[str, Any]]], Iterable[Mapping[str, Any]]]
 
 
-def consolidate_with(store: Store, llm: LLM | None = None, *, since: Any = None) -> Consolidation:
+def consolidate_with(store: Store, add: Callable[..., Entry], llm: LLM | None = None, *,
+                     since: Any = None) -> Consolidation:
+    """``add`` is the front door's (``Repository.add``): what this writes goes through it."""
     result = Consolidation()
     by_session: dict[str, list[Turn]] = {}
     for t in unlinked_sources(store, since=since):
@@ -287,8 +283,8 @@ def consolidate_with(store: Store, llm: LLM | None = None, *, since: Any = None)
                 continue
             kwargs = {k: v for k, v in p.items() if k not in ("text", "turns")}
             try:
-                e = writes.add(store, p["text"], source=session,
-                               source_links=[known[i].link for i in dict.fromkeys(ids)], **kwargs)
+                e = add(p["text"], source=session,
+                        source_links=[known[i].link for i in dict.fromkeys(ids)], **kwargs)
             except SedimentError as exc:
                 result.skipped.append((p, str(exc)))
                 continue

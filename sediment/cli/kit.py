@@ -1,8 +1,12 @@
-"""What every CLI command module shares: the command registry, the repository a
-command opens, and the small helpers for arguments and output.
+"""What every CLI command module shares: ``Command`` (``@command`` makes one
+of a function), how a command opens its root, and the small helpers for
+arguments and output.
 
-A command module (``cli_verbs``, …) registers its commands with ``@command``;
-``cli`` imports them all and builds the parser.
+A command module (``memory``, ``agent``, ``sync``) lists its commands in its
+``COMMANDS``; ``main`` puts them in one table and builds the parser. The
+library is imported only when a command runs (a fast ``--help``): a command
+module opens its root with ``open_root(Repository, ns)``, importing the class
+inside its own ``_open``.
 """
 
 from __future__ import annotations
@@ -11,34 +15,31 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
-from ..model.entry import SECTIONS
-from ..errors import InvalidInput
+from ..model.entry import SECTIONS, Entry
+from ..errors import InvalidInput, NotFound
 from ..progress import terminal_bar
-
-if TYPE_CHECKING:  # the CLI imports the library only when a command runs (fast --help)
-    from ..repository import Repository
 
 Arg = tuple[Sequence[str], dict[str, Any]]
 Handler = Callable[[argparse.Namespace], tuple[Any, str]]  # → (data for --json, text)
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
 class Command:
+    """A subcommand: its name, its help line, its arguments, what runs it."""
+    name: str
     run: Handler
     help: str
     args: tuple[Arg, ...]
 
 
-COMMANDS: dict[str, Command] = {}
-
-
-def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Handler]:
-    def deco(fn: Handler) -> Handler:
-        COMMANDS[name] = Command(fn, help, args)
-        return fn
-    return deco
+def command(name: str, help: str, *args: Arg) -> Callable[[Handler], Command]:
+    """The function below as the command ``name`` (listed in its module's ``COMMANDS``)."""
+    def make(fn: Handler) -> Command:
+        return Command(name, fn, help, args)
+    return make
 
 
 def arg(*names: str, **kw: Any) -> Arg:
@@ -48,19 +49,17 @@ def arg(*names: str, **kw: Any) -> Arg:
 def require_root(ns: argparse.Namespace) -> None:
     """Only init makes a root: a mistyped --root must not sprout layer folders
     and a _system/ in some unrelated directory."""
-    from ..errors import NotFound
     if not os.path.isdir(os.path.join(ns.root, "_system")):
         raise NotFound(f"{ns.root} is not a memory root (no _system/ folder); "
                        f"create one with: sediment --root {ns.root} init", path=ns.root)
 
 
-def open_repo(ns: argparse.Namespace, **options: Any) -> "Repository":
-    from ..repository import Repository
+def open_root(repository: Callable[..., R], ns: argparse.Namespace, **options: Any) -> R:
+    """The root of ``--root``, opened by ``repository`` (``Repository``): an
+    existing one, but for ``init``, which makes it."""
     if ns.command != "init":
         require_root(ns)
-    return Repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
-
-
+    return repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
 
 
 def split_values(values: list[str] | None) -> list[str]:
@@ -70,7 +69,7 @@ def split_values(values: list[str] | None) -> list[str]:
     return out
 
 
-def entry_text(e: Any) -> str:
+def entry_text(e: Entry) -> str:
     head = f"{e.id}  {e.path}\n{e.title}  [{e.kind}, {e.status}, value {e.value:g}]"
     if e.tags:
         head += "  #" + " #".join(e.tags)
@@ -106,7 +105,7 @@ def text_arg(value: str | None) -> str:
     return sys.stdin.read() if value is None or value == "-" else value
 
 
-def entry_out(e: Any, verb: str) -> tuple[Any, str]:
+def entry_out(e: Entry, verb: str) -> tuple[Any, str]:
     text = f"{verb} {e.id}  {e.path}"
     return e.to_dict(), "\n".join([text, *(f"warning: {w}" for w in e.warnings)])
 

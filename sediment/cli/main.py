@@ -3,6 +3,12 @@
 Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
 1 an error from the library (printed as ``error: <code>: <message>``), 2 usage,
 141 (128 + SIGPIPE) when the reader of stdout went away (``| head -1``): quietly.
+
+The commands are in ``memory`` (the core verbs), ``sync`` (several machines)
+and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
+lists its own, and ``COMMANDS`` below is every one, in the order of
+``sediment --help``. ``serve`` is here: it hands the MCP server the front door; so is ``view``, the
+page (its body is ``web.run``).
 """
 
 from __future__ import annotations
@@ -12,17 +18,45 @@ import json
 import os
 import re
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
-# Each command module registers its commands when imported; a new one is added here.
-from . import verbs as cli_verbs  # noqa: F401
-from . import sync as cli_sync  # noqa: F401
-from . import agent as cli_agent  # noqa: F401
-from . import hygiene as cli_hygiene  # noqa: F401
-from . import serve as cli_serve  # noqa: F401
-from . import semantic as cli_semantic  # noqa: F401
-from .kit import COMMANDS, Command  # noqa: F401 - COMMANDS is read by the tests
+from . import agent, memory, sync
+from .kit import Command, arg, command, require_root
 from ..errors import SedimentError
+
+
+@command("serve", "serve the memory to an MCP client (Claude Code, Cursor, …) over stdio; needs sediment[mcp]",
+         arg("--wait", type=float, default=2.0, metavar="SECONDS",
+             help="how long a tool waits for the index while it loads before answering 'loading' (default 2)"))
+def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
+    require_root(ns)  # a mistyped root is an error, not a new root
+    from ..mcp.tools import serve  # raises NotInstalled (exit 1, with what to install) without the extra
+    from ..repository import Repository
+    serve(ns.root, open=Repository, wait=ns.wait)
+    # The protocol owned stdout; the CLI must not print a result after it.
+    raise SystemExit(0)
+
+
+@command("view", "a read-only page of the memory in your browser (sediment[view]); --export writes it as files",
+         arg("--port", type=int, default=None, help="the port (default 8377, else any free one; 0: any free one)"),
+         arg("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine "
+                                                 "only; another is warned about)"),
+         arg("--no-browser", action="store_true", help="print the URL, do not open a browser"),
+         arg("--export", metavar="DIR", help="write the page as static files into DIR (no server, no token, "
+                                             "no live updates) and stop"))
+def cmd_view(ns: argparse.Namespace) -> tuple[Any, str]:
+    require_root(ns)
+    from ..progress import terminal_bar
+    from ..web import run  # the server raises NotInstalled (exit 1, with what to install) without the extra
+    if ns.export:
+        done = run.export(ns.root, ns.export, progress=terminal_bar())
+        return done, f"wrote {done['memories']} memories to {done['folder']}/index.html"
+    run.serve(ns.root, host=ns.host, port=ns.port, open_browser=not ns.no_browser, progress=terminal_bar())
+    raise SystemExit(0)  # stopped: the URL was the output
+
+
+COMMANDS: dict[str, Command] = {c.name: c for c in (*memory.COMMANDS, *sync.COMMANDS, *agent.COMMANDS, cmd_serve,
+                                                    cmd_view, *agent.SEMANTIC)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +159,7 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         print(text)
     sys.stdout.flush()  # a pipe closed early shows here, inside the try of main()
-    return ns.exit_code
+    return int(ns.exit_code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .kit import arg, command, open_repo
+from .kit import arg, command, open_root
+
+if TYPE_CHECKING:
+    from ..repository import Repository
+
+
+def _open(ns: argparse.Namespace) -> Repository:
+    from ..repository import Repository  # when a command runs, not at --help
+    return open_root(Repository, ns)
 
 
 @command("sync", "commit this memory's changes, pull and merge by rule, push (git)",
          arg("--remote", help="the git remote (default: the branch's upstream, else origin)"),
          arg("--no-push", dest="push", action="store_false", help="commit and pull, but do not push"))
 def cmd_sync(ns: argparse.Namespace) -> tuple[Any, str]:
-    r = open_repo(ns).sync(remote=ns.remote, push=ns.push)
+    r = _open(ns).sync(remote=ns.remote, push=ns.push)
     if r.conflicts:
         ns.exit_code = 3  # synced, but a person has notes to resolve
     return r.to_dict(), str(r)
@@ -44,3 +52,6 @@ def cmd_merge_driver(ns: argparse.Namespace) -> tuple[Any, str]:
     if not clean:
         ns.exit_code = 1  # git: the file is left conflicted
     return {"clean": clean}, "" if clean else f"conflict left in {ns.path or ns.ours}"
+
+
+COMMANDS = (cmd_sync, cmd_clone, cmd_merge_driver)

@@ -77,7 +77,7 @@ def in_threads(fn: Callable[[T], R], items: list[T], threads: int = 8) -> list[R
     """``[fn(x) for x in items]``, run from up to ``threads`` threads (for
     calls that wait on the disk), in order; the first item's error is raised
     once all are done."""
-    if len(items) < 2:
+    if len(items) <= 1:  # (nothing to run beside it)
         return [fn(x) for x in items]
     with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
         futures = [pool.submit(fn, x) for x in items]
@@ -294,21 +294,20 @@ class WriterLock:
     Re-entrant within a thread, so a verb may call another verb while holding it.
     """
 
-    _handles: dict[str, "WriterLock"] = {}
+    _handles: dict[str, tuple[int, "WriterLock"]] = {}  # path → (the process that made it, the handle)
     _registry_lock = threading.Lock()
 
     @classmethod
     def for_path(cls, path: Path) -> "WriterLock":
         key = str(path.resolve())
         with cls._registry_lock:
-            lk = cls._handles.get(key)
-            if lk is None or lk._pid != os.getpid():  # a forked child needs its own handle
-                lk = cls._handles[key] = cls(path)
-            return lk
+            got = cls._handles.get(key)
+            if got is None or got[0] != os.getpid():  # a forked child needs its own handle
+                got = cls._handles[key] = (os.getpid(), cls(path))
+            return got[1]
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._pid = os.getpid()
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fh: IO[bytes] | None = None

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..model.entry import LAYERS
+from ..model.names import LAYERS
 from ..errors import StorageError
 from .files import append_line, atomic_write, header_value, last_line_end, open_regular
 
@@ -75,24 +75,28 @@ def _shape_problem(rec: Any) -> str | None:
     if seq is not None and (isinstance(seq, bool) or not isinstance(seq, (str, int))):
         return "seq must be text"
     if phase == "begin":
-        if seq is None or not _text(rec.get("op")):
-            return "a begin needs seq and op"
-        a, b = ("old", "new") if rec["op"] == "supersede" else ("src", "dst")
-        if not (_text(rec.get(a)) and _text(rec.get(b))) or rec[a] == rec[b]:
-            return f"a {rec['op']} needs two different paths {a} and {b}"
-        if not (note_path(rec[a]) and note_path(rec[b])):
-            # recovery acts on these paths: only notes in layer folders, never a
-            # person's other files, policy.yaml or anything else a line names
-            return f"{a} and {b} must be notes in layer folders"
-        if rec["op"] != "supersede" and not _text(rec.get("id")):
-            return "a move needs the id of what it moves"
-        return None
+        return _begin_problem(rec)
     if phase == "done":
         paths = rec.get("paths", [])
-        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-            return "paths must be a list of text"
-        return None
+        listed = isinstance(paths, list) and all(isinstance(p, str) for p in paths)
+        return None if listed else "paths must be a list of text"
     return "phase must be begin or done"
+
+
+def _begin_problem(rec: dict[str, Any]) -> str | None:
+    """``_shape_problem`` of a begin record."""
+    if rec.get("seq") is None or not _text(rec.get("op")):
+        return "a begin needs seq and op"
+    a, b = ("old", "new") if rec["op"] == "supersede" else ("src", "dst")
+    if not (_text(rec.get(a)) and _text(rec.get(b))) or rec[a] == rec[b]:
+        return f"a {rec['op']} needs two different paths {a} and {b}"
+    if not (note_path(rec[a]) and note_path(rec[b])):
+        # recovery acts on these paths: only notes in layer folders, never a
+        # person's other files, policy.yaml or anything else a line names
+        return f"{a} and {b} must be notes in layer folders"
+    if rec["op"] != "supersede" and not _text(rec.get("id")):
+        return "a move needs the id of what it moves"
+    return None
 
 
 class Journal:

@@ -45,7 +45,7 @@ def load(path: Path | None, overrides: Mapping[str, Any] | None = None, *, creat
         raise PolicyFileError(f"policy.yaml is not UTF-8 text: {exc}", key=None) from exc
     except yaml.YAMLError as exc:
         raise PolicyFileError(f"policy.yaml is not valid YAML: {exc}", key=None) from exc
-    except Exception as exc:  # noqa: BLE001 - PyYAML's constructors raise plain errors (deep nesting, 2024-02-30)
+    except Exception as exc:  # (any: PyYAML's constructors raise plain errors, for deep nesting, 2024-02-30)
         raise PolicyFileError(f"policy.yaml cannot be read: {type(exc).__name__}: {exc}"[:300], key=None) from exc
     if not isinstance(raw, dict):
         raise PolicyFileError("policy.yaml must be a mapping of keys to values", key=None)

@@ -25,7 +25,7 @@ from typing import Mapping
 
 from .files import atomic_write, symlink_in
 from ..errors import StorageError
-from ..model.lifecycle import Usage
+from ..model.usage import Usage
 
 FOLDER = "_system/shared/usage"
 
@@ -99,7 +99,7 @@ class SharedUsage:
         self.root = root
         self.folder = root / FOLDER
         self.usage_folder = usage_folder
-        self._sig: tuple = ()
+        self._sig: tuple[tuple[str, int, int], ...] = ()
         self._others: dict[str, Usage] = {}
 
     def mine(self) -> str | None:
@@ -109,7 +109,7 @@ class SharedUsage:
         """A symlink on the way to the summaries (which sediment does not follow), or None."""
         return symlink_in(self.root, FOLDER)
 
-    def signature(self) -> tuple:
+    def signature(self) -> tuple[tuple[str, int, int], ...]:
         """The summaries' names, times and sizes: unchanged, nothing to re-read."""
         if self.link():
             return ()

@@ -30,11 +30,11 @@ import secrets
 import threading
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import LockTimeout, StorageError
 from .files import NOFOLLOW, WriterLock, atomic_write, header_value, read_nofollow
-from ..model.lifecycle import Usage
+from ..model.usage import Usage
 from .shared import combine
 
 log = logging.getLogger("sediment")
@@ -103,6 +103,18 @@ class UsageLog:
             return
         t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
         self._append("".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids))
+
+    def record_recalls(self, ids: Iterable[str], *, now: float | None = None) -> None:
+        """Count these memories as recalled (a search's hits, a context block's
+        reminders, what an agent was shown). Where records cannot be written
+        nothing is recorded; a lost recall never fails the read that made it."""
+        ids = list(ids)
+        if not ids or not self.writable:
+            return
+        try:
+            self.record(ids, "recall", now=now)
+        except (LockTimeout, OSError) as exc:
+            log.warning("sediment: recall not recorded: %s", exc)
 
     def _append(self, data: str) -> None:
         if not data:
@@ -249,7 +261,7 @@ class UsageLog:
                 continue  # a damaged record costs one event, never the log
         return end
 
-    def _read_summary(self) -> tuple[dict[str, Usage], dict]:
+    def _read_summary(self) -> tuple[dict[str, Usage], dict[str, Any]]:
         try:
             raw = json.loads(self.summary_path.read_bytes())
             items, consumed = raw["usage"].items(), raw.get("consumed", {})

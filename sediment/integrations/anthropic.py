@@ -24,11 +24,11 @@ model                   sediment
 ``view`` of a note      the body only, numbered from 1: the frontmatter the model
                         did not write is not shown, so line numbers are the ones
                         it wrote; counts as a recall
-``str_replace``         an update of the body; refused when ``old_str`` is missing
+``str_replace``         an ``edit`` of the body; refused when ``old_str`` is missing
                         or not unique, when the note changed since the model last
                         viewed it (stale), or when the result would not read back
                         as written
-``insert``              an update of the body at a line (same refusals)
+``insert``              an ``edit`` of the body at a line (same refusals)
 ``delete``              ``archive`` (the file moves to ``archive/``; nothing is
                         deleted); a folder is refused
 ``rename``              ``move`` between layer and room folders; the file name
@@ -60,11 +60,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..model import entry as E
-from ..model import validate as V
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath
 from ..disk.files import resolve_inside
-from ..verbs.reads import record_recalls
 from ..repository import Repository
 
 PREFIX = "/memories"
@@ -117,20 +115,10 @@ class MemoryTool:
     def _find(self, path: str) -> Entry:
         """The note at ``path``, or where it went (by file name, then by the
         path it was created at)."""
-        rel = self._rel(path)
-        stem = rel.rsplit("/", 1)[-1]
-        stem = stem[:-3] if stem.endswith(".md") else stem
-        with self.repo.view.reading() as view:
-            eid = view.by_path.get(rel)
-            if eid is not None:
-                return view.entries[eid]
-            ids = view.by_name.get(stem)
-            if ids:
-                return view.resolve(stem)
-            for e in view.entries.values():
-                if e.meta.get("memory_path") == path:
-                    return e
-        raise NotFound(f"The path {path} does not exist. Please provide a valid path.", path=path)
+        try:
+            return self.repo.locate(self._rel(path), memory_path=path)
+        except NotFound:
+            raise NotFound(f"The path {path} does not exist. Please provide a valid path.", path=path) from None
 
     def _folder(self, rel: str) -> Path | None:
         """The folder at ``rel`` ('' is /memories itself), or None."""
@@ -159,7 +147,7 @@ class MemoryTool:
             last = len(lines) if view_range[1] == -1 else view_range[1]
             lines, start = lines[first - 1:last], first
         self._seen[e.id] = e.version
-        record_recalls(self.repo.store, [e.id])  # a view of a note is a recall (DESIGN: what counts as a recall)
+        self.repo.recalled([e.id])  # a view of a note is a recall (DESIGN: what counts as a recall)
         numbered = "\n".join(f"{str(i + start).rjust(LINE_WIDTH)}\t{ln}" for i, ln in enumerate(lines))
         return f"Here's the content of {self.shown(e)} with line numbers:\n{numbered}"
 
@@ -211,27 +199,23 @@ class MemoryTool:
         said = "" if not e.warnings else " (" + "; ".join(e.warnings) + ")"
         return f"File created successfully at: {self.shown(e)}{said}"
 
-    def _edit(self, path: str, change: Any) -> Entry:
+    def _edit(self, path: str, change: Callable[[str], str]) -> Entry:
         """Rewrite the body of the note at ``path`` with ``change(body)``,
         refusing a stale edit or one that would not read back as written."""
         found = self._find(path)
-        store = self.repo.store
-        with store.writing() as view:
-            current = store.reread(view.resolve(found.id))
-            seen = self._seen.get(current.id)
-            if seen is not None and seen != current.version:
-                raise Conflict(f"{self.shown(current)} changed since you last viewed it (someone edited it): "
-                               "view it again, then edit", id=current.id)
-            body = change(current.body)
-            V.body(body, store.policy.max_body_bytes)
-            meta = dict(current.meta)
-            meta["updated"] = E.now_iso()
-            draft = current.with_(meta=meta, body=body)
-            if E.parse(E.render(draft), current.path, tz=view.tz).body != draft.body + (
-                    "" if draft.body.endswith("\n") else "\n"):
-                raise InvalidInput(f"edit refused: {self.shown(current)} would not read back as written "
-                                   "(it would break the note's frontmatter)")
-            fresh = store.rewrite(current, meta=meta, body=body)
+        seen = self._seen.get(found.id)
+        try:
+            fresh = self.repo.edit(found.id, change, expected=seen)
+        except Conflict as exc:
+            if exc.details.get("what") != "expected":
+                raise  # a person's save met during the write: the library's words
+            raise Conflict(f"{self.shown(found)} changed since you last viewed it (someone edited it): "
+                           "view it again, then edit", id=found.id) from None
+        except InvalidInput as exc:
+            if exc.details.get("what") != "read_back":
+                raise
+            raise InvalidInput(f"edit refused: {self.shown(found)} would not read back as written "
+                               "(it would break the note's frontmatter)") from None
         self._seen[fresh.id] = fresh.version
         return fresh
 

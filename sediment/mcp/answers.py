@@ -16,7 +16,6 @@ aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any, Sequence
 
 from ..model.entry import Entry, one_line
@@ -153,7 +152,7 @@ def body_range(e: Entry, start: int, budget: int) -> tuple[str, dict[str, Any]]:
     return text, data
 
 
-def since(v: Any) -> _dt.datetime | str | None:
+def since(v: str | None) -> str | None:
     """``since`` as the library takes it (an ISO 8601 time with an offset, or a date)."""
     if isinstance(v, str) and len(v.strip()) == 10:  # a date: midnight UTC
         return v.strip() + "T00:00:00+00:00"

@@ -1,8 +1,12 @@
-"""The MCP server: ``sediment serve`` (extra ``sediment[mcp]``), over stdio.
+"""The MCP server's core: ``sediment serve`` (extra ``sediment[mcp]``), over
+stdio. The tools are ``tools``'; this module is what they share: the root
+opening in the background, the input limits, the one place errors become
+tool errors, the remembered answers of write tools.
 
 A compact tool set, each tool one verb (``TOOL_VERBS``); answers are compact
 text that carries ids, packed into a ``budget`` (``answers``), with the same
-items as structured content.
+items as structured content. The server knows the front door only as
+``Memory``, the verbs it calls: ``sediment serve`` hands it ``Repository``.
 
 It starts at once: the index of a large root takes seconds to load, and
 clients give up on a server that does not answer ``initialize``. So nothing
@@ -25,19 +29,28 @@ cancelled when the client goes away: it finishes, and is remembered.
 
 from __future__ import annotations
 
+import builtins
+import datetime as _dt
 import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Protocol
 
 from . import answers as A
+from ..model.entry import Entry
 from ..errors import Loading, NotInstalled, SedimentError, StorageError, TooLarge
 from ..model.policy import DEFAULTS, Policy
 from ..disk.policyfile import load as load_policy
-from ..repository import Repository
+from ..search.query import SearchHit
 from .retries import Replies, check_id
 from ..store.system import SYSTEM
+from ..agent.about import About
+from ..agent.context import Context
+from ..agent.patrol import Report
+from ..agent.workstate import Observed, Working
+from ..verbs.metabolism import Plan
+from ..progress import Progress
 
 try:
     import anyio
@@ -104,17 +117,74 @@ DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
                    "confirm=true).", _writes(destructive=True, idempotent=True)),
 }
 
-Work = Callable[[Repository], tuple[str, dict[str, Any]]]
+
+
+class Memory(Protocol):
+    """The verbs of ``Repository`` the server calls."""
+
+    def close(self) -> None: ...
+
+    def add(self, text: str, *, title: str | None = ..., room: str | None = ..., tags: Iterable[str] = ...,
+            kind: str | None = ..., value: float | None = ..., source: str | None = ...,
+            links: Iterable[str] = ...) -> Entry: ...
+
+    def search(self, query: str, *, limit: int = ..., layer: str | None = ..., room: str | None = ...,
+               tags: list[str] | None = ..., kind: str | None = ..., since: _dt.datetime | str | None = ...,
+               include_archive: bool = ..., record: bool = ...) -> builtins.list[SearchHit]: ...
+
+    def recalled(self, ids: Iterable[str]) -> None: ...
+
+    def context(self, query: str | None = ..., *, budget: int = ...) -> Context: ...
+
+    def get(self, id: str) -> Entry: ...
+
+    def markdown(self, id: str) -> str: ...
+
+    def report(self, kind: str = ...) -> str | None: ...
+
+    def update(self, id: str, *, expected: str | None = ..., **changes: Any) -> Entry: ...
+
+    def archive(self, id: str, *, reason: str) -> Entry: ...
+
+    def purge(self, id: str, *, confirm: bool = ..., reason: str = ...) -> Entry: ...
+
+    def touch(self, id: str, outcome: str) -> Entry: ...
+
+    def supersede(self, old_id: str, new_id: str, reason: str = ...) -> Entry: ...
+
+    def about(self, topic: str) -> About: ...
+
+    def list(self, *, layer: str | None = ..., room: str | None = ..., kind: str | None = ...,
+             since: _dt.datetime | str | None = ..., sort: str = ..., limit: int | None = ...
+             ) -> builtins.list[Entry]: ...
+
+    def working(self) -> Working: ...
+
+    def observe(self, text: str) -> Observed: ...
+
+    def patrol(self) -> Report: ...
+
+    def metabolize(self, *, dry_run: bool = ..., confirm: bool = ...) -> Plan: ...
+
+
+class Opener(Protocol):
+    """How the server opens its root: ``Repository`` itself."""
+
+    def __call__(self, root: Path, *, create: bool, progress: Progress) -> Memory: ...
+
+
+Work = Callable[[Memory], tuple[str, dict[str, Any]]]
 
 
 class Opening:
-    """The root, opened in a background thread (``start``); ``get`` waits for
-    it a short bound."""
+    """The root, opened (by ``open``) in a background thread (``start``);
+    ``get`` waits for it a short bound."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, open: Opener) -> None:
         self.root = root
+        self.open = open
         self.done = threading.Event()
-        self.repo: Repository | None = None
+        self.repo: Memory | None = None
         self.error: SedimentError | None = None
         self.seen = (0, 0)  # notes loaded, notes found
         self._started = False
@@ -137,7 +207,7 @@ class Opening:
         # the machine, which delays the first recall, while what it shares with the
         # event loop is the GIL, handed back every switch interval anyway.)
         try:
-            self.repo = Repository(self.root, create=False, progress=self._progress)
+            self.repo = self.open(self.root, create=False, progress=self._progress)
             if self.after_open is not None:
                 self.after_open()
         except SedimentError as exc:
@@ -150,7 +220,7 @@ class Opening:
         finally:
             self.done.set()
 
-    async def get(self, wait: float) -> Repository:
+    async def get(self, wait: float) -> Memory:
         self.start()
         if not self.done.is_set() and wait > 0:
             # waited in a worker thread, which holds no GIL while it waits: polling
@@ -179,13 +249,14 @@ def _failed(code: str, message: str) -> CallToolResult:
 
 
 class Tools:
-    """The state the tools share: the opening root, the policy's input
-    limits, the remembered answers, the writes in flight."""
+    """The state the tools share: the opening root (opened by ``open``:
+    ``Repository``), the policy's input limits, the remembered answers, the
+    writes in flight."""
 
-    def __init__(self, root: Path, *, wait: float = DEFAULT_WAIT) -> None:
+    def __init__(self, root: Path, *, open: Opener, wait: float = DEFAULT_WAIT) -> None:
         self.root = root
         self.wait = wait
-        self.opening = Opening(root)
+        self.opening = Opening(root, open)
         self.policy = self._policy()
         cache = root / SYSTEM / "cache" / "requests"
         self.replies = Replies(cache if os.access(root / SYSTEM, os.W_OK) else None)
@@ -229,7 +300,7 @@ class Tools:
         except OSError as exc:  # the file system said no (permissions, disk full, …)
             return _failed("storage", str(exc))
 
-    async def _write(self, tool: str, work: Work, repo: Repository, args: dict[str, Any],
+    async def _write(self, tool: str, work: Work, repo: Memory, args: dict[str, Any],
                      request_id: str | None) -> CallToolResult:
         if request_id is None:
             with anyio.CancelScope(shield=True):  # once started, a write finishes
@@ -243,7 +314,7 @@ class Tools:
                 if earlier is not None:
                     return _ok(str(earlier.get("text", "")), dict(earlier.get("data") or {}))
 
-                def run_and_remember(repo: Repository) -> tuple[str, dict[str, Any]]:
+                def run_and_remember(repo: Memory) -> tuple[str, dict[str, Any]]:
                     text, data = work(repo)
                     self.replies.put(tool, request_id, args, {"text": text, "data": data})
                     return text, data

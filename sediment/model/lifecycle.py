@@ -13,69 +13,27 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .entry import Entry
-from .policy import Clock, Policy
+from .policy import Clock, Policy, Rules
+from .record import Record
+from .usage import Usage
 
 DAY = 86400.0
 
 
-@dataclass
-class Usage:
-    recalls: int = 0  # one per memory per day (DESIGN.md, "What counts as a recall")
-    confirms: int = 0
-    refutes: int = 0
-    days: set[str] = field(default_factory=set)  # distinct days with a recall
-    last_use: float = 0.0  # unix time of the last recall or confirmation
-    last_confirm: float = 0.0
-    last_refute: float = 0.0
+def is_current(e: Entry) -> bool:
+    """Whether a memory is current: not retired (superseded, archived or
+    purged) and not in the archive folder. What a search finds by default
+    (``search.query.NOT_CURRENT`` is the same test as index flags), what a
+    context block, the conflict scan, the patrol and the palace map take; a
+    person's note is current (its ``status`` is theirs, never a lifecycle
+    state). Callers add what their job excludes besides (inbox fragments, a
+    person's notes)."""
+    return e.status == "active" and e.layer != "archive"
 
-    def add(self, ev: str, t: float, day: str) -> None:
-        if ev == "recall":
-            # Any call more than once a day counts once: an agent that searches
-            # in a loop must not promote what it keeps asking for.
-            if day not in self.days:
-                self.recalls += 1
-                self.days.add(day)
-        elif ev == "confirm":
-            self.confirms += 1
-            self.last_confirm = max(self.last_confirm, t)
-        elif ev == "refute":
-            self.refutes += 1
-            self.last_refute = max(self.last_refute, t)
-            return
-        self.last_use = max(self.last_use, t)
-
-    @property
-    def refuted(self) -> bool:
-        """Refuted after the last confirmation (a later confirm outweighs it)."""
-        return self.refutes > 0 and self.last_refute >= self.last_confirm
-
-    def to_json(self) -> dict:
-        return {"recalls": self.recalls, "confirms": self.confirms, "refutes": self.refutes,
-                "days": sorted(self.days), "last_use": self.last_use,
-                "last_confirm": self.last_confirm, "last_refute": self.last_refute}
-
-    @classmethod
-    def from_json(cls, d: Any) -> "Usage":
-        """What ``to_json`` wrote; ``ValueError`` for anything else (a damaged
-        summary costs that memory's record, never the file)."""
-        if not isinstance(d, dict):
-            raise ValueError("not an object")
-
-        def num(key: str) -> float:
-            v = d.get(key, 0)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ValueError(f"{key} is not a number")
-            return v
-
-        days = d.get("days", [])
-        if not isinstance(days, list) or not all(isinstance(x, str) for x in days):
-            raise ValueError("days is not a list of text")
-        return cls(int(num("recalls")), int(num("confirms")), int(num("refutes")), set(days),
-                   float(num("last_use")), float(num("last_confirm")), float(num("last_refute")))
 
 # Words that, at the start of a new judgement, say it overturns an earlier one
 # in the same event (see Repository.add, auto-supersede).
@@ -94,7 +52,7 @@ def overturns(text: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Strength:
+class Strength(Record):
     value: float
     decay: float
     strength: float
@@ -174,68 +132,76 @@ def plan(entries: Iterable[Entry], usage: Mapping[str, Usage], policy: Policy,
        distinct days; kind core goes to bedrock. Inbox fragments are never
        promoted: they wait for ``consolidate``.
     """
-    rules = policy.metabolism
-    kinds = policy.kinds
     moves: list[Move] = []
     for e in sorted(entries, key=lambda x: x.id):
         if e.layer == "archive" or e.status == "purged" or e.reference:
             continue  # (a person's note, outside the layer folders, is never moved)
         u = usage.get(e.id) or Usage()
-        if u.refuted:
-            moves.append(Move(e.id, e.title, e.layer, "archive",
-                              f"refuted on {_date(u.last_refute, policy.tz)} ({u.refutes} refutation(s), "
-                              f"{u.confirms} confirmation(s))", "archived"))
-            continue
-        if e.status == "superseded":
-            by = ", ".join(e.meta.get("superseded_by") or ()) or "a newer memory"
-            moves.append(Move(e.id, e.title, e.layer, "archive", f"superseded by {by}", None))
-            continue
-        s = strength(e, u, kinds, now)
-        if e.layer in ("shallow", "sediment") and s.grace is not None:
-            clocks = kinds.get(e.kind, kinds.get("inbox"))
-            archive_days = clocks[2] if clocks else None
-            if s.strength < rules.archive_strength:
-                moves.append(Move(e.id, e.title, e.layer, "archive",
-                                  f"decayed: strength {s.strength:.3f} < {rules.archive_strength:g} "
-                                  f"(value {s.value:.2f}, unused for {s.days_since_use:.0f} d, "
-                                  f"half-life {s.half_life:.0f} d)", "archived"))
-                continue
-            if archive_days is not None and s.days_since_use > archive_days:
-                moves.append(Move(e.id, e.title, e.layer, "archive",
-                                  f"unused for {s.days_since_use:.0f} d, past the {e.kind} archive "
-                                  f"age of {archive_days:g} d", "archived"))
-                continue
-        if e.kind == "inbox":
-            continue
-        if e.kind == "core":
-            if e.layer != "bedrock":
-                moves.append(Move(e.id, e.title, e.layer, "bedrock", "kind core: belongs in bedrock"))
-            continue
-        age = (now - _ts(e)) / DAY
-        target, reasons = e.layer, []
-        if target == "shallow" and age >= rules.promote_min_age_days:
-            signal = []
-            if e.value >= rules.promote_value:
-                signal.append(f"value {e.value:.2f}")
-            if u.recalls >= rules.promote_recalls:
-                signal.append(f"recalled {u.recalls} times on {len(u.days)} day(s)")
-            if u.confirms:
-                signal.append(f"confirmed {u.confirms} time(s)")
-            if signal:
-                target = "sediment"
-                reasons.append("proved useful: " + "; ".join(signal))
-        if target == "sediment" and age >= rules.crystallize_min_age_days:
-            signal = []
-            if u.confirms >= rules.crystallize_confirms:
-                signal.append(f"confirmed {u.confirms} times")
-            if len(u.days) >= rules.crystallize_recall_days and u.recalls:
-                signal.append(f"recalled on {len(u.days)} distinct days")
-            if signal:
-                target = "bedrock"
-                reasons.append("crystallized: " + "; ".join(signal))
-        if target != e.layer:
-            moves.append(Move(e.id, e.title, e.layer, target, "; ".join(reasons)))
+        move = _retirement(e, u, policy, now) or _promotion(e, u, policy.metabolism, now)
+        if move is not None:
+            moves.append(move)
     return moves
+
+
+def _retirement(e: Entry, u: Usage, policy: Policy, now: float) -> Move | None:
+    """Rules 1–3 of ``plan``: the move to archive of a memory refuted,
+    superseded or decayed, or None."""
+    if u.refuted:
+        return Move(e.id, e.title, e.layer, "archive",
+                    f"refuted on {_date(u.last_refute, policy.tz)} ({u.refutes} refutation(s), "
+                    f"{u.confirms} confirmation(s))", "archived")
+    if e.status == "superseded":
+        by = ", ".join(e.meta.get("superseded_by") or ()) or "a newer memory"
+        return Move(e.id, e.title, e.layer, "archive", f"superseded by {by}", None)
+    rules, kinds = policy.metabolism, policy.kinds
+    s = strength(e, u, kinds, now)
+    if e.layer not in ("shallow", "sediment") or s.grace is None:
+        return None
+    clocks = kinds.get(e.kind, kinds.get("inbox"))
+    archive_days = clocks[2] if clocks else None
+    if s.strength < rules.archive_strength:
+        return Move(e.id, e.title, e.layer, "archive",
+                    f"decayed: strength {s.strength:.3f} < {rules.archive_strength:g} "
+                    f"(value {s.value:.2f}, unused for {s.days_since_use:.0f} d, "
+                    f"half-life {s.half_life:.0f} d)", "archived")
+    if archive_days is not None and s.days_since_use > archive_days:
+        return Move(e.id, e.title, e.layer, "archive",
+                    f"unused for {s.days_since_use:.0f} d, past the {e.kind} archive "
+                    f"age of {archive_days:g} d", "archived")
+    return None
+
+
+def _promotion(e: Entry, u: Usage, rules: Rules, now: float) -> Move | None:
+    """Rule 4 of ``plan``: the move up of a memory that proved useful, as
+    far as its signals reach in one step, or None."""
+    if e.kind == "inbox":
+        return None
+    if e.kind == "core":
+        return None if e.layer == "bedrock" else Move(e.id, e.title, e.layer, "bedrock",
+                                                       "kind core: belongs in bedrock")
+    age = (now - _ts(e)) / DAY
+    target, reasons = e.layer, []
+    if target == "shallow" and age >= rules.promote_min_age_days:
+        signal = []
+        if e.value >= rules.promote_value:
+            signal.append(f"value {e.value:.2f}")
+        if u.recalls >= rules.promote_recalls:
+            signal.append(f"recalled {u.recalls} times on {len(u.days)} day(s)")
+        if u.confirms:
+            signal.append(f"confirmed {u.confirms} time(s)")
+        if signal:
+            target = "sediment"
+            reasons.append("proved useful: " + "; ".join(signal))
+    if target == "sediment" and age >= rules.crystallize_min_age_days:
+        signal = []
+        if u.confirms >= rules.crystallize_confirms:
+            signal.append(f"confirmed {u.confirms} times")
+        if len(u.days) >= rules.crystallize_recall_days and u.recalls:
+            signal.append(f"recalled on {len(u.days)} distinct days")
+        if signal:
+            target = "bedrock"
+            reasons.append("crystallized: " + "; ".join(signal))
+    return Move(e.id, e.title, e.layer, target, "; ".join(reasons)) if target != e.layer else None
 
 
 def bigram_similarity(a: str, b: str) -> float:

@@ -12,6 +12,7 @@ import re
 import unicodedata
 
 from ..errors import InvalidInput, ParseError, UnsafePath
+from .lexicon import CJK
 
 LAYERS = ("shallow", "sediment", "bedrock", "archive")
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {
@@ -21,7 +22,18 @@ MAX_PATH_BYTES = 1000  # far below PATH_MAX (4096) with room for any root folder
 
 
 
-_SLUG_DROP = re.compile(r"[^\w\u4e00-\u9fff\u3400-\u4dbf]+", re.UNICODE)
+_SLUG_DROP = re.compile(rf"[^\w{CJK}]+", re.UNICODE)
+# what no file system should get in a name: ASCII control characters, and what Windows refuses
+_REFUSED = re.compile(r'[\x00-\x1f<>:"|?*]')
+
+
+def refused_chars(name: str) -> bool:
+    """Whether ``name`` has a character some file system refuses.
+
+    >>> refused_chars("notes: 2024"), refused_chars("notes 2024")
+    (True, False)
+    """
+    return _REFUSED.search(name) is not None
 
 
 def slugify(title: str, *, max_bytes: int = 80) -> str:
@@ -54,7 +66,7 @@ def check_segment(segment: str, *, what: str) -> str:
         raise UnsafePath(f"{what}: {segment!r} contains a path separator", what=what)
     if segment in (".", "..") or segment.startswith("."):
         raise UnsafePath(f"{what}: {segment!r} is a relative or hidden name", what=what)
-    if any(ord(c) < 32 for c in segment) or any(c in '<>:"|?*' for c in segment):
+    if refused_chars(segment):
         raise UnsafePath(f"{what}: {segment!r} has characters file systems refuse", what=what)
     if segment.split(".")[0].lower() in _WINDOWS_RESERVED:
         raise UnsafePath(f"{what}: {segment!r} is a reserved name on Windows", what=what)
@@ -95,7 +107,7 @@ def split_path(rel: str) -> tuple[str, str, str]:
     parts = rel.split("/")
     if not parts[-1].endswith(".md"):
         raise ParseError(f"{rel}: not a note (.md)", path=rel)
-    if len(parts) >= 2 and parts[0] in LAYERS:
+    if parts[0] in LAYERS and len(parts) > 1:  # (a file in a layer folder, not one named like it)
         return parts[0], "/".join(parts[1:-1]), parts[-1][:-3]
     return "", "/".join(parts[:-1]), parts[-1][:-3]
 

@@ -213,6 +213,10 @@ def link_key(target: str) -> str:
     return t[:-3] if t.lower().endswith(".md") else t
 
 
+# how deep in lists a text property's [[links]] are read
+LINK_NESTING = 3
+
+
 def property_links(meta: Mapping[str, Any]) -> list[str]:
     """Targets of ``[[links]]`` written in any text property (``up: "[[MOC]]"``)."""
     out: list[str] = []
@@ -221,7 +225,7 @@ def property_links(meta: Mapping[str, Any]) -> list[str]:
         if isinstance(v, str):
             if "[[" in v:
                 out.extend(link_key(x.target) for x in wikilinks(v) if x.target)
-        elif isinstance(v, (list, tuple)) and depth < 3:
+        elif isinstance(v, (list, tuple)) and depth < LINK_NESTING:
             for x in v:
                 visit(x, depth + 1)
 
@@ -281,7 +285,7 @@ def excluded(rel: str, filters: Iterable[str]) -> bool:
     written ``/regex/`` is searched in the path; any other is a path prefix
     (``Archive/``: that folder; ``Archive``: also ``Archive notes.md``)."""
     for f in filters:
-        if len(f) > 2 and f.startswith("/") and f.endswith("/"):
+        if len(f) > len("//") and f.startswith("/") and f.endswith("/"):
             try:
                 if re.search(f[1:-1], rel):
                     return True

@@ -17,9 +17,11 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import PolicyFileError
+from .names import MAX_NAME_BYTES, refused_chars
 
 # [grace days, half-life days, archive days]; None = never decays.
 Clock = tuple[float, float, float]
+CLOCKS = ("grace", "half-life", "archive")  # a Clock's days, in order
 
 DEFAULT_KINDS: Mapping[str, Clock | None] = MappingProxyType({
     "core": None,
@@ -202,7 +204,7 @@ _TAKEN = ("shallow", "sediment", "bedrock", "archive", "_system")
 
 def _root_name(key: str, v: str) -> None:
     bad = (v != v.strip() or "/" in v or "\\" in v or v.startswith(".") or v.lower() in _TAKEN
-           or any(ord(c) < 32 or c in '<>:"|?*' for c in v) or len(v.encode("utf-8")) > 120)
+           or refused_chars(v) or len(v.encode("utf-8")) > MAX_NAME_BYTES)
     if bad:
         raise _bad(key, f"must be one file or folder name at the root, not a layer or _system, not {v!r}")
     if key == "map_file" and not v.endswith(".md"):
@@ -240,7 +242,7 @@ def _kinds(v: Any) -> Mapping[str, Clock | None]:
         if clocks is None:
             kinds[str(name)] = None
             continue
-        if not isinstance(clocks, list) or len(clocks) != 3:
+        if not isinstance(clocks, list) or len(clocks) != len(CLOCKS):
             raise _bad(k, "must be [grace, half-life, archive] days or null")
         g, h, a = (_number(k, x, minimum=0) for x in clocks)
         if h <= 0:

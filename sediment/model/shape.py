@@ -25,55 +25,72 @@ def check_shape(meta: dict[str, Any], path: str, limit: int) -> bool:
     are expanded, or holds a type a note cannot keep (``!!set``, ``!!binary``).
     Returns whether it is plain JSON data (no dates): only such frontmatter
     goes into the index snapshot. Each shared node is measured once."""
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    plain = True
+    measure = _Measure(path, limit)
+    measure.size(meta, 0)
+    return measure.plain
 
-    def bad(why: str) -> ParseError:
-        return ParseError(f"{path}: frontmatter {why}", path=path, line=None)
 
-    def size(x: Any, depth: int) -> int:
-        nonlocal plain
+class _Measure:
+    """One frontmatter's walk for ``check_shape``: the size of each node
+    measured so far (by identity: an alias is measured once), the nodes
+    being measured (a node met again inside itself is a circular alias),
+    and whether everything met is plain JSON data."""
+
+    __slots__ = ("path", "limit", "sizes", "open", "plain")
+
+    def __init__(self, path: str, limit: int) -> None:
+        self.path, self.limit = path, limit
+        self.sizes: dict[int, int] = {}
+        self.open: set[int] = set()
+        self.plain = True
+
+    def bad(self, why: str) -> ParseError:
+        return ParseError(f"{self.path}: frontmatter {why}", path=self.path, line=None)
+
+    def size(self, x: Any, depth: int) -> int:
+        """Characters of text plus one per value of ``x``, aliases expanded."""
         if isinstance(x, str):
             return 1 + len(x)
         if x is None or isinstance(x, (bool, int, float)):
             return 1
         if isinstance(x, _dt.date):  # dates and date-times (Obsidian's date properties)
-            plain = False
+            self.plain = False
             return 1
         if not isinstance(x, (list, dict)):
-            raise bad(f"holds a {type(x).__name__} value (a YAML tag such as !!set or !!binary), "
-                      f"which a note cannot keep")
+            raise self.bad(f"holds a {type(x).__name__} value (a YAML tag such as !!set or !!binary), "
+                           f"which a note cannot keep")
         key = id(x)
-        if key in open_nodes:
-            raise bad("refers to itself (a circular YAML alias)")
-        if key in sizes:
-            return sizes[key]
+        if key in self.open:
+            raise self.bad("refers to itself (a circular YAML alias)")
+        if key in self.sizes:
+            return self.sizes[key]
         if depth > _MAX_DEPTH:
-            raise bad(f"is nested more than {_MAX_DEPTH} levels deep")
-        open_nodes.add(key)
-        n = 1
-        if isinstance(x, list):
-            for item in x:
-                n += size(item, depth + 1)
-                if n > limit:
-                    break
-        else:
-            for k, v in x.items():
-                if depth and not isinstance(k, str):
-                    plain = False  # JSON would turn the key into text
-                n += size(k, depth + 1) + size(v, depth + 1)
-                if n > limit:
-                    break
-        open_nodes.discard(key)
-        if n > limit:
-            raise bad(f"expands to more than {limit} characters and values (YAML aliases?); "
-                      f"policy max_meta_size")
-        sizes[key] = n
+            raise self.bad(f"is nested more than {_MAX_DEPTH} levels deep")
+        self.open.add(key)
+        n = self._items(x, depth)
+        self.open.discard(key)
+        if n > self.limit:
+            raise self.bad(f"expands to more than {self.limit} characters and values (YAML aliases?); "
+                           f"policy max_meta_size")
+        self.sizes[key] = n
         return n
 
-    size(meta, 0)
-    return plain
+    def _items(self, x: list[Any] | dict[Any, Any], depth: int) -> int:
+        """One for the container, plus its items' sizes (stopping once past the limit)."""
+        n, limit = 1, self.limit
+        if isinstance(x, list):
+            for item in x:
+                n += self.size(item, depth + 1)
+                if n > limit:
+                    break
+            return n
+        for k, v in x.items():
+            if depth and not isinstance(k, str):
+                self.plain = False  # JSON would turn the key into text
+            n += self.size(k, depth + 1) + self.size(v, depth + 1)
+            if n > limit:
+                break
+        return n
 
 
 def is_plain(meta: Mapping[str, Any]) -> bool:

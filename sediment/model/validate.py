@@ -102,9 +102,13 @@ def kind(k: Any, kinds: Iterable[str]) -> str:
     return k
 
 
+# how deep a caller's field value may nest (a list in a mapping in a list …)
+MAX_NESTING = 4
+
+
 def plain_yaml(v: Any, depth: int = 0) -> bool:
     """Only what YAML writes and reads back as the same value."""
-    if depth > 4:
+    if depth > MAX_NESTING:
         return False
     if v is None or isinstance(v, (str, bool, int, float)):
         return not (isinstance(v, str) and "\x00" in v)

@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
-from .postings import NO_SLOT, Postings, Vocab, map_ids, narrow, renumber
+from .postings import NO_SLOT, TF_MAX, Postings, Vocab, map_ids, narrow, renumber
 
 
 class Part:
@@ -26,8 +26,8 @@ class Part:
 
     __slots__ = ("terms", "offsets", "docs", "tfs", "lengths", "vec_offsets", "vec_terms", "first")
 
-    def __init__(self, terms: str, offsets: array, docs: array, tfs: array, lengths: array,
-                 vec_offsets: array | None, vec_terms: array | None, first: int = 0) -> None:
+    def __init__(self, terms: str, offsets: array[int], docs: array[int], tfs: array[int], lengths: array[int], *,
+                 vec_offsets: array[int] | None, vec_terms: array[int] | None, first: int = 0) -> None:
         self.terms = terms  # sorted, joined by newlines (one string: a list of them costs 10×)
         self.offsets = offsets  # per term, where its postings start in docs/tfs (n_terms + 1)
         # the documents, numbered from ``first`` (the slot the first is expected
@@ -57,7 +57,7 @@ class Part:
         slots = array("I", map(owner.__getitem__, order))
         del owner
         freqs = array("I", chain.from_iterable(map(dict.values, maps)))  # type: ignore[arg-type]
-        tfs = array("H", map(min, map(freqs.__getitem__, order), repeat(65535)))
+        tfs = array("H", map(min, map(freqs.__getitem__, order), repeat(TF_MAX)))
         del freqs
         sorted_names = list(map(names.__getitem__, order))
         del names
@@ -76,9 +76,10 @@ class Part:
             vec_terms = array("I", map(ids.__getitem__, by_doc))
             vec_offsets = array("I", [0])
             vec_offsets.extend(accumulate(counts))
-        return cls("\n".join(terms), offsets, slots, tfs, lengths, vec_offsets, vec_terms, first)
+        return cls("\n".join(terms), offsets, slots, tfs, lengths, vec_offsets=vec_offsets, vec_terms=vec_terms,
+                   first=first)
 
-    def keep(self, slots: array) -> "Part":
+    def keep(self, slots: array[int]) -> "Part":
         """The part without the documents ``slots`` maps to NO_SLOT (read
         but never indexed: a duplicate left out), numbered as before."""
         terms = self.term_list()
@@ -101,10 +102,10 @@ class Part:
                 if slots[i] != NO_SLOT:
                     vec_terms.extend(new_id[x] for x in self.vec_terms[self.vec_offsets[i]:self.vec_offsets[i + 1]])
                 vec_offsets.append(len(vec_terms))
-        return Part("\n".join(terms[j] for j in kept), offsets, docs, tfs, self.lengths, vec_offsets, vec_terms,
-                    self.first)
+        return Part("\n".join(terms[j] for j in kept), offsets, docs, tfs, self.lengths, vec_offsets=vec_offsets,
+                    vec_terms=vec_terms, first=self.first)
 
-    def slots(self, slots: array) -> array:
+    def slots(self, slots: array[int]) -> array[int]:
         """The postings' slots, given the documents' (none NO_SLOT)."""
         n = len(self.lengths)
         if slots == array("I", range(self.first, self.first + n)):
@@ -112,7 +113,7 @@ class Part:
         return array("I", map(slots.__getitem__, map(operator.sub, self.docs, repeat(self.first, len(self.docs)))))
 
 
-def own(a: array | memoryview, code: str) -> array:
+def own(a: array[int] | memoryview, code: str) -> array[int]:
     """An array of its own, of type ``code``, for one that may be a view of a
     snapshot's bytes or of another type (frequencies kept as bytes)."""
     if isinstance(a, array) and a.typecode == code:
@@ -124,7 +125,7 @@ def own(a: array | memoryview, code: str) -> array:
     return array(code, a)
 
 
-def merge(lane: Postings, parts: list[tuple[Part, array]]) -> None:
+def merge(lane: Postings, parts: list[tuple[Part, array[int]]]) -> None:
     """Fold ``parts`` into the lane's base, consuming the list (each part is
     let go as soon as it is copied: at 100k memories they are 100s of MB).
     Each comes with its documents' slots (NO_SLOT: not indexed after all);
@@ -145,7 +146,7 @@ def merge(lane: Postings, parts: list[tuple[Part, array]]) -> None:
     rank.update(zip(terms, range(len(terms))))
     # per source (the base, then each part): its terms' ids in the merged
     # vocabulary, its offsets, slots and tfs
-    sources: list[tuple[array, array, array, array] | None] = [
+    sources: list[tuple[array[int], array[int], array[int], array[int]] | None] = [
         (array("I", map(rank.__getitem__, old_terms)), own(lane.base_offsets, "I"), own(lane.base_slots, "I"),
          own(lane.base_tfs, "H"))]
     del old_terms
@@ -187,7 +188,7 @@ def merge(lane: Postings, parts: list[tuple[Part, array]]) -> None:
     lane.base_offsets, lane.base_slots, lane.base_tfs = offsets, slots, narrow(tfs)
 
 
-def _merge_vectors(lane: Postings, ids: list[array], parts: list[tuple[Part, array]]) -> None:
+def _merge_vectors(lane: Postings, ids: list[array[int]], parts: list[tuple[Part, array[int]]]) -> None:
     """The base's term vectors in the merged vocabulary's ids (``ids[0]``),
     then the parts' documents' (``ids[1:]``) in slot order (an empty vector
     for a slot no part fills)."""

@@ -26,10 +26,10 @@ import heapq
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .maxscore import Scored, nth, probe_or_walk, walk
+from ..model.lexicon import is_cjk_char
+from .maxscore import Norms, Scored, nth, probe_or_walk, walk
 from .postings import Postings, bm25_idf
 from .rank import Mask, Ranking
-from .textnorm import is_cjk
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
         share = fused / total
         mine: dict[str, float] = {}
         for t, tf, df in lane.vector_df(slot, fb.min_df, max_df):
-            if t in query or len(t) == 1 and not fb.single_cjk and is_cjk(t):
+            if t in query or len(t) == 1 and not fb.single_cjk and is_cjk_char(t):
                 continue
             idf = idfs.get(t)  # (vector_df keeps only the terms within min_df..max_df)
             if idf is None:
@@ -124,7 +124,7 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     return {t: fb.weight * g / peak for g, t in top}
 
 
-def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask,
+def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask, *,
           allowed: Callable[[int], bool] | None, depth: int, prune: bool = True) -> list[tuple[float, int]]:
     """The feedback lane's top ``depth``: BM25 of the expanded query (the
     query's words and ``expanded``), reusing the word lane's scores
@@ -164,7 +164,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # exact for all, and only its word score may need finding (below).
     exp: dict[int, float] = {}
     for w, _, _, runs in terms:
-        walk(exp, w, runs, norms, lengths, mask)
+        walk(exp, w, runs, norms=norms, lengths=lengths, mask=mask)
     ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
     # The top: documents with an expansion score, and the word lane's top for
     # the rest. A document with neither scores its word score, which is no
@@ -195,10 +195,11 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
 
 
 def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float],
-                 norms: tuple[float, float, float, float]) -> dict[int, float]:
+                 norms: Norms) -> dict[int, float]:
     """The word-lane scores of ``docs``, summed in the lane's order of terms
     from 0.0 (the same floats as the lane's own sums: 0.0 + x is x)."""
     acc = dict.fromkeys(docs, 0.0)
     for w, runs in words.terms:
-        probe_or_walk(acc, w, runs, sum(hi - lo for _, _, lo, hi in runs), norms, lane.lengths, lane.tf)
+        probe_or_walk(acc, w, runs, sum(hi - lo for _, _, lo, hi in runs), norms=norms, lengths=lane.lengths,
+                      tf_of=lane.tf)
     return acc

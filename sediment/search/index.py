@@ -27,7 +27,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTu
 
 from . import bulk
 from . import feedback as F
-from .postings import NO_SLOT, Postings, Scored, Vocab, renumber
+from .maxscore import Scored, bm25
+from .postings import NO_SLOT, Postings, Vocab, renumber
 from .rank import Lane, Ranking, best, rrf, rrf_add
 
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
@@ -48,6 +49,9 @@ _LANE_ARRAYS = {
 }
 # the others "I"; a lane's frequencies are "B" or "H" (its "tfs" in the header)
 ALIVE = 0x80
+# dead slots are dropped when there are more than this many and they pass a
+# quarter of all slots (amortised O(1) per change; a small index keeps its few)
+COMPACT_AFTER = 1000
 _MASKS: dict[int, bytes] = {}
 
 
@@ -131,7 +135,7 @@ class Index:
         self.exact = True  # document frequencies count live documents only
         # batches put but not merged yet, each with its documents' slots
         # (NO_SLOT: not put); from the first one on, every put joins them
-        self._batches: list[tuple[Batch, array]] = []
+        self._batches: list[tuple[Batch, array[int]]] = []
         self._pending_from = 0  # the first slot put since the batches began waiting
         self.merges = 0  # bulk merges run (each a pass over the whole base)
 
@@ -207,7 +211,7 @@ class Index:
         if terms is None:
             self.exact = False
         self._dead += 1
-        if self._dead > 1000 and self._dead * 4 > len(self.key_of):
+        if self._dead > COMPACT_AFTER and self._dead * 4 > len(self.key_of):
             self.compact()
 
     def set_flags(self, key: str, flags: int) -> None:
@@ -285,37 +289,7 @@ class Index:
         bytes are read into one buffer and its arrays are views of it (a
         warm open of 100k memories saves a copy of a few hundred MB, and the
         time to make it); a lane rebuilt later lets its buffer go."""
-        fh: Any = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data  # (readinto: not in BinaryIO)
-        if fh.read(len(_MAGIC)) != _MAGIC:
-            raise ValueError("not a sediment index snapshot")
-        digest = fh.read(32)
-        n = 2 + sum(len(a) for a in _LANE_ARRAYS.values())
-        raw = fh.read(8 * n)
-        if len(raw) != 8 * n:
-            raise ValueError("snapshot is truncated")
-        sizes = struct.unpack(f"<{n}Q", raw)
-        here = fh.tell()
-        if fh.seek(0, io.SEEK_END) - here != sum(sizes):
-            raise ValueError("snapshot is truncated")
-        fh.seek(here)
-        check = hashlib.sha256(raw)
-        head_bytes = fh.read(sizes[0])
-        flags = bytearray(fh.read(sizes[1]))
-        check.update(head_bytes)
-        check.update(flags)
-        bufs = []
-        k = 2
-        for arrays in _LANE_ARRAYS.values():  # one buffer per lane
-            buf = bytearray(sum(sizes[k:k + len(arrays)]))
-            if fh.readinto(buf) != len(buf):
-                raise ValueError("snapshot is truncated")
-            check.update(buf)
-            bufs.append(buf)
-            k += len(arrays)
-        if check.digest() != digest:
-            raise ValueError("snapshot checksum mismatch")
-        head = json.loads(head_bytes)
-        del head_bytes
+        head, flags, sizes, bufs = _read_snapshot(data)
         if head.get("format") != SNAPSHOT_FORMAT or head.get("byteorder") != sys.byteorder:
             raise ValueError("snapshot of another format")
         if head.get("fingerprint") != fingerprint:
@@ -327,34 +301,9 @@ class Index:
             raise ValueError("snapshot flags are inconsistent")
         k = 2
         for (name, lane), buf in zip((("words", idx.words), ("bigrams", idx.bigrams)), bufs):
-            meta = head[name]
-            view, pos = memoryview(buf), 0
-            got: dict[str, Any] = {}
-            for attr in _LANE_ARRAYS[name]:
-                code: str = meta.get("tfs") if attr == "base_tfs" else "I"
-                if code not in ("B", "H", "I"):
-                    raise ValueError("snapshot lane is inconsistent")
-                if sizes[k] % array(code).itemsize:
-                    raise ValueError("snapshot lane is inconsistent")
-                got[attr] = view[pos:pos + sizes[k]].cast(code)  # type: ignore[call-overload]
-                pos += sizes[k]
-                k += 1
-            lengths = got.pop("lengths")
-            lane.lengths = array("I")
-            lane.lengths.frombytes(lengths.cast("B"))  # (changes with every put: an array of its own)
-            starts = got.pop("starts")
-            for attr, a in got.items():
-                setattr(lane, attr, a)
-            lane.base_index = Vocab(meta["terms"], starts)
-            if (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
-                    or starts[-1] != len(meta["terms"]) + 1 and len(starts) > 1):
-                raise ValueError("snapshot lane is inconsistent")
-            # (a term id past the vocabulary is skipped where vectors are read:
-            # a pass over every id here cost ~1 s of a 100k warm open)
-            if lane.vectors and (len(lane.vec_offsets) != len(keys) + 1
-                                 or lane.vec_offsets[-1] != len(lane.vec_terms)):
-                raise ValueError("snapshot term vectors are inconsistent")
-            lane.total_len, lane.live = meta["total_len"], meta["live"]
+            n = len(_LANE_ARRAYS[name])
+            _restore_lane(lane, name, head[name], buf, sizes[k:k + n], keys=len(keys))
+            k += n
         idx.key_of = keys
         idx.slot_of = dict(zip(keys, range(len(keys))))
         return idx, head["docs"]
@@ -391,11 +340,10 @@ class Index:
         rankings: list[tuple[str, Ranking]] = []
         scored = Scored()  # the word lane's scores, which the feedback lane adds to
         if words:
-            top, top_rare = self.words.score(words, mask, allow_slot, depth, rare=True, prune=prune,
-                                             state=scored)
+            top, top_rare = bm25(self.words, words, mask, allow_slot, depth, rare=True, prune=prune, state=scored)
             rankings += [("words", top), ("rare", top_rare)]
         if bigrams:
-            top, _ = self.bigrams.score(bigrams, mask, allow_slot, depth, prune=prune)
+            top, _ = bm25(self.bigrams, bigrams, mask, allow_slot, depth, prune=prune)
             rankings.append(("bigrams", top))
         direct = {s for _, top in rankings for _, s in top}  # the query's own lexical matches
         lexical = dict(rankings)  # (handed to the lanes: the blend weighs these scores, dense.py)
@@ -417,9 +365,9 @@ class Index:
             expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback, bool(bigrams))
             if expanded:
                 if feedback.with_query:
-                    top = F.score(self.words, scored, expanded, mask, allow_slot, depth, prune=prune)
+                    top = F.score(self.words, scored, expanded, mask, allowed=allow_slot, depth=depth, prune=prune)
                 else:
-                    top, _ = self.words.score(expanded, mask, allow_slot, depth, prune=prune)
+                    top, _ = bm25(self.words, expanded, mask, allow_slot, depth, prune=prune)
                 rankings.append(("feedback", top))
                 # (the dense lane may reweigh it)
                 fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0) * feedback.damp(rankings, scored)
@@ -470,3 +418,70 @@ class Index:
             df = ln.df(t)
             if df >= min_df and (max_df is None or df <= max_df):
                 yield t, df
+
+
+def _read_snapshot(data: bytes | BinaryIO) -> tuple[dict[str, Any], bytearray, tuple[int, ...], list[bytearray]]:
+    """A snapshot's header, flags, array sizes and one buffer per lane, its
+    checksum checked. Raises ``ValueError`` for anything damaged."""
+    fh: Any = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data  # (readinto: not in BinaryIO)
+    if fh.read(len(_MAGIC)) != _MAGIC:
+        raise ValueError("not a sediment index snapshot")
+    digest = fh.read(32)
+    n = 2 + sum(len(a) for a in _LANE_ARRAYS.values())
+    raw = fh.read(8 * n)
+    if len(raw) != 8 * n:
+        raise ValueError("snapshot is truncated")
+    sizes: tuple[int, ...] = struct.unpack(f"<{n}Q", raw)
+    here = fh.tell()
+    if fh.seek(0, io.SEEK_END) - here != sum(sizes):
+        raise ValueError("snapshot is truncated")
+    fh.seek(here)
+    check = hashlib.sha256(raw)
+    head_bytes = fh.read(sizes[0])
+    flags = bytearray(fh.read(sizes[1]))
+    check.update(head_bytes)
+    check.update(flags)
+    bufs = []
+    k = 2
+    for arrays in _LANE_ARRAYS.values():  # one buffer per lane
+        buf = bytearray(sum(sizes[k:k + len(arrays)]))
+        if fh.readinto(buf) != len(buf):
+            raise ValueError("snapshot is truncated")
+        check.update(buf)
+        bufs.append(buf)
+        k += len(arrays)
+    if check.digest() != digest:
+        raise ValueError("snapshot checksum mismatch")
+    return json.loads(head_bytes), flags, sizes, bufs
+
+
+def _restore_lane(lane: Postings, name: str, meta: dict[str, Any], buf: bytearray, sizes: Sequence[int], *,
+                  keys: int) -> None:
+    """Set a lane's arrays to views of its snapshot buffer (``sizes``: of
+    each of its arrays, in order), ``keys`` slots in all. Raises
+    ``ValueError`` for anything inconsistent."""
+    view, pos = memoryview(buf), 0
+    got: dict[str, Any] = {}
+    for attr, size in zip(_LANE_ARRAYS[name], sizes, strict=True):
+        code = str(meta.get("tfs")) if attr == "base_tfs" else "I"
+        if code not in ("B", "H", "I"):
+            raise ValueError("snapshot lane is inconsistent")
+        if size % array(code).itemsize:
+            raise ValueError("snapshot lane is inconsistent")
+        got[attr] = view[pos:pos + size].cast(code)  # type: ignore[call-overload]
+        pos += size
+    lengths = got.pop("lengths")
+    lane.lengths = array("I")
+    lane.lengths.frombytes(lengths.cast("B"))  # (changes with every put: an array of its own)
+    starts = got.pop("starts")
+    for attr, a in got.items():
+        setattr(lane, attr, a)
+    lane.base_index = Vocab(meta["terms"], starts)
+    if (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
+            or starts[-1] != len(meta["terms"]) + 1 and len(starts) > 1):
+        raise ValueError("snapshot lane is inconsistent")
+    # (a term id past the vocabulary is skipped where vectors are read:
+    # a pass over every id here cost ~1 s of a 100k warm open)
+    if lane.vectors and (len(lane.vec_offsets) != keys + 1 or lane.vec_offsets[-1] != len(lane.vec_terms)):
+        raise ValueError("snapshot term vectors are inconsistent")
+    lane.total_len, lane.live = meta["total_len"], meta["live"]

@@ -1,8 +1,8 @@
-"""The scoring loop of a lane (``postings.Postings.score``): a query's terms
-summed over their postings, with MaxScore pruning (Turtle & Flood 1995), and
-the top lists taken from the sums. Pure; it knows postings only as runs of
-(slots, frequencies) and is given each term's weight, so the BM25 formula's
-constants stay with the lane.
+"""The scoring loop of a lane (``bm25``): a query's terms summed over their
+postings, with MaxScore pruning (Turtle & Flood 1995), and the top lists
+taken from the sums. Pure; the loop knows postings only as runs of (slots,
+frequencies) and is given each term's weight, so the BM25 formula's
+constants stay with the lane (``postings.Postings.weigh`` and ``norms``).
 
 * Terms are taken highest bound first (the rare ones). Once the terms left
   cannot lift a document that has none of the terms so far into the top
@@ -19,19 +19,18 @@ Every sum is made in the same order with and without pruning: the top lists
 are the same, score for score. A term's walk over its postings (``walk``) and
 its probe-or-walk for the documents in the running (``probe_or_walk``) are the
 feedback lane's steps too (``feedback.score``). The rest of Python's cost here is one step per
-posting walked, which is what the pruning saves.
+posting walked, which is what the pruning saves. ``bm25`` scores a lane
+(``postings.Postings``, the data below this module) with it.
 """
 
 from __future__ import annotations
 
 import heapq
-from array import array
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from .postings import Postings, Run
 from .rank import Mask
 
-# (slots, tfs, lo, hi): one run of a term's postings, slots ascending
-Run = tuple[array, array, int, int]
 # upper bounds are inflated by this much, so that rounding can never make a
 # pruned document's true score exceed its bound
 _SAFE = 1 + 1e-9
@@ -42,6 +41,10 @@ _PROBE_COST = 6
 _SUBSETS_UP_TO = 8
 # below this many scores a C sort finds the depth-th best faster than a heap
 _SORT_BELOW = 1000
+# BM25's constants as the loops take them: (k1 (1 - b), k1 b / average length, k1 + 1, δ)
+Norms = tuple[float, float, float, float]
+# a query term as a lane weighs it: (query weight × idf, idf, term, its runs)
+Weighed = tuple[float, float, str, list[Run]]
 
 
 class Scored:
@@ -102,111 +105,146 @@ def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
     return above + [(cut, s) for s in tied]
 
 
-def score(terms: list[tuple[float, float, str, list[Run]]], norms: tuple[float, float, float, float],
-          lengths: Sequence[int], tf_of: Callable[[int, list[Run]], int], mask: Mask,
-          allowed: Callable[[int], bool] | None, depth: int, rare: bool = False, prune: bool = True,
+def bm25(lane: Postings, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
+         depth: int, *, rare: bool = False, prune: bool = True, state: Scored | None = None
+         ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+    """BM25 over the ``lane``'s slots whose ``mask`` byte is set: the top
+    ``depth`` (score, slot) (``Postings.matched`` tells which terms a slot
+    has). With ``rare``, in the same pass, the rare-term ranking too: the sum
+    of the IDFs of the query terms a document has, blind to how often and how
+    long (it rewards covering more, and rarer, words of the query). ``prune``
+    changes the cost, never the result. ``state`` (if given) is filled with
+    what a further query over the same terms can reuse (``Scored``)."""
+    return score(lane.weigh(qterms), lane.norms(), lane.lengths, lane.tf, mask, allowed=allowed, depth=depth,
+                 rare=rare, prune=prune, state=state)
+
+
+def score(terms: list[Weighed], norms: Norms, lengths: Sequence[int], tf_of: Callable[[int, list[Run]], int],
+          mask: Mask, *, allowed: Callable[[int], bool] | None, depth: int, rare: bool = False, prune: bool = True,
           state: Scored | None = None) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
     """The top ``depth`` (score, slot) of the documents whose ``mask`` byte
     is set, for ``terms`` (weight × idf, idf, term, runs), with BM25's
     ``norms`` (k1 (1 - b), k1 b / avg length, k1 + 1, δ); ``tf_of`` probes a
     slot's frequency in runs. With ``rare``, the rare-term ranking too (a
-    document's sum of the idfs of the terms it has). See
-    ``Postings.score``."""
-    norm_a, norm_b, k1p, delta = norms
+    document's sum of the idfs of the terms it has). See ``bm25``."""
     # highest upper bound first: the common terms come last, where pruning skips them
     terms = sorted(terms, key=lambda x: (-x[0], x[2]))
     if rare and prune and len(terms) <= _SUBSETS_UP_TO:
         # the rare-term ranking apart, from which terms each document has:
         # the BM25 ranking alone then decides how much is walked
-        top, _ = score(terms, norms, lengths, tf_of, mask, allowed, depth, False, prune, state)
+        top, _ = score(terms, norms, lengths, tf_of, mask, allowed=allowed, depth=depth, prune=prune, state=state)
         return top, rare_top([(idf, runs) for _, idf, _, runs in terms], tf_of, mask, allowed, depth)
-    # what the terms from i on can still add: BM25's tf part is below k1 + 1
-    rest_w = [0.0] * (len(terms) + 1)
-    rest_idf = [0.0] * (len(terms) + 1)
-    rest_n = [0] * (len(terms) + 1)  # postings left to walk
-    for i in range(len(terms) - 1, -1, -1):
-        rest_w[i] = rest_w[i + 1] + terms[i][0] * (k1p + delta) * _SAFE
-        rest_idf[i] = rest_idf[i + 1] + terms[i][1] * _SAFE
-        rest_n[i] = rest_n[i + 1] + sum(hi - lo for _, _, lo, hi in terms[i][3])
+    rest_w, rest_idf, rest_n = _bounds(terms, norms)
+    floors = _Floors(allowed, depth)
     acc: dict[int, float] = {}
     cover: dict[int, float] = {}
-    ok: dict[int, bool] = {}
+    i = 0
+    fw = fr = -1.0  # floors found so far: lower bounds of the final ones
+    while i < len(terms):
+        # worth a look only when the postings left outweigh a pass over ``acc``
+        if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
+            if rest_w[i] >= fw:
+                fw = floors.of(acc)
+            if rest_w[i] < fw:
+                if rare and rest_idf[i] >= fr:
+                    fr = floors.of(cover)
+                if not rare or rest_idf[i] < fr:
+                    break  # no document outside ``acc`` can reach either top list
+        w, idf, _, runs = terms[i]
+        if rare and acc:  # both rankings in one pass over the postings
+            walk_both(acc, cover, w, idf, runs, norms=norms, lengths=lengths, mask=mask)
+        else:
+            walk(acc, w, runs, norms=norms, lengths=lengths, mask=mask)
+            if rare:  # (the first term)
+                cover = dict.fromkeys(acc, idf)
+        i += 1
+    dropped: dict[int, float] = {}
+    for j in range(i, len(terms)):
+        # the documents still in the running; those that cannot reach
+        # either top list any more are dropped, and probed no further
+        acc, cover = _keep(acc, cover, rest_w[j], rest_idf[j], floors=floors, rare=rare,
+                           dropped=dropped if state is not None else None)
+        w, idf, _, runs = terms[j]
+        probe_or_walk(acc, w, runs, rest_n[j] - rest_n[j + 1], norms=norms, lengths=lengths, tf_of=tf_of,
+                      cover=cover if rare else None, idf=idf)
+    mine = floors.mine(acc)
+    top = top_of(mine, depth)
+    top_rare = top_of(cover if allowed is None else {s: cover[s] for s in mine}, depth) if rare else []
+    if state is not None:
+        state.exact, state.dropped, state.top = acc, dropped, top
+        state.outside = rest_w[i] if i < len(terms) else 0.0
+        state.terms = [(w, runs) for w, _, _, runs in terms]
+    return top, top_rare
 
-    def floor(scores: dict[int, float]) -> float:
-        """The depth-th best score among the allowed documents so far
-        (-1 while there are fewer): a bound the final one never falls below."""
+
+def _bounds(terms: list[Weighed], norms: Norms) -> tuple[list[float], list[float], list[int]]:
+    """For each ``i``, what the terms from ``i`` on can still add to a
+    document's BM25 sum (a term's tf part is below k1 + 1 + δ) and to its
+    rare-term sum, and how many of their postings are left to walk."""
+    _, _, k1p, delta = norms
+    n = len(terms)
+    rest_w, rest_idf, rest_n = [0.0] * (n + 1), [0.0] * (n + 1), [0] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        w, idf, _, runs = terms[i]
+        rest_w[i] = rest_w[i + 1] + w * (k1p + delta) * _SAFE
+        rest_idf[i] = rest_idf[i + 1] + idf * _SAFE
+        rest_n[i] = rest_n[i + 1] + sum(hi - lo for _, _, lo, hi in runs)
+    return rest_w, rest_idf, rest_n
+
+
+class _Floors:
+    """The ``depth``-th best score among the allowed documents of a running
+    sum (-1 while there are fewer): a bound the final one never falls below.
+    ``allowed`` is asked once per document."""
+
+    __slots__ = ("allowed", "depth", "ok")
+
+    def __init__(self, allowed: Callable[[int], bool] | None, depth: int) -> None:
+        self.allowed, self.depth = allowed, depth
+        self.ok: dict[int, bool] = {}
+
+    def of(self, scores: dict[int, float]) -> float:
+        allowed = self.allowed
         if allowed is None:
-            return nth(scores, depth)
-        found = 0
+            return nth(scores, self.depth)
+        ok, found = self.ok, 0
         for s in sorted(scores, key=scores.__getitem__, reverse=True):
             a = ok.get(s)
             if a is None:
                 a = ok[s] = allowed(s)
             found += a
-            if found == depth:
+            if found == self.depth:
                 return scores[s]
         return -1.0
 
-    i = 0
-    fw = fr = -1.0  # floors found so far: lower bounds of the final ones
-    dropped: dict[int, float] = {}
-    while i < len(terms):
-        # worth a look only when the postings left outweigh a pass over ``acc``
-        if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
-            if rest_w[i] >= fw:
-                fw = floor(acc)
-            if rest_w[i] < fw:
-                if rare and rest_idf[i] >= fr:
-                    fr = floor(cover)
-                if not rare or rest_idf[i] < fr:
-                    break  # no document outside ``acc`` can reach either top list
-        w, idf, _, runs = terms[i]
-        if rare and acc:  # both rankings in one pass over the postings
-            acc_get, cover_get = acc.get, cover.get
-            for slots, tfs, lo, hi in runs:
-                for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
-                    if mask[s]:
-                        acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
-                        cover[s] = cover_get(s, 0.0) + idf
-        else:
-            walk(acc, w, runs, norms, lengths, mask)
-            if rare:  # (the first term)
-                cover = dict.fromkeys(acc, idf)
-        i += 1
-    for j in range(i, len(terms)):
-        # the documents still in the running; those that cannot reach
-        # either top list any more are dropped, and probed no further
-        fw = floor(acc)
-        fr = floor(cover) if rare else 0.0
-        rw, ri = rest_w[j], rest_idf[j]
-        keep = [s for s, sc in acc.items() if sc + rw >= fw or rare and cover[s] + ri >= fr]
-        if len(keep) < len(acc):
-            if state is not None:
-                for s, sc in acc.items():
-                    if sc + rw < fw and not (rare and cover[s] + ri >= fr):
-                        dropped[s] = sc + rw
-            acc = {s: acc[s] for s in keep}
-            if rare:
-                cover = {s: cover[s] for s in keep}
-        w, idf, _, runs = terms[j]
-        probe_or_walk(acc, w, runs, rest_n[j] - rest_n[j + 1], norms, lengths, tf_of, cover if rare else None, idf)
-    if state is not None:
-        state.exact, state.dropped = acc, dropped
-        state.outside = rest_w[i] if i < len(terms) else 0.0
-        state.terms = [(w, runs) for w, _, _, runs in terms]
-    mine, mine_rare = acc, cover
-    if allowed is not None:
-        mine = {s: sc for s, sc in acc.items() if (ok[s] if s in ok else allowed(s))}
-        mine_rare = {s: cover[s] for s in mine} if rare else {}
-    top = top_of(mine, depth)
-    top_rare = top_of(mine_rare, depth) if rare else []
-    if state is not None:
-        state.top = top
-    return top, top_rare
+    def mine(self, scores: dict[int, float]) -> dict[int, float]:
+        """The allowed documents of ``scores`` (``scores`` itself when all are)."""
+        allowed, ok = self.allowed, self.ok
+        if allowed is None:
+            return scores
+        return {s: sc for s, sc in scores.items() if (ok[s] if s in ok else allowed(s))}
 
 
-def walk(acc: dict[int, float], w: float, runs: list[Run], norms: tuple[float, float, float, float],
-         lengths: Sequence[int], mask: Mask) -> None:
+def _keep(acc: dict[int, float], cover: dict[int, float], rw: float, ri: float, *, floors: _Floors, rare: bool,
+          dropped: dict[int, float] | None) -> tuple[dict[int, float], dict[int, float]]:
+    """The documents of ``acc`` (and their ``cover``) that can still reach
+    either top list with ``rw`` more to their BM25 sum and ``ri`` to their
+    rare-term sum; each one dropped noted in ``dropped`` (if given) with the
+    bound its score stays below."""
+    fw = floors.of(acc)
+    fr = floors.of(cover) if rare else 0.0
+    keep = [s for s, sc in acc.items() if sc + rw >= fw or rare and cover[s] + ri >= fr]
+    if len(keep) == len(acc):
+        return acc, cover
+    if dropped is not None:
+        for s, sc in acc.items():
+            if sc + rw < fw and not (rare and cover[s] + ri >= fr):
+                dropped[s] = sc + rw
+    return {s: acc[s] for s in keep}, ({s: cover[s] for s in keep} if rare else cover)
+
+
+def walk(acc: dict[int, float], w: float, runs: list[Run], *, norms: Norms, lengths: Sequence[int],
+         mask: Mask) -> None:
     """Add a term's BM25 part (``w``: query weight × idf) to ``acc`` for
     every document of its postings whose ``mask`` byte is set."""
     norm_a, norm_b, k1p, delta = norms
@@ -223,10 +261,22 @@ def walk(acc: dict[int, float], w: float, runs: list[Run], norms: tuple[float, f
                 acc[s] = get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
 
 
-def probe_or_walk(acc: dict[int, float], w: float, runs: list[Run], size: int,
-                  norms: tuple[float, float, float, float], lengths: Sequence[int],
-                  tf_of: Callable[[int, list[Run]], int], cover: dict[int, float] | None = None,
-                  idf: float = 0.0) -> None:
+def walk_both(acc: dict[int, float], cover: dict[int, float], w: float, idf: float, runs: list[Run], *,
+              norms: Norms, lengths: Sequence[int], mask: Mask) -> None:
+    """``walk``, and the term's ``idf`` added to ``cover`` (the rare-term
+    sums) for the same documents, in the same pass over its postings."""
+    norm_a, norm_b, k1p, delta = norms
+    acc_get, cover_get = acc.get, cover.get
+    for slots, tfs, lo, hi in runs:
+        for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+            if mask[s]:
+                acc[s] = acc_get(s, 0.0) + w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+                cover[s] = cover_get(s, 0.0) + idf
+
+
+def probe_or_walk(acc: dict[int, float], w: float, runs: list[Run], size: int, *, norms: Norms,
+                  lengths: Sequence[int], tf_of: Callable[[int, list[Run]], int],
+                  cover: dict[int, float] | None = None, idf: float = 0.0) -> None:
     """Add a term's BM25 part to the documents already in ``acc`` only (and
     its ``idf`` to their ``cover``, if given): its ``size`` postings are
     probed for each document, or walked once when that is cheaper."""
@@ -259,38 +309,86 @@ def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Ru
     (each summed in term order from 0)."""
     if depth <= 0:
         return []
-    k = len(terms)
-    sums: dict[float, list[int]] = {}
-    for bits in range(1, 1 << k):
+    sums: dict[float, list[int]] = {}  # a subset's sum → the subsets (bit sets of term numbers) with it
+    for bits in range(1, 1 << len(terms)):
         c = 0.0
-        for i in range(k):
+        for i in range(len(terms)):
             if bits >> i & 1:
                 c += terms[i][0]
         sums.setdefault(c, []).append(bits)
-    sets: dict[int, set[int]] = {}
-    sizes = [sum(hi - lo for _, _, lo, hi in runs) for _, runs in terms]
+    found = _Subsets(terms, tf_of, mask, allowed=allowed, depth=depth)
+    if len(terms) == 1:  # (every posting of the one term: no set needed)
+        found.take(next(iter(sums)), descending(terms[0][1]), None, found.sizes[0])
+        return found.out
+    for c in sorted(sums, reverse=True):
+        if len(sums[c]) == 1:
+            # a subset of its own: its documents are in its shortest list,
+            # walked from the end until enough are found
+            members = found.members(sums[c][0])
+            docs = found.exactly(sums[c][0], members)
+            if docs and found.take(c, descending(terms[members[0]][1]), docs, len(docs)):
+                break
+            continue
+        group: set[int] = set()
+        for bits in sums[c]:
+            group |= found.exactly(bits, found.members(bits))
+        if group and found.take(c, sorted(group, reverse=True), None, len(group)):
+            break
+    return found.out
 
-    def whole(i: int) -> set[int]:
-        got = sets.get(i)
+
+class _Subsets:
+    """``rare_top``'s search: which documents have exactly a subset's terms
+    (by set operations on the terms' postings, each term's set made once, or
+    by probing a long list for a few documents), and the top list they fill
+    (``out``)."""
+
+    __slots__ = ("terms", "tf_of", "mask", "allowed", "depth", "sizes", "sets", "out")
+
+    def __init__(self, terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Run]], int], mask: Mask,
+                 *, allowed: Callable[[int], bool] | None, depth: int) -> None:
+        self.terms, self.tf_of, self.mask, self.allowed, self.depth = terms, tf_of, mask, allowed, depth
+        self.sizes = [sum(hi - lo for _, _, lo, hi in runs) for _, runs in terms]
+        self.sets: dict[int, set[int]] = {}
+        self.out: list[tuple[float, int]] = []
+
+    def members(self, bits: int) -> list[int]:
+        """The terms of a subset, shortest postings first."""
+        return sorted((i for i in range(len(self.terms)) if bits >> i & 1), key=self.sizes.__getitem__)
+
+    def whole(self, i: int) -> set[int]:
+        got = self.sets.get(i)
         if got is None:
-            got = sets[i] = set()
-            for slots, _, lo, hi in terms[i][1]:
+            got = self.sets[i] = set()
+            for slots, _, lo, hi in self.terms[i][1]:
                 got.update(slots[lo:hi])
         return got
 
-    def having(docs: set[int], i: int, want: bool) -> set[int]:
+    def having(self, docs: set[int], i: int, want: bool) -> set[int]:
         """Those of ``docs`` that have term i (``want``) or lack it."""
-        if i not in sets and len(docs) * _PROBE_COST < sizes[i]:
-            runs = terms[i][1]
+        if i not in self.sets and len(docs) * _PROBE_COST < self.sizes[i]:
+            runs, tf_of = self.terms[i][1], self.tf_of
             return {s for s in docs if bool(tf_of(s, runs)) == want}
-        return docs & whole(i) if want else docs - whole(i)
+        return docs & self.whole(i) if want else docs - self.whole(i)
 
-    out: list[tuple[float, int]] = []
+    def exactly(self, bits: int, members: list[int]) -> set[int]:
+        """The documents that have the terms of subset ``bits`` (``members``)
+        and none of the others."""
+        docs = self.whole(members[0])
+        for i in members[1:]:
+            if not docs:
+                break
+            docs = self.having(docs, i, True)
+        for i in range(len(self.terms)):
+            if docs and not bits >> i & 1:
+                docs = self.having(docs, i, False)
+        return docs
 
-    def take(c: float, ordered: Iterable[int], docs: set[int] | None, left: int) -> bool:
+    def take(self, c: float, ordered: Iterable[int], docs: set[int] | None, left: int) -> bool:
         """Append the documents of ``docs`` (None: all) in ``ordered`` (highest
         slot first) that the search may return, up to ``depth`` in all; True
         when that many are found. ``left``: how many of ``docs`` there are."""
+        out, mask, allowed, depth = self.out, self.mask, self.allowed, self.depth
         for s in ordered:
             if docs is None or s in docs:
                 if mask[s] and (allowed is None or allowed(s)):
@@ -301,33 +399,6 @@ def rare_top(terms: list[tuple[float, list[Run]]], tf_of: Callable[[int, list[Ru
                 if not left:
                     break
         return False
-
-    for c in sorted(sums, reverse=True):
-        group: set[int] = set()
-        for bits in sums[c]:
-            members = sorted((i for i in range(k) if bits >> i & 1), key=sizes.__getitem__)
-            if k == 1:  # (every posting of the one term: no set needed)
-                if take(c, descending(terms[0][1]), None, sizes[0]):
-                    return out
-                continue
-            docs = whole(members[0])
-            for i in members[1:]:
-                if not docs:
-                    break
-                docs = having(docs, i, True)
-            for i in range(k):
-                if docs and not bits >> i & 1:
-                    docs = having(docs, i, False)
-            if len(sums[c]) == 1:
-                # a subset of its own: its documents are in its shortest list,
-                # walked from the end until enough are found
-                if docs and take(c, descending(terms[members[0]][1]), docs, len(docs)):
-                    return out
-            else:
-                group |= docs
-        if group and take(c, sorted(group, reverse=True), None, len(group)):
-            return out
-    return out
 
 
 def descending(runs: list[Run]) -> Iterator[int]:

@@ -13,10 +13,11 @@ Layout, chosen for 100k memories in a few hundred MB and a fast warm open:
   feedback reads a document's words without tokenizing it again (term ids
   only: a frequency is found in the term's postings).
 
-Scoring (``score``) weighs the query's terms by BM25 here (``weigh`` and
-``norms``, which the feedback lane takes too) and sums them in
-``maxscore.py``, which prunes (MaxScore): the top ``depth`` is the same as
-without pruning, score for score.
+BM25's weights of a query's terms are the lane's (``weigh`` and ``norms``);
+the scoring loop that sums them is above this module (``maxscore.bm25``, which
+prunes: the top ``depth`` is the same as without pruning, score for score).
+Plain data: it imports nothing of the package, so everything of the search
+may stand on it.
 """
 
 from __future__ import annotations
@@ -27,11 +28,7 @@ import operator
 import sys
 from array import array
 from itertools import accumulate, repeat
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
-
-from . import maxscore
-from .maxscore import Run, Scored  # noqa: F401  (Scored: re-exported for the lane's users)
-from .rank import Mask
+from typing import Iterable, Iterator, Mapping, Sequence
 
 # BM25 constants (Robertson's usual k1; b a little lower than 0.75 because
 # memories are short and their length says little about relevance), and
@@ -42,10 +39,14 @@ K1 = 1.2
 B = 0.6
 DELTA = 0.5
 NO_SLOT = 0xFFFFFFFF
+TF_MAX = 0xFFFF  # a weighted term frequency is kept in 2 bytes (a higher one counts as this)
+_FOUND_MAX = 4096  # the terms a vocabulary remembers having looked up
+
+# (slots, tfs, lo, hi): one run of a term's postings, slots ascending
+Run = tuple["array[int]", "array[int]", int, int]  # (quoted: array is subscriptable at run time from 3.12)
 
 
-
-def narrow(tfs: array) -> array:
+def narrow(tfs: array[int]) -> array[int]:
     """Term frequencies as bytes when every one fits (a weighted frequency
     over 255 is rare): half the memory of the base's frequencies. Done with
     byte slices, not a loop over millions of values."""
@@ -58,7 +59,7 @@ def narrow(tfs: array) -> array:
     return out
 
 
-def widen(tfs: array | memoryview) -> array | memoryview:
+def widen(tfs: array[int] | memoryview) -> array[int] | memoryview:
     """Frequencies that an array of 2-byte ones can be extended with."""
     code = tfs.typecode if isinstance(tfs, array) else tfs.format
     return tfs if code == "H" else array("H", tfs)
@@ -78,7 +79,7 @@ class Vocab:
 
     __slots__ = ("blob", "starts", "_found")
 
-    def __init__(self, blob: str = "", starts: array | None = None) -> None:
+    def __init__(self, blob: str = "", starts: array[int] | None = None) -> None:
         self.blob = blob
         self.starts = starts if starts is not None else array("I", [0])  # n + 1 entries
         self._found: dict[str, int | None] = {}
@@ -106,7 +107,7 @@ class Vocab:
         i: int | None = bisect.bisect_left(self, t)
         if i == len(self) or self[i] != t:  # type: ignore[index]
             i = None
-        if len(found) >= 4096:  # (read-only: what is remembered stays true; only its size is bounded)
+        if len(found) >= _FOUND_MAX:  # (read-only: what is remembered stays true; only its size is bounded)
             found.clear()
         found[t] = i
         return i
@@ -122,7 +123,7 @@ class Postings:
         self.base_offsets = array("I", [0])
         self.base_slots = array("I")
         self.base_tfs = array("H")  # ("B" once folded, when every frequency fits: ``narrow``)
-        self.delta: dict[str, tuple[array, array]] = {}
+        self.delta: dict[str, tuple[array[int], array[int]]] = {}
         self.lengths = array("I")
         self.total_len = 0
         self.live = 0
@@ -148,7 +149,7 @@ class Postings:
             if p is None:
                 p = delta[t] = (array("I"), array("H"))
             p[0].append(slot)
-            p[1].append(tf if tf < 65535 else 65535)
+            p[1].append(min(tf, TF_MAX))
         self.count(slot, sum(terms.values()))
         if self.vectors:  # the terms only (frequencies are in the postings): a tuple is a
             self.vec_delta[slot] = tuple(terms)  # fifth of a dict, and a cold open holds 100k
@@ -256,20 +257,6 @@ class Postings:
                 return tfs[i]
         return 0
 
-    def score(self, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
-              depth: int, rare: bool = False, prune: bool = True, state: Scored | None = None
-              ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
-        """BM25 over the slots whose ``mask`` byte is set: the top ``depth``
-        (score, slot) (``matched`` tells which terms a slot has). With
-        ``rare``, in the same pass, the rare-term ranking too: the sum of the
-        IDFs of the query terms a document has, blind to how often and how long
-        (it rewards covering more, and rarer, words of the query). ``prune``
-        changes the cost, never the result (``maxscore.py``). ``state`` (if
-        given) is filled with what a further query over the same terms can
-        reuse (``Scored``)."""
-        return maxscore.score(self.weigh(qterms), self.norms(), self.lengths, self.tf, mask, allowed, depth, rare,
-                              prune, state)
-
     def norms(self) -> tuple[float, float, float, float]:
         """BM25's constants over this lane's lengths as they are now, as
         ``maxscore`` takes them: (k1 (1 - b), k1 b / average length, k1 + 1, δ)."""
@@ -290,7 +277,7 @@ class Postings:
                 terms.append((idf * qw, idf, t, runs))
         return terms
 
-    def rebuild(self, remap: array | None) -> None:
+    def rebuild(self, remap: array[int] | None) -> None:
         """Fold the delta into a new base. With ``remap`` (old slot → new slot,
         or NO_SLOT for dead) the dead slots are dropped as well."""
         old_vocab = self.base_index
@@ -335,7 +322,7 @@ class Postings:
         if remap is not None:
             self.dead_df = {}
 
-    def _rebuild_vectors(self, old_vocab: Vocab, terms: list[str], remap: array | None) -> None:
+    def _rebuild_vectors(self, old_vocab: Vocab, terms: list[str], remap: array[int] | None) -> None:
         """Term vectors in the ids of the new vocabulary ``terms`` (sorted, a
         superset of the old one), the delta's documents folded in; with
         ``remap``, dead slots dropped and the rest renumbered."""
@@ -374,7 +361,7 @@ class Postings:
         self.vec_delta = {}
 
 
-def renumber(kept: Iterable[int], n: int) -> array:
+def renumber(kept: Iterable[int], n: int) -> array[int]:
     """Old number → new, for ``n`` numbers (slots, or term ids) of which the
     ``kept`` ones (ascending) are numbered again from 0 in their order, and
     the rest map to NO_SLOT."""
@@ -384,7 +371,7 @@ def renumber(kept: Iterable[int], n: int) -> array:
     return new
 
 
-def map_ids(offsets: array, ids: Sequence[int], new_of_old: Sequence[int]) -> tuple[array, array]:
+def map_ids(offsets: array[int], ids: Sequence[int], new_of_old: Sequence[int]) -> tuple[array[int], array[int]]:
     """Term vectors (``offsets`` per slot into ``ids``) with each id ``i``
     replaced by ``new_of_old[i]``: a rebuild's, a fold's or a bulk merge's
     new vocabulary. An id past the old vocabulary (a snapshot writer's bug:

@@ -1,7 +1,9 @@
 """What a search means, apart from where the data lives: the terms of a query
-and of a memory (title and tags weigh more), the filter predicate, snippets
-and ``SearchHit``. Pure: the caller hands in the index, the entries and, for
-tie-breaking, a way to get usage — this module reads nothing itself.
+and of a memory (title and tags weigh more), the query as asked of the index
+with the further lanes its view's sources make (``ask``), the filter
+predicate, snippets and ``SearchHit``. Pure: the caller hands in the index,
+the entries, the lane sources and, for tie-breaking, a way to get usage —
+this module reads nothing itself.
 """
 
 from __future__ import annotations
@@ -19,13 +21,12 @@ from ..model.entry import Entry
 from ..errors import ParseError
 from .feedback import Feedback
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
-from ..model.lifecycle import Usage, strength
+from ..model.lifecycle import strength
+from ..model.usage import Usage
 from ..model.policy import Clock, Policy
-from .rank import Lane
-
-# further lanes made from a query's (words, bigrams): the semantic lane
-ExtraLanes = Callable[[Mapping[str, float], Mapping[str, float]], Sequence[Lane]]
-
+from .rank import Lane, LaneSource
+from .textnorm import fold
+from ..model.lexicon import CJK_RUN
 
 def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
     """A hit the semantic lane found for a query it leaned on (few of the query's
@@ -40,6 +41,9 @@ def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
 PURGED = 2
 SUPERSEDED = 4
+# the bits ``flags`` sets exactly for a memory that is not current
+# (``lifecycle.is_current``): what a search skips unless asked
+NOT_CURRENT = IN_ARCHIVE | PURGED | SUPERSEDED
 
 
 @dataclass
@@ -76,9 +80,14 @@ def flags(e: Entry) -> int:
             | (PURGED if status == "purged" else 0) | (SUPERSEDED if status == "superseded" else 0))
 
 
+# a CJK run of the query longer than a bigram and no longer than a tag is
+# also looked up whole (it may be a tag: '移动端')
+WHOLE_RUN = (2, 8)
+
+
 def whole(s: str) -> str:
     """The index term of a tag (or a short CJK run) taken as a whole."""
-    return "#" + N.slugify(T.fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
+    return "#" + N.slugify(fold(s), max_bytes=200)  # folded like words: 資料庫 is 资料库
 
 
 def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
@@ -99,6 +108,29 @@ def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
     return DocTerms.build([(tw, tb, TITLE_WEIGHT), (gw, gb, TAG_WEIGHT), (rw, rb, 1)])
 
 
+@dataclass(frozen=True)
+class Asked:
+    """One query as the index is asked it: its text, its word and bigram
+    weights, and the further lanes the view's lane sources made for it (the
+    semantic lane's, when it is on). False when there is nothing to ask."""
+    text: str
+    words: dict[str, float]
+    bigrams: dict[str, float]
+    lanes: Sequence[Lane] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.bigrams or self.lanes)
+
+
+def ask(tok: T.Tokenizer, query: str, sources: Iterable[LaneSource] = ()) -> Asked:
+    """``query``'s terms, and the lanes each of ``sources`` (a view's
+    ``lanes``) makes of them: called once per search, inside the view's
+    reading, so that a lane is made (and its query embedded) once."""
+    words, bigrams = query_terms(tok, query)
+    lanes = tuple(lane for source in sources for lane in source(words, bigrams, query))
+    return Asked(query, words, bigrams, lanes)
+
+
 def _weights(terms: list[str]) -> dict[str, float]:
     """Query term weights: a repeated term counts a little more."""
     return {t: 1 + 0.5 * (n - 1) for t, n in Counter(terms).items()}
@@ -107,7 +139,7 @@ def _weights(terms: list[str]) -> dict[str, float]:
 def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word weights, bigram weights) of a query."""
     words, bigrams = tok.terms(query)
-    words += [whole(r) for r in T.CJK_RUN.findall(T.fold(query)) if 2 < len(r) <= 8]
+    words += [whole(r) for r in CJK_RUN.findall(fold(query)) if WHOLE_RUN[0] < len(r) <= WHOLE_RUN[1]]
     return _weights(words), _weights(bigrams)
 
 
@@ -184,20 +216,17 @@ def feedback(policy: Policy) -> Feedback | None:
                     terms_latin=policy.feedback_terms_latin)
 
 
-def run(index: Index, entries: Mapping[str, Entry], tok: T.Tokenizer, query: str, *, limit: int,
+def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
         pred: Predicate | None, include_archive: bool, include_superseded: bool,
-        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False,
-        extra: ExtraLanes | None = None) -> list[SearchHit]:
-    """The ranked hits of one query (see ``Repository.search``). ``extra``
-    makes further lanes from the query's terms (the semantic lane)."""
-    words, bigrams = query_terms(tok, query)
-    lanes = extra(words, bigrams) if extra is not None else ()
-    if not words and not bigrams and not lanes:
+        tiebreak: Tiebreak, fb: Feedback | None = None, explain: bool = False) -> list[SearchHit]:
+    """The ranked hits of one query (see ``Repository.search``), ``asked``
+    as ``ask`` made it (its lanes fused with the lexical ones)."""
+    if not asked:
         return []
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
-    hits = index.search(words, bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak, limit=limit,
-                        feedback=fb, lanes=lanes)
+    hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
+                        limit=limit, feedback=fb, lanes=asked.lanes)
     out = []
     for h in hits:
         e = entries[h.key]

@@ -57,6 +57,12 @@ class Lane(Protocol):
         ...
 
 
+# What makes a query's further lanes from its word and bigram weights and its
+# text (the semantic lane's ``Semantic.lanes``). A view holds its sources
+# (``View.lanes``, wired at open); a search asks each (``query.ask``).
+LaneSource = Callable[[Mapping[str, float], Mapping[str, float], str], Sequence[Lane]]
+
+
 def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None
         ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
     """Fused score per slot, and per slot its rank in each lane (1-based).

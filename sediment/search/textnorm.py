@@ -27,20 +27,13 @@ import re
 import unicodedata
 from pathlib import Path
 
-# What the tokenizer treats as Chinese: the CJK unified ideographs, extension A
-# and the compatibility ideographs (which NFKC folds into the unified ones).
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_CHAR = re.compile(f"[{CJK}]")
+from ..model.lexicon import CJK
 
 TABLE_PATH = Path(__file__).resolve().parent.parent / "data" / "t2s.txt"
 
 # Part of the index fingerprint: bump it whenever fold, parts or joins change
 # what they produce, so that snapshots made before are rebuilt.
 VERSION = "1"
-
-
-def is_cjk(ch: str) -> bool:
-    return bool(_CJK_CHAR.fullmatch(ch))
 
 
 @functools.cache
@@ -88,7 +81,7 @@ def parts(word: str) -> list[str]:
     if not word.isascii() or not word.isalnum():
         return []
     segs = _SEG.findall(word)
-    if len(segs) < 2:
+    if len(segs) <= 1:  # (one piece: a plain word)
         return []
     digits = [i for i, s in enumerate(segs) if s.isdigit()]
     if len(digits) > 1 or digits and (digits[0] != len(segs) - 1 or not word[0].isupper()):
@@ -131,12 +124,17 @@ def adjacent(text: str) -> list[tuple[str, str, str]]:
     return [(a, sep, b) for a, sep, b in _PAIR.findall(text) if sep != " " or not a.islower()]
 
 
+# the digits of a number that may belong to a name (Mate 60, covid-19); a
+# longer one (a year, a port) is a quantity of its own
+SHORT_NUMBER = 3
+
+
 def _named(w: str) -> bool:
     return any(c.isupper() for c in w)
 
 
 def _caps(w: str) -> bool:
-    return len(w) >= 2 and w.isupper()
+    return len(w) > 1 and w.isupper()
 
 
 def joins(a: str, sep: str, b: str) -> bool:
@@ -153,11 +151,11 @@ def joins(a: str, sep: str, b: str) -> bool:
     if not (a.isascii() and b.isascii() and a.isalnum() and b.isalnum()) or a.isdigit():
         return False
     if sep in "-_":
-        return not b.isdigit() or len(b) <= 3
+        return not b.isdigit() or len(b) <= SHORT_NUMBER
     if sep != " ":
         return False
     if b.isdigit():
-        return len(b) <= 3 and _named(a)
+        return len(b) <= SHORT_NUMBER and _named(a)
     if _caps(a) or _caps(b):
         return _named(a) and _named(b)
     return bool(_CAMEL.search(a) or _CAMEL.search(b)) and _named(a) and _named(b)

@@ -27,37 +27,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
 from . import textnorm as TN
 from .textnorm import fold
 
-_CJK = TN.CJK
-CJK_RUN = re.compile(f"[{_CJK}]+")
 # Latin-ish words and numbers; CJK runs; everything else separates.
-_TOKEN_RE = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*)", re.UNICODE)
-
-EN_STOP = frozenset("""
-a about above after again against all am an and any are aren't as at be because been
-before being below between both but by can can't cannot could couldn't did didn't do does
-doesn't doing don't down during each few for from further had hadn't has hasn't have haven't
-having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll
-i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor
-not of off on once only or other ought our ours ourselves out over own same shan't she she'd
-she'll she's should shouldn't so some such than that that's the their theirs them themselves
-then there there's these they they'd they'll they're they've this those through to too under
-until up very was wasn't we we'd we'll we're we've were weren't what what's when when's where
-where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
-you've your yours yourself yourselves also just s t d ll m re ve
-""".split())
-
-# Function characters: particles, pronouns and copulas that glue sentences together.
-ZH_FUNCTION_CHARS = frozenset(
-    "的了吗呢吧啊呀着过地得之乎也么嘛哦哈是在和与及或就都而且但并被把给让向从对于这那其此个们我你他她它")
-ZH_STOP = frozenset("""
-的 了 吗 呢 吧 啊 呀 着 过 地 得 之 也 么 嘛 哦 是 在 和 与 及 或 就 都 而 且 但 并 被 把 给 让 向 从 对 于
-这 那 其 此 个 们 我 你 他 她 它 我们 你们 他们 她们 它们 这个 那个 这些 那些 什么 怎么 如何 为什么
-哪 哪里 哪个 一个 一些 没有 不是 就是 还是 可以 因为 所以 如果 但是 而且 以及 还有 已经 这样 那样 自己
-有 会 要 能 说 让 又 再 很 太 更 最 被 吧 呢 么 是不是 不是 是否 怎样 哪些 谁 吗
-""".split())
+_TOKEN_RE = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+(?:['’][^\W_{CJK}]+)*)", re.UNICODE)
 
 _log = logging.getLogger("sediment")
 
@@ -69,26 +44,30 @@ BIGRAM_RULE = "a pair with one function character counts once per jieba cut of i
 HMM = True
 
 
+# letters a stem keeps at least: a word this short is left as it is
+_STEM_MIN = 3
+# characters of a bigram
+PAIR = 2
+
+
 def _stem(w: str) -> str:
     """A light English stemmer (plural, -ed, -ing, final e): enough for 'painted',
     'paints', 'painting' → 'paint', with no dependency. Non-ASCII words are kept."""
-    if len(w) <= 3 or not w.isascii() or not w.isalpha():
+    if len(w) <= _STEM_MIN or not w.isascii() or not w.isalpha():
         return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("ied") and len(w) > 4:
+    if w.endswith(("ies", "ied")) and len(w) > _STEM_MIN + 1:  # (ties, died: kept)
         w = w[:-3] + "y"
     elif w.endswith("sses"):
         w = w[:-2]
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
         w = w[:-1]
     for suf in ("ing", "ed"):
-        if w.endswith(suf) and len(w) - len(suf) >= 3 and re.search("[aeiouy]", w[:-len(suf)]):
+        if w.endswith(suf) and len(w) - len(suf) >= _STEM_MIN and re.search("[aeiouy]", w[:-len(suf)]):
             w = w[:-len(suf)]
-            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+            if len(w) > _STEM_MIN and w[-1] == w[-2] and w[-1] not in "lsz":
                 w = w[:-1]
             break
-    if len(w) > 3 and w.endswith("e"):
+    if len(w) > _STEM_MIN and w.endswith("e"):
         w = w[:-1]
     return w
 
@@ -262,7 +241,7 @@ class Tokenizer:
                         bigrams.append(a + b)
             # a pair with a function character counts where jieba cut it as a
             # word (现在, 地方, 个人, 对面), once per cut; glue never does
-            bigrams += [w for w in seg if len(w) == 2 and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
+            bigrams += [w for w in seg if len(w) == PAIR and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
             # a word made only of function characters (这是, 对于, 我们) is glue, not content
             words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
         return words, bigrams
@@ -323,9 +302,9 @@ def find_term(text: str, terms: set[str]) -> int:
     Tokenizes the text the way the index does, so stemmed and normalised terms
     ('study' for 'studies', 'pkce' for 'ＰＫＣＥ') are found too."""
     best = -1
-    for m in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", text):
+    for m in re.finditer(rf"[{CJK}]+|[^\W_{CJK}]+", text):
         tok = m.group(0)
-        if "\u3400" <= tok[0] <= "\ufaff":
+        if is_cjk_char(tok[0]):  # (the pattern's first branch: a CJK run)
             tok = fold(tok)  # one character for one on a CJK run: positions hold
             for t in terms:
                 i = tok.find(t)

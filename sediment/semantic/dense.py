@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..search import textnorm as TN
+from ..model.lexicon import is_cjk_char
 from ..search.rank import Mask, Ranking
 
 
@@ -127,11 +127,17 @@ def lexical_evidence(words: Mapping[str, float], bigrams: Mapping[str, float],
     return found / total if total else 0.0
 
 
-def is_cjk(text: str) -> bool:
-    """Mostly Chinese (or Japanese) characters, among the letters of ``text``."""
+def mostly_cjk(text: str) -> bool:
+    """Written in CJK: mostly CJK ideographs among the letters of its first
+    400 characters (a text, where ``lexicon.is_cjk_char`` asks of one
+    character).
+
+    >>> mostly_cjk("我们用 ArgoCD 部署"), mostly_cjk("Deploys go through 阿尔戈")
+    (True, False)
+    """
     cjk = latin = 0
     for ch in text[:400]:
-        if TN.is_cjk(ch):
+        if is_cjk_char(ch):
             cjk += 1
         elif ch.isalpha():
             latin += 1
@@ -143,8 +149,8 @@ def cross_language(query: str, texts: Sequence[str]) -> float:
     other script than the query: what the lexical lanes cannot match at all."""
     if not texts:
         return 0.0
-    q = is_cjk(query)
-    return sum(1 for t in texts if is_cjk(t) != q) / len(texts)
+    q = mostly_cjk(query)
+    return sum(1 for t in texts if mostly_cjk(t) != q) / len(texts)
 
 
 def alpha_for(cross: float, rules: DenseRules, evidence: float | None = None) -> float:
@@ -187,7 +193,7 @@ def select(sims: Any, rules: DenseRules, raw: Any = None, *, calibrated: bool | 
 
 
 def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Callable[[int], float | None],
-          other_script: Callable[[int], bool], mean: float, top: float, alpha: float) -> list[tuple[float, int]]:
+          other_script: Callable[[int], bool], *, mean: float, top: float, alpha: float) -> list[tuple[float, int]]:
     """The union of the dense candidates (slot → similarity) and the lexical
     rankings' hits, ordered by ``alpha`` × the similarity scaled to [0, 1]
     between ``mean`` and ``top`` plus (1 − ``alpha``) × the lexical score
@@ -195,7 +201,8 @@ def blend(lexical: Sequence[Ranking], dense: Mapping[int, float], similarity: Ca
     the best sum). A dense candidate with no lexical score written in the
     other script than the query is ranked by its similarity alone.
 
-    >>> blend([[(4.0, 1), (2.0, 2)]], {3: 0.9, 2: 0.5}, lambda s: 0.1, lambda s: s == 3, 0.1, 0.9, 0.5)
+    >>> blend([[(4.0, 1), (2.0, 2)]], {3: 0.9, 2: 0.5}, lambda s: 0.1, lambda s: s == 3, mean=0.1, top=0.9,
+    ...       alpha=0.5)
     [(1.0, 3), (0.5, 1), (0.5, 2)]
     """
     lex: dict[int, float] = {}
@@ -252,4 +259,5 @@ class BlendLane(_Found):  # (vouches for its candidates only, not the lexical hi
         # (the rare-term lane's sums of IDFs are no score to blend: BM25 only; a
         # ranking's first n are the index's top n, ties cut as a search n deep would)
         own = [lexical[lane][:self.lexical_depth] for lane in ("words", "bigrams") if lane in lexical]
-        return blend(own, dense, self.similarity, self.other_script, self.mean, self.top, self.alpha)[:depth]
+        return blend(own, dense, self.similarity, self.other_script, mean=self.mean, top=self.top,
+                     alpha=self.alpha)[:depth]

@@ -20,8 +20,9 @@ import re
 import threading
 import weakref
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from . import dense as D
 from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
@@ -31,13 +32,26 @@ from ..model.policy import Policy
 from ..disk.files import WriterLock
 from ..store.system import VECTORS_LOCK
 from ..progress import Progress
-from ..search.query import ExtraLanes
+from ..search.index import Index
 from .vectors import VectorFile
-from ..view.view import View
 
 log = logging.getLogger("sediment")
 
 BATCH = 64
+
+
+class Source(Protocol):
+    """What the lane reads of a view (``view.View``): its entries and its
+    index, under its read lock. Named here rather than imported, so that the
+    lane stands on the search and not on the whole view below it."""
+
+    @property
+    def entries(self) -> Mapping[str, Entry]: ...
+
+    @property
+    def index(self) -> Index: ...
+
+    def reading(self) -> AbstractContextManager[Source]: ...
 
 
 def make_embedder(semantic: Choice) -> Embedder | None:
@@ -57,7 +71,7 @@ RETRY_SECONDS = 30.0
 
 
 class Semantic:
-    def __init__(self, view: View, embedder: Embedder, cache: Path | None, *, lock_timeout: float,
+    def __init__(self, view: Source, embedder: Embedder, cache: Path | None, *, lock_timeout: float,
                  rules: D.DenseRules | None = None, background: bool = True) -> None:
         require_numpy()
         self.view = view
@@ -213,10 +227,10 @@ class Semantic:
             try:
                 me.embed()
             except OSError as exc:  # (StorageError, LockTimeout: a disk full, a busy lock) the next wake tries again
-                me._failed(exc, "paused")
+                _failed(me, exc, "paused")
                 pause = me.retry_after
             except (SedimentError, ValueError, ImportError) as exc:  # the embedder's: the same at every pass
-                me._failed(exc, "stopped")
+                _failed(me, exc, "stopped")
                 return
             del me
             # after a failed pass, none for a while: on a disk still full every
@@ -226,12 +240,6 @@ class Semantic:
                 return
             wake.wait()
             wake.clear()
-
-    def _failed(self, exc: BaseException, what: str) -> None:
-        error = f"{type(exc).__name__}: {exc}"
-        if error != self.error:  # (a disk still full at every search: said once)
-            log.warning("sediment: the semantic lane %s: %s", what, error)
-        self.error = error
 
     def nudge(self) -> None:
         """Start the background thread, or wake it to embed what is new."""
@@ -262,17 +270,14 @@ class Semantic:
                 break
         return out[:k]
 
-    def extra(self, query: str) -> ExtraLanes:
-        """The ``extra`` lanes of one search (called inside the view's reading):
-        ``rank.Lane``s, which the index hands its lexical rankings."""
-        return lambda words, bigrams: self.lanes(words, bigrams, query)
-
     def lanes(self, words: Mapping[str, float], bigrams: Mapping[str, float], query: str
               ) -> Sequence[D.DenseLane | D.BlendLane]:
         """The dense lane for one query, or none while the model is not loaded
         (the search is lexical then; ``status()`` tells): a tail filler when the
         lexical lanes answer the query, the blended ranking when it leans on
-        the lane (dense.py)."""
+        the lane (dense.py). A ``rank.LaneSource``: the repository puts it in
+        its view's ``lanes`` at open, and every search asks it (inside the
+        view's reading), which also wakes the background embedding."""
         self.nudge()
         if not self._ready or self.error or not len(self.vectors):
             return []
@@ -298,7 +303,7 @@ class Semantic:
         return [D.BlendLane(cands, self._similarity(sims, keys),
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
-                            self._other_script(D.is_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
+                            self._other_script(D.mostly_cjk(query)), float(np.nanmean(sims)), float(np.nanmax(sims)),
                             # (trusted more by evidence only where the similarities are
                             # calibrated: the spread test and centring, from z_min_docs on)
                             D.alpha_for(cross, self.rules, found if calibrated else None),
@@ -335,15 +340,24 @@ class Semantic:
 
         def other(slot: int) -> bool:
             e = entries.get(index.key_of[slot] or "")
-            return e is not None and D.is_cjk(e.body) != query_cjk
+            return e is not None and D.mostly_cjk(e.body) != query_cjk
         return other
+
+def _failed(lane: Semantic, exc: BaseException, what: str) -> None:
+    """The background pass failed: the lane's ``error`` (``status()``
+    says 'failed' meanwhile), logged when it is new."""
+    error = f"{type(exc).__name__}: {exc}"
+    if error != lane.error:  # (a disk still full at every search: said once)
+        log.warning("sediment: the semantic lane %s: %s", what, error)
+    lane.error = error
+
 
 def _wake_to_end(stop: threading.Event, wake: threading.Event) -> None:
     stop.set()
     wake.set()
 
 
-def semantic_lane(view: View, policy: Policy, semantic: Choice, cache: Path | None) -> Semantic | None:
+def semantic_lane(view: Source, policy: Policy, semantic: Choice, cache: Path | None) -> Semantic | None:
     """The lane a root asked for: ``semantic=`` (True, an embedder, False), else
     the policy's key. Asked for in code and missing, the extra raises
     ``NotInstalled``; asked for by ``policy.yaml`` (a person's file), it

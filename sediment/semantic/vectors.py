@@ -34,6 +34,7 @@ from ..disk.files import WriterLock, atomic_write, open_nofollow, temp_name
 
 MAGIC = b"SEDVEC1\n"
 HEADER = 64
+_MATRIX = 2  # the dimensions of an embedder's answer: (texts, vector)
 
 
 def _header(dim: int) -> bytes:
@@ -224,7 +225,7 @@ class VectorFile:
         """Append vectors (float, shape (len(keys), dim)) for these keys."""
         np = require_numpy()
         vecs = np.asarray(vectors, dtype=np.float32)
-        if vecs.ndim != 2 or len(vecs) != len(keys):
+        if vecs.ndim != _MATRIX or len(vecs) != len(keys):
             raise ValueError(f"an embedder returned shape {vecs.shape} for {len(keys)} texts")
         if not len(keys):
             return

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..model import entry as E
 from ..errors import NotFound, StorageError
 from ..disk.files import atomic_write, symlink_in
-from ..view.view import Problem
+from ..view.problems import Problem
 
 log = logging.getLogger("sediment")
 

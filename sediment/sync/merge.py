@@ -152,7 +152,7 @@ def _write(g: Git, path: str, data: bytes) -> None:
     atomic_write(target, data)
 
 
-def _settle(g: Git, res: "Resolution", path: str, data: bytes, clean: bool, move: str | None = None) -> None:
+def _settle(g: Git, res: "Resolution", path: str, data: bytes, clean: bool, *, move: str | None = None) -> None:
     """Write a merged note, stage it, and say so (and how it moved)."""
     _write(g, path, data)
     g.run("add", "--", path)
@@ -210,7 +210,7 @@ def resolve(g: Git) -> Resolution:
             keep = pick_path(g, po, pt)
             for p in {*ours, *theirs, *base} - {keep}:
                 _remove(g, p)
-            _settle(g, res, keep, data, clean, f"{nid}: moved to {po} here and to {pt} there; kept {keep}")
+            _settle(g, res, keep, data, clean, move=f"{nid}: moved to {po} here and to {pt} there; kept {keep}")
             continue
         for p in base:  # deleted (or moved away) on both sides
             _remove(g, p)
@@ -227,8 +227,8 @@ def resolve(g: Git) -> Resolution:
                 o, t = (data, other) if mine else (other, data)
                 merged, clean = merge_note(g.blob(stages[1]), o, t, moved)
                 _remove(g, p)
-                _settle(g, res, moved, merged, clean, f"{nid}: changed at {p}, moved to {moved} on the other side; "
-                                                      f"kept {moved}")
+                _settle(g, res, moved, merged, clean,
+                        move=f"{nid}: changed at {p}, moved to {moved} on the other side; kept {moved}")
                 continue
             _write(g, p, data)  # a memory is not lost to a deletion
             g.run("add", "--", p)

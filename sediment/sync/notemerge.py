@@ -125,40 +125,51 @@ def merge_meta(base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping
         b, o, t = base.get(k, _MISSING), ours.get(k, _MISSING), theirs.get(k, _MISSING)
         settled, v = _three(b, o, t)
         if not settled:
-            if k == "status":
-                v = o if status_winner >= 0 else t
-            elif k == "reason" and status_winner:
-                v = o if status_winner > 0 else t
-            elif k in SET_FIELDS:
-                v = _set_union(b, o, t)
-            elif k in ("updated", "created"):
-                times = [(x, E.parse_time(x, key=k).timestamp()) for x in (o, t) if x is not _MISSING
-                         and _safe_time(x)]
-                if times:
-                    pick = max if k == "updated" else min
-                    v = pick(times, key=lambda p: (p[1], _canon(p[0])))[0]
-                else:
-                    v = max((x for x in (o, t) if x is not _MISSING), key=_canon)
-            elif k == "value" and o is not _MISSING and t is not _MISSING:
-                v = _number(o, t, later)
-            elif k == "weights" and isinstance(o, dict) and isinstance(t, dict):
-                bw = b if isinstance(b, dict) else {}
-                v = {}
-                for wk in [*o, *(x for x in t if x not in o)]:
-                    ok, wv = _three(bw.get(wk, _MISSING), o.get(wk, _MISSING), t.get(wk, _MISSING))
-                    if not ok:
-                        wv = _number(o.get(wk), t.get(wk), later) if wk in o and wk in t else \
-                            (o.get(wk, t.get(wk)))
-                    if wv is not _MISSING:
-                        v[wk] = wv
-            elif o is _MISSING or t is _MISSING:
-                # one side removed what the other changed: the change stays
-                v = t if o is _MISSING else o
-            else:
-                v = _by_update(o, t, later)
+            v = _by_rule(k, b, o, t, later=later, status_winner=status_winner)
         if v is not _MISSING:
             out[k] = v
     return out
+
+
+def _by_rule(k: str, b: Any, o: Any, t: Any, *, later: int, status_winner: int) -> Any:
+    """The merged value of key ``k`` that both sides changed, by its rule."""
+    if k == "status":
+        return o if status_winner >= 0 else t
+    if k == "reason" and status_winner:
+        return o if status_winner > 0 else t
+    if k in SET_FIELDS:
+        return _set_union(b, o, t)
+    if k in ("updated", "created"):
+        return _time_pick(k, o, t)
+    if k == "value" and o is not _MISSING and t is not _MISSING:
+        return _number(o, t, later)
+    if k == "weights" and isinstance(o, dict) and isinstance(t, dict):
+        return _weights(b if isinstance(b, dict) else {}, o, t, later)
+    if o is _MISSING or t is _MISSING:
+        return t if o is _MISSING else o  # one side removed what the other changed: the change stays
+    return _by_update(o, t, later)
+
+
+def _time_pick(k: str, o: Any, t: Any) -> Any:
+    """``updated``: the later of the two; ``created``: the earlier (a time that
+    does not read as one loses to one that does)."""
+    times = [(x, E.parse_time(x, key=k).timestamp()) for x in (o, t) if x is not _MISSING and _safe_time(x)]
+    if times:
+        pick = max if k == "updated" else min
+        return pick(times, key=lambda p: (p[1], _canon(p[0])))[0]
+    return max((x for x in (o, t) if x is not _MISSING), key=_canon)
+
+
+def _weights(b: Mapping[str, Any], o: Mapping[str, Any], t: Mapping[str, Any], later: int) -> dict[str, Any]:
+    """Tideline weights merged one by one: each by the three-way rule, else as a number."""
+    v = {}
+    for wk in [*o, *(x for x in t if x not in o)]:
+        ok, wv = _three(b.get(wk, _MISSING), o.get(wk, _MISSING), t.get(wk, _MISSING))
+        if not ok:
+            wv = _number(o.get(wk), t.get(wk), later) if wk in o and wk in t else o.get(wk, t.get(wk))
+        if wv is not _MISSING:
+            v[wk] = wv
+    return v
 
 
 def _safe_time(x: Any) -> bool:
@@ -205,7 +216,7 @@ def merge_text(base: bytes, ours: bytes, theirs: bytes, labels: tuple[str, str, 
 def merge_note(base: bytes, ours: bytes, theirs: bytes, path: str = "") -> tuple[bytes, bool]:
     """The merged bytes of one note and whether the merge is clean. A note
     only one side changed comes back byte for byte as that side wrote it."""
-    if ours == theirs or theirs == base:
+    if theirs in (ours, base):
         return ours, True
     if ours == base:
         return theirs, True

@@ -4,8 +4,8 @@ One sync: write this machine's usage summary (``shared``), commit the root's
 pending changes (only paths inside the root; machine-local parts never),
 fetch, merge with the settings a memory needs (``gitutil.merge_options``: no
 directory-rename guesses, the notes' merge driver), settle by rule what git
-left (``syncmerge``), restore the invariants (``syncfix``), commit, push. A
-push that lost a race (someone pushed meanwhile) fetches and merges again.
+left (``merge``), restore the invariants (``repair``, below), commit, push.
+A push that lost a race (someone pushed meanwhile) fetches and merges again.
 
 The local steps hold the writer lock, so no sediment write lands in the
 middle of a merge; the network steps do not.
@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from ..model import entry as E
+from ..model.record import Record
+from ..agent.conflicts import active
 from ..errors import Conflict, SedimentError, StorageError
 from .git import append_missing, git_exe, identity_options, install_driver, merge_options
 from ..disk.shared import SharedUsage
 from ..store.store import Store
-from .fix import repair
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
 from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
@@ -36,7 +37,7 @@ LOCAL_PATHS = [p.rstrip("/") for p in LOCAL if "*" not in p]
 
 
 @dataclass
-class SyncResult:
+class SyncResult(Record):
     """What one ``sync`` did."""
     remote: str | None = None
     committed: int = 0  # files in the commit of this machine's pending changes
@@ -50,9 +51,6 @@ class SyncResult:
     installed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # notes the pull changed here
     pushed: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
 
     def __str__(self) -> str:
         lines = [f"committed {self.committed} file(s)" if self.committed else "nothing to commit"]
@@ -139,7 +137,7 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
             g.run("fetch", "-q", remote)
             res.fetched = True
         with store.writing():
-            ours = _local(g, store, shared, res, ident, ref)
+            ours = _local(g, store, shared, res, ident=ident, ref=ref)
         if not remote or not push or not branch or not ours:
             return res  # (nothing of ours the remote lacks)
         # the upstream is recorded only in the root's own repository (it is config)
@@ -167,7 +165,7 @@ def _finish(g: Git, res: SyncResult, ident: list[str]) -> None:
     g.run(*ident, "commit", "-q", "--no-edit", "--no-verify")
 
 
-def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, ident: list[str], ref: str | None) -> bool:
+def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident: list[str], ref: str | None) -> bool:
     """The steps under the writer lock: commit, merge, settle, repair, commit.
     Returns whether the branch has commits the remote lacks."""
     start = _head(g)
@@ -287,7 +285,8 @@ def _follow_moves(g: Git, store: Store, moves: list[tuple[str, str]]) -> None:
         if fresh.id != e.id or (fresh.title, fresh.tags, fresh.body, fresh.room) != (e.title, e.tags, e.body, e.room):
             continue
         if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
-            fresh._cache["off"] = len(data) - len(fresh.body.encode("utf-8"))
+            # where the body starts in the file, for the view's body store (as written() says it)
+            fresh._cache["off"] = len(data) - len(fresh.body.encode("utf-8"))  # noqa: SLF001 - until the view takes it
         view.relocate(e, fresh)
 
 
@@ -311,3 +310,103 @@ def _merge(g: Git, res: SyncResult, ident: list[str], ref: str, *, ff: bool) -> 
         res.fast_forward = True
     else:
         res.merged += 1
+
+
+# --------------------------------------------------------------------------- repair
+# After a merge: the invariants of a memory, restored by rule.
+#
+# A merge of two machines' histories can give what neither machine would have
+# written itself. ``repair`` finds and settles, each by a rule of the files
+# alone (so two machines that repair at once write the same bytes):
+#
+# * **an exact duplicate** (two active memories with the same main text, added
+#   on two machines): the older id stays; the newer is superseded by it, so
+#   metabolize archives it;
+# * **a supersede cycle** (A superseded by B here, B by A there): the newest
+#   memory of the cycle is active again; its links into the cycle go.
+#
+# One id in two files is settled while merging (``merge``: a note moved on
+# one side and changed on the other is one file, where it was moved). Any other
+# second copy is a file someone made: ``check()`` reports the duplicate id, and
+# nothing of it is removed.
+
+def repair(store: Store, changed: Iterable[str] | None = None) -> list[str]:
+    """Restore the invariants after a merge; returns what was done, as text.
+    ``changed``: the note paths the merge changed (only they can have broken
+    an invariant); None looks at every memory. The caller holds the writer lock."""
+    view = store.view
+    if changed is None:
+        ids = sorted(view.entries)
+    else:
+        ids = sorted({view.by_path[p] for p in changed if p in view.by_path})
+    done: list[str] = []
+    done += _no_exact_duplicates(store, ids)
+    done += _no_cycles(store, ids)
+    return done
+
+
+def _no_exact_duplicates(store: Store, ids: list[str]) -> list[str]:
+    view, out = store.view, []
+    seen: set[str] = set()
+    for eid in ids:
+        e = view.entries.get(eid)
+        # (active: sediment's memories only; a person's own notes are never rewritten)
+        if e is None or eid in seen or not active(e) or not e.text.strip():
+            continue
+        group = [x for x in view.same_text(e.text) if active(x)]  # sorted by id
+        seen.update(x.id for x in group)
+        if len(group) < 2:
+            continue
+        keeper = group[0]
+        for twin in group[1:]:
+            try:
+                store.supersede(store.reread(view.entries[twin.id]), store.reread(view.entries[keeper.id]),
+                                f"an exact duplicate of [[{keeper.name}]], written on another machine")
+                out.append(f"{twin.id}: an exact duplicate of {keeper.id}, superseded by it")
+            except SedimentError as exc:
+                log.warning("sediment: duplicate %s not retired: %s", twin.path, exc)
+    return out
+
+
+def _no_cycles(store: Store, ids: list[str]) -> list[str]:
+    view, out = store.view, []
+    def succ(e: E.Entry) -> list[str]:
+        ids: list[str] = []
+        for link in e.meta.get("superseded_by") or ():
+            ids += [i for i in view.by_name.get(E.unwrap_link(link), []) if i in view.entries]
+        return ids
+    seen: set[str] = set()
+    for start in ids:
+        if start in seen or start not in view.entries:
+            continue
+        path: list[str] = []
+        on_path: dict[str, int] = {}
+        node: str | None = start
+        while node is not None and node not in seen:  # superseded_by mostly has one link: follow the first
+            seen.add(node)
+            on_path[node] = len(path)
+            path.append(node)
+            nxt = succ(view.entries[node])
+            node = next((n for n in nxt if n in on_path), nxt[0] if nxt else None)
+        if node is None or node not in on_path:
+            continue
+        cycle = path[on_path[node]:]
+        newest = view.entries[max(cycle)]
+        if not is_note(newest.path):
+            continue  # a person's own note: check() is the place for it
+        members = {view.entries[i].name for i in cycle}
+        meta: dict[str, Any] = dict(newest.meta)
+        left = [x for x in meta.get("superseded_by") or () if E.unwrap_link(x) not in members]
+        if left:
+            meta["superseded_by"] = left
+        else:
+            meta.pop("superseded_by", None)
+            if meta.get("status") == "superseded":
+                meta["status"] = "active"
+                meta.pop("reason", None)
+        try:
+            store.rewrite(store.reread(newest), meta=meta)
+            out.append(f"{newest.id}: a supersede cycle of {len(cycle)} broken; it is the newest, so it stays")
+        except SedimentError as exc:
+            log.warning("sediment: supersede cycle at %s not broken: %s", newest.path, exc)
+    return out

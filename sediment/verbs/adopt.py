@@ -1,6 +1,7 @@
-"""Adopting a note a person wrote: giving it what a memory needs (an id and
-its times, a title when it has none) by inserting those keys as lines, and
-keeping every other byte of the person's file as it was.
+"""The bytes of adopting a note a person wrote: giving it what a memory needs
+(an id and its times, a title when it has none) by inserting those keys as
+lines, and keeping every other byte of the person's file as it was. The
+verbs that write them are ``health.adopt`` and ``health.adopt_all``.
 
 A note written in Obsidian often has no frontmatter, or only a title or tags.
 Such a file is only a ``check()`` problem until it is adopted, by
@@ -11,16 +12,12 @@ folders). What adopt writes is checked to parse before anything is written.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from typing import Any
 
 import yaml
 
 from ..model import entry as E
-from ..model.entry import Entry
-from ..errors import InvalidInput, NotFound, ParseError, UnsafePath
-from ..disk.files import read_nofollow, resolve_inside
-from ..store.store import Store
+from ..errors import InvalidInput, ParseError
 
 
 def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> bytes:
@@ -66,54 +63,3 @@ def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> byt
     else:
         out = ["---", *new, "---", *lines]
     return (bom + nl.join(out)).encode("utf-8")
-
-
-def adopt(store: Store, path: str) -> Entry:
-    """Make the note at ``path`` (relative to the root, inside a layer folder)
-    a memory. An adopted note is returned as it is (adopting is idempotent)."""
-    if not isinstance(path, str) or not path.endswith(".md"):
-        raise InvalidInput(f"adopt takes the path of a .md note relative to the root, not {path!r}")
-    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
-    if any(p == ".." or p.startswith(".") for p in parts):
-        raise InvalidInput(f"adopt takes a path inside the root, without '..' or hidden folders: {path!r}")
-    rel = "/".join(parts)
-    if rel.split("/", 1)[0] not in E.LAYERS:
-        raise InvalidInput(f"{rel} is not in a layer folder: move it into one ({', '.join(E.LAYERS)}) "
-                           f"to hand it to the agent's memory, then adopt it")
-    full = resolve_inside(store.root, rel)
-    with store.writing() as view:
-        if rel in view.by_path:
-            return view.entries[view.by_path[rel]]
-        try:
-            data = read_nofollow(full)
-        except FileNotFoundError:
-            raise NotFound(f"no note at {rel}", path=rel) from None
-        except OSError as exc:
-            raise UnsafePath(f"{rel} is not a regular file; not followed", path=rel) from exc
-        mtime = _dt.datetime.fromtimestamp(os.stat(full, follow_symlinks=False).st_mtime).astimezone()
-        new = adopted_bytes(data, rel, eid=E.new_id(int(mtime.timestamp() * 1000)), when=mtime)
-        entry = E.parse(new, rel, tz=view.tz, max_meta_size=view.max_meta_size)  # refuses what would not read
-        if not entry.body.strip():
-            raise InvalidInput(f"{rel} has no text: an empty note is not a memory", path=rel)
-        if entry.id in view.entries:
-            raise InvalidInput(f"{rel}: id {entry.id} is used by {view.entries[entry.id].path}", path=rel)
-        store.replace_bytes(rel, new, expected=E.content_version(data))
-        view.load_file(rel)
-        store.note_done(rel, op="adopt")
-        return view.resolve(entry.id)
-
-
-def adopt_all(store: Store) -> list[str]:
-    """Adopt every note in a layer folder that only lacks what adopt inserts;
-    returns their paths. Files that cannot be adopted stay problems."""
-    done = []
-    with store.view.reading() as view:
-        view.refresh()  # notes written since the last look
-        candidates = sorted(p for p, prob in view.problems.items() if prob.code == "parse")
-    for rel in candidates:
-        try:
-            adopt(store, rel)
-            done.append(rel)
-        except (ParseError, InvalidInput, NotFound):
-            continue
-    return done

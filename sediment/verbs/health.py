@@ -1,26 +1,27 @@
-"""Health of a root: finishing what a crash interrupted (``recover``) and
-reporting what is wrong without repairing it (``check``). Files a person
-wrote are reported, never rewritten, moved or deleted.
+"""Health of a root: finishing what a crash interrupted (``recover``),
+reporting what is wrong without repairing it (``check``; the finders are in
+``checks``) and adopting a note a person wrote (``adopt``; its bytes are
+``adopt.adopted_bytes``). Files a person wrote are reported, never
+rewritten, moved or deleted, but by ``adopt``, which only inserts lines.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import errno
 import logging
 import os
 from collections import Counter
-from pathlib import Path
 
 from ..model import entry as E
-from ..model import names as N
-from ..model import obsidian as O
-from .adopt import adopt_all
-from ..errors import LockTimeout, StorageError
-from ..disk.files import has_temp, is_temp, read_nofollow
+from . import checks as C
+from .adopt import adopted_bytes
+from ..model.entry import Entry
+from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageError, UnsafePath
+from ..disk.files import has_temp, read_nofollow, resolve_inside
 from ..disk.journal import JournalRead
-from ..progress import Ticker
 from ..store.store import SYSTEM, Store
-from ..view.view import Problem, View
+from ..view.problems import Problem
 
 log = logging.getLogger("sediment")
 
@@ -122,131 +123,16 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
     with store.view.reading() as view:  # a watcher thread may be changing the view
         view.refresh()
         problems = list(view.problems.values()) + store.parts.faults
-        problems += _duplicate_names(view)
-        problems += _file_shapes(view)
-        problems += _not_regular(view)
-        problems += _unresolved_links(view)
-        problems += _layer_links(view.root)
+        problems += C.duplicate_names(view)
+        problems += C.file_shapes(view)
+        problems += C.not_regular(view)
+        problems += C.unresolved_links(view)
+        problems += C.layer_links(view.root)
         problems += [Problem(rel, why, severity="warning", code="vault_settings") for rel, why in view.rules.faults]
         problems += _journal(store)
-        problems += _temps(view.root)
+        problems += C.temps(view.root)
     unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
     return sorted(unique.values(), key=lambda p: (p.path, p.line or 0, p.code))
-
-
-def _duplicate_names(view: View) -> list[Problem]:
-    names: dict[str, list[str]] = {}
-    for e in view.entries.values():
-        if not e.reference:  # a person's notes may share names: [[links]] resolve as Obsidian does
-            names.setdefault(e.name, []).append(e.path)
-    out = []
-    for name, paths in names.items():
-        if len(paths) > 1:
-            for p in sorted(paths)[1:]:
-                out.append(Problem(p, f"name {name!r} is also used by {sorted(paths)[0]}; "
-                                      f"[[{name}]] links are ambiguous",
-                                   severity="warning", code="duplicate_name"))
-    return out
-
-
-def _file_shapes(view: View) -> list[Problem]:
-    """Reads the head of every note: the long part of a check ('check' progress)."""
-    out = []
-    files = list(view.walk())
-    tick = Ticker(view.progress, "check", len(files))
-    for rel, _ in files:
-        tick()
-        if rel not in view.by_path or not N.in_layer(rel):  # (a person's file is theirs as it is)
-            continue
-        try:
-            raw = read_nofollow(view.root / rel)[:4096]
-        except OSError:  # gone or replaced since the scan: the next check sees it
-            continue
-        if raw.startswith(b"\xef\xbb\xbf"):
-            out.append(Problem(rel, "starts with a byte-order mark", severity="warning", code="bom"))
-        if b"\r\n" in raw:
-            out.append(Problem(rel, "has Windows (CRLF) line ends", severity="warning", code="crlf"))
-    return out
-
-
-def _not_regular(view: View) -> list[Problem]:
-    """What the walk passes over in layer folders: symlinks (to a file or a
-    folder: never followed, they may point anywhere), FIFOs, sockets and
-    devices named like notes, and folders named like notes."""
-    out = []
-    stack = [(view.root / layer, layer) for layer in E.LAYERS if not (view.root / layer).is_symlink()]
-    while stack:
-        folder, rel = stack.pop()
-        try:
-            it = os.scandir(folder)
-        except OSError:
-            continue
-        with it:
-            for d in it:
-                r = f"{rel}/{d.name}"
-                if d.is_symlink():
-                    if d.name.endswith(".md") or d.is_dir():
-                        out.append(Problem(r, "is a symlink; sediment does not follow it", code="not_a_file"))
-                elif d.is_dir(follow_symlinks=False):
-                    if d.name.endswith(".md"):
-                        out.append(Problem(r + "/", "a folder named like a note; its notes are read as a room",
-                                           severity="warning", code="folder_md"))
-                    if not d.name.startswith("."):
-                        stack.append((Path(d.path), r))
-                elif d.name.endswith(".md") and not d.is_file(follow_symlinks=False):
-                    out.append(Problem(r, "not a regular file (a FIFO, socket or device); not read",
-                                       code="not_a_file"))
-    return out
-
-
-def _unresolved_links(view: View) -> list[Problem]:
-    """Every wikilink (frontmatter links, supersedes, superseded_by; the body;
-    a person's note's properties) that names no note, resolved as Obsidian
-    resolves it, with the line it is on. A link to a file that is no note
-    (``[[photo.png]]``, ``![[paper.pdf]]``) is not checked; a damaged note,
-    or a note Obsidian's settings leave out (a template), still counts as
-    there: its links are not the problem."""
-    known = {rel.rsplit("/", 1)[-1][:-3].casefold() for rel in view.problems if rel.endswith(".md")}
-    left_out: set[str] | None = None
-    out = []
-    for e in view.entries.values():
-        names = [*e.links, *(E.unwrap_link(x) for k in ("supersedes", "superseded_by")
-                              for x in e.meta.get(k) or ())]
-        missing = [n for n in dict.fromkeys(names) if n and n not in view.entries and view.link(n) is None
-                   and not O.ATTACHMENT.search(n) and n.rsplit("/", 1)[-1].casefold() not in known]
-        if missing and left_out is None:
-            left_out = _left_out_names(view)
-        missing = [n for n in missing if n.rsplit("/", 1)[-1].casefold() not in (left_out or ())]
-        if not missing:
-            continue
-        try:
-            lines = read_nofollow(view.root / e.path).decode("utf-8", "replace").splitlines()
-        except OSError:
-            lines = []
-        for name in missing:
-            line = next((i for i, text in enumerate(lines, 1) if f"[[{name}" in text), None)
-            out.append(Problem(e.path, f"[[{name}]] names no note", line=line, severity="warning",
-                               code="unresolved_link"))
-    return out
-
-
-def _left_out_names(view: View) -> set[str]:
-    """Names (case-folded) of the .md files a walk leaves out on purpose:
-    templates, Obsidian's excluded files. Links to them are Obsidian's links."""
-    out: set[str] = set()
-    for dirpath, dirs, files in os.walk(view.root):  # (os.walk does not follow links)
-        rel = Path(dirpath).relative_to(view.root).as_posix()
-        dirs[:] = [d for d in dirs if not d.startswith(".") and not (rel == "." and d == SYSTEM)]
-        out.update(f[:-3].casefold() for f in files if f.endswith(".md")
-                   and not view.rules.indexed(f if rel == "." else f"{rel}/{f}"))
-    return out
-
-
-def _layer_links(root: Path) -> list[Problem]:
-    """A layer folder that is a symlink (a symlinked ``_system/`` is one of
-    the store's faults)."""
-    return [Problem(top + "/", "is a symlink; sediment does not follow it", code="symlink")
-            for top in E.LAYERS if (root / top).is_symlink()]
 
 
 def _journal(store: Store) -> list[Problem]:
@@ -265,15 +151,52 @@ def _journal(store: Store) -> list[Problem]:
     return out
 
 
-def _temps(root: Path) -> list[Problem]:
-    out = []
-    for top in (*E.LAYERS, SYSTEM):  # where sediment writes, and recover sweeps
-        if (root / top).is_symlink():
+def adopt(store: Store, path: str) -> Entry:
+    """Make the note at ``path`` (relative to the root, inside a layer folder)
+    a memory. An adopted note is returned as it is (adopting is idempotent)."""
+    if not isinstance(path, str) or not path.endswith(".md"):
+        raise InvalidInput(f"adopt takes the path of a .md note relative to the root, not {path!r}")
+    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." or p.startswith(".") for p in parts):
+        raise InvalidInput(f"adopt takes a path inside the root, without '..' or hidden folders: {path!r}")
+    rel = "/".join(parts)
+    if rel.split("/", 1)[0] not in E.LAYERS:
+        raise InvalidInput(f"{rel} is not in a layer folder: move it into one ({', '.join(E.LAYERS)}) "
+                           f"to hand it to the agent's memory, then adopt it")
+    full = resolve_inside(store.root, rel)
+    with store.writing() as view:
+        if rel in view.by_path:
+            return view.entries[view.by_path[rel]]
+        try:
+            data = read_nofollow(full)
+        except FileNotFoundError:
+            raise NotFound(f"no note at {rel}", path=rel) from None
+        except OSError as exc:
+            raise UnsafePath(f"{rel} is not a regular file; not followed", path=rel) from exc
+        mtime = _dt.datetime.fromtimestamp(os.stat(full, follow_symlinks=False).st_mtime).astimezone()
+        new = adopted_bytes(data, rel, eid=E.new_id(int(mtime.timestamp() * 1000)), when=mtime)
+        entry = E.parse(new, rel, tz=view.tz, max_meta_size=view.max_meta_size)  # refuses what would not read
+        if not entry.body.strip():
+            raise InvalidInput(f"{rel} has no text: an empty note is not a memory", path=rel)
+        if entry.id in view.entries:
+            raise InvalidInput(f"{rel}: id {entry.id} is used by {view.entries[entry.id].path}", path=rel)
+        store.replace_bytes(rel, new, expected=E.content_version(data))
+        view.load_file(rel)
+        store.note_done(rel, op="adopt")
+        return view.resolve(entry.id)
+
+
+def adopt_all(store: Store) -> list[str]:
+    """Adopt every note in a layer folder that only lacks what adopt inserts;
+    returns their paths. Files that cannot be adopted stay problems."""
+    done = []
+    with store.view.reading() as view:
+        view.refresh()  # notes written since the last look
+        candidates = sorted(p for p, prob in view.problems.items() if prob.code == "parse")
+    for rel in candidates:
+        try:
+            adopt(store, rel)
+            done.append(rel)
+        except (ParseError, InvalidInput, NotFound):
             continue
-        for dirpath, _, filenames in os.walk(root / top):  # (os.walk does not follow links)
-            for f in filenames:
-                if is_temp(f):
-                    rel = Path(dirpath, f).relative_to(root).as_posix()
-                    out.append(Problem(rel, "temp file of an interrupted write (run recover)",
-                                       severity="warning", code="temp"))
-    return out
+    return done

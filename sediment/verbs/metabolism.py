@@ -1,6 +1,7 @@
-"""The lifecycle verbs: strength, touch, consolidate and metabolize. The rules
-themselves are pure functions in ``lifecycle``; this module applies them
-through the store and writes the report.
+"""The lifecycle verbs: strength and metabolize. The rules themselves are
+pure functions in ``lifecycle``; this module applies them through the store
+and writes the report. (``touch`` and ``consolidate`` write through the
+verbs of ``writes``, and live there.)
 """
 
 from __future__ import annotations
@@ -11,17 +12,17 @@ import logging
 import re
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..model import entry as E
 from ..model import validate as V
 from ..store import moves
-from . import writes
 from ..model.entry import Entry
-from ..errors import InvalidInput, PolicyError, SedimentError, StorageError
+from ..model.record import Record
+from ..errors import PolicyError, SedimentError, StorageError
 from ..disk.files import atomic_write
-from ..model.lifecycle import Move, Strength, bigram_similarity, plan, strength as _strength
-from ..store.store import Store, add_link
+from ..model.lifecycle import Move, Strength, plan, strength as _strength
+from ..store.store import Store
 from ..progress import Ticker
 from ..view.view import View
 
@@ -29,7 +30,7 @@ log = logging.getLogger("sediment")
 
 
 @dataclass
-class Plan:
+class Plan(Record):
     """What ``metabolize`` would do (``applied`` False) or did."""
     now: str
     moves: list[Move]
@@ -37,11 +38,10 @@ class Plan:
     report: str | None = None  # path of the markdown report, relative to the root
     counts: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[Move, str]] = field(default_factory=list)  # (move, why) not applied
+    _keys = ("now", "applied", "report", "counts", "moves")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"now": self.now, "applied": self.applied, "report": self.report,
-                "counts": self.counts, "moves": [m.to_dict() for m in self.moves],
-                "skipped": [{**m.to_dict(), "why": why} for m, why in self.skipped]}
+        return {**super().to_dict(), "skipped": [{**m.to_dict(), "why": why} for m, why in self.skipped]}
 
     def __str__(self) -> str:
         if not self.moves:
@@ -71,62 +71,6 @@ def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) ->
     with store.view.reading() as view:
         e = view.resolve(id)
     return _strength(e, store.usage.totals().get(e.id), store.policy.kinds, when.timestamp())
-
-
-def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
-          now: _dt.datetime | str | None = None) -> Entry:
-    if outcome not in ("confirm", "refute"):
-        raise InvalidInput("outcome must be 'confirm' or 'refute'")
-    when = V.now(now)
-    with store.view.reading() as view:
-        e = view.resolve(id)
-    store.usage.record([e.id], outcome, now=when.timestamp())
-    if outcome == "refute" and confirm:
-        return writes.archive(store, e.id, reason=f"refuted on {when.date().isoformat()}")
-    return e
-
-
-def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: str, **fields: Any) -> Entry:
-    kinds = store.policy.kinds
-    if kind not in kinds or kind == "inbox":
-        raise InvalidInput(f"consolidate needs a real kind (one of "
-                           f"{', '.join(k for k in kinds if k != 'inbox')})")
-    with store.writing() as view:
-        # A retry (after a crash, or of the same call) finds the memory it
-        # wrote and finishes retiring what is left, instead of writing twice.
-        main = " ".join(text.split())
-        existing = [e.id for e in view.same_text(text)
-                    if e.kind == kind and e.status == "active" and e.layer not in ("archive", "")]
-        done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
-        given, retired = [], []
-        for e in (view.resolve(i) for i in fragment_ids):
-            if done_link and done_link in (e.meta.get("superseded_by") or ()):
-                retired.append(e)  # retired into this memory already
-                continue
-            if e.kind != "inbox" or e.layer in ("archive", "") or e.status != "active":
-                raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
-                                   f"retires fragments only")
-            given.append(e)
-        new = view.entries[existing[0]] if existing else writes.add(store, text, kind=kind, **fields)
-        covered = {e.id: e for e in given}
-        for e in view.entries.values():
-            if e.kind == "inbox" and e.status == "active" and e.layer not in ("archive", "") and e.id != new.id:
-                frag = " ".join(e.text.split())
-                if frag and (frag in main or bigram_similarity(frag, text) >= 0.55):
-                    covered[e.id] = e
-        # links first, then the moves: a crash in between leaves the new
-        # memory naming fragments still to retire, which a retry finishes
-        meta = dict(view.entries[new.id].meta)
-        for e in sorted([*covered.values(), *retired], key=lambda x: x.id):
-            add_link(meta, "supersedes", e.name)
-        if meta != dict(view.entries[new.id].meta):
-            store.rewrite(view.entries[new.id], meta=meta)
-        for e in sorted(covered.values(), key=lambda x: x.id):
-            cur = store.reread(e)
-            moves.move(store, cur, "archive", cur.room, op="consolidate", meta_changes={
-                "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
-                "superseded_by": [E.wikilink(new.name)]})
-        return view.entries[new.id]
 
 
 def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | str | None = None,

@@ -1,21 +1,21 @@
-"""The verbs that read: get, list, search, links_to, stats. Each holds the
+"""The verbs that read: get, list, search, links_to, stats, locate, markdown,
+report, and ``recalled``, which counts what an agent was shown. Each holds the
 view for the whole call (``View.reading``) and never writes a memory file; a
 search records its recalls outside the notes, in the usage log.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Iterable
 
 from ..search import query as S
 from ..model import validate as V
 from ..model.entry import Entry
-from ..errors import InvalidInput, LockTimeout, ParseError
+from ..errors import Ambiguous, InvalidInput, NotFound, ParseError, StorageError
+from ..disk.files import read_nofollow, resolve_inside, symlink_in
 from ..search.query import SearchHit
 from ..store.store import Store
-
-log = logging.getLogger("sediment")
+from ..store.system import SYSTEM
 
 SORTS = ("path", "updated", "created")
 
@@ -25,10 +25,22 @@ def get(store: Store, id: str) -> Entry:
         return view.resolve(id)
 
 
+def knows(store: Store, id: object) -> bool:
+    """Whether ``id`` (an id, path or name) names a memory (``id in repo``)."""
+    with store.view.reading() as view:
+        return view.knows(id)
+
+
+def count(store: Store) -> int:
+    """How many memories there are (``len(repo)``)."""
+    with store.view.reading() as view:
+        return len(view)
+
+
 def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status: Any = None,
             since: Any = None, until: Any = None) -> S.Predicate | None:
     """The predicate of the filters given (each checked), or None for none."""
-    if all(x is None or x == () or x == [] for x in (layer, room, tags, kind, status, since, until)):
+    if all(x is None or x in ((), []) for x in (layer, room, tags, kind, status, since, until)):
         return None
     return S.make_filter(layers=V.layers(layer), room=V.room_filter(room), tags=V.tags(tags) or None,
                          kinds=V.kinds(kind, store.policy.kinds), status=V.status(status),
@@ -38,7 +50,9 @@ def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status
 def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room: str | None = None,
                  tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
                  status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
-                 limit: int | None = None) -> list[Entry]:
+                 limit: int | None = None, tag: str | Iterable[str] | None = None) -> list[Entry]:
+    """``tag`` is ``tags`` by another name (given, it wins)."""
+    tags = tags if tag is None else tag
     if sort not in SORTS:
         raise InvalidInput(f"sort: {sort!r} is not one of {', '.join(SORTS)}", what="sort")
     if limit is not None:
@@ -64,7 +78,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
            room: str | None = None, tags: Iterable[str] | str | None = None,
            kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
            include_archive: bool = False, include_superseded: bool = False,
-           record: bool = True, explain: bool = False, extra: S.ExtraLanes | None = None) -> list[SearchHit]:
+           record: bool = True, explain: bool = False) -> list[SearchHit]:
     V.query(query)
     V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, since=since, until=until)
@@ -73,24 +87,84 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
     asked = include_archive or (layers is not None and "archive" in layers)
     with store.view.reading() as view:
         tiebreak = S.Tiebreak(view.entries, store.usage.totals, store.policy.kinds)
-        hits = S.run(view.index, view.entries, view.tokenizer, query, limit=limit, pred=pred,
+        hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
-                     fb=S.feedback(store.policy), explain=explain, extra=extra)
+                     fb=S.feedback(store.policy), explain=explain)
     if record:
-        record_recalls(store, [h.entry.id for h in hits])
+        store.usage.record_recalls([h.entry.id for h in hits])
     return hits
 
 
-def record_recalls(store: Store, ids: list[str], *, now: float | None = None) -> None:
-    """Count these memories as recalled (a search's hits, a context block's
-    reminders). A read-only root records nothing; a lost recall never fails
-    the read that made it."""
-    if not ids or not store.usage.writable:
-        return
+def recalled(store: Store, ids: Iterable[str]) -> None:
+    """Count the memories ``ids`` (ids or names) name as recalled; one not
+    (or no longer) known is skipped."""
+    if isinstance(ids, str):
+        raise InvalidInput("ids: a list of ids, not one string", what="ids")
+    found: list[str] = []
+    with store.view.reading() as view:
+        for key in ids:
+            try:
+                found.append(view.resolve(key).id)
+            except (NotFound, Ambiguous, ParseError):
+                continue
+    store.usage.record_recalls(dict.fromkeys(found))
+
+
+def locate(store: Store, path: str, *, memory_path: str | None = None) -> Entry:
+    """The memory at ``path``; else the one whose file name is the path's
+    (moved since); else the one whose ``memory_path`` field is ``memory_path``."""
+    if not isinstance(path, str):
+        raise InvalidInput(f"path must be a string, not {type(path).__name__}", what="path")
+    stem = path.rsplit("/", 1)[-1]
+    stem = stem[:-3] if stem.endswith(".md") else stem
+    with store.view.reading() as view:
+        eid = view.by_path.get(path)
+        if eid is not None:
+            return view.entries[eid]
+        if view.by_name.get(stem):
+            return view.resolve(stem)
+        if memory_path is not None:
+            for e in view.entries.values():
+                if e.meta.get("memory_path") == memory_path:
+                    return e
+    raise NotFound(f"no memory at {path}", path=path)
+
+
+def markdown(store: Store, id: str) -> str:
+    """The memory's file as text, every byte as it is on disk (what is no
+    UTF-8 shown as U+FFFD)."""
+    with store.view.reading() as view:
+        e = view.resolve(id)
     try:
-        store.usage.record(ids, "recall", now=now)
-    except (LockTimeout, OSError) as exc:
-        log.warning("sediment: recall not recorded: %s", exc)
+        return read_nofollow(store.root / e.path).decode("utf-8", "replace")
+    except FileNotFoundError:  # removed since the view saw it
+        raise NotFound(f"no memory with id or name {id!r}", id=id) from None
+    except OSError as exc:
+        raise StorageError(f"cannot read {e.path}: {exc}", path=e.path) from exc
+
+
+REPORTS = ("patrol", "map")
+
+
+def report(store: Store, kind: str = "patrol") -> str | None:
+    """The latest report of ``kind`` as text, or None when there is none yet."""
+    if kind not in REPORTS:
+        raise InvalidInput(f"kind: {kind!r} is not one of {', '.join(REPORTS)}", what="kind")
+    if kind == "map":
+        path = resolve_inside(store.root, store.policy.map_file)
+    else:
+        folder = store.root / SYSTEM / "patrol"
+        linked = symlink_in(store.root, f"{SYSTEM}/patrol")  # not followed out of the root
+        found = sorted(folder.glob("*.md")) if folder.is_dir() and not linked else []
+        if not found:
+            return None
+        path = found[-1]  # named by their date
+    try:
+        return read_nofollow(path).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(f"cannot read {path.relative_to(store.root)}: {exc}", path=str(path)) from exc
 
 
 def links_to(store: Store, id: str) -> list[Entry]:

@@ -1,7 +1,8 @@
-"""The verbs that write one memory: add, update, move, archive, purge and
-supersede. Each checks its input (``validate``) before taking the lock, then
-re-reads what it changes (a person may have edited it) and writes through the
-store. ``Repository`` documents them; this module does them.
+"""The verbs that write: add, update, edit, move, archive, purge, restore,
+supersede, touch and consolidate. Each checks its input (``validate``) before
+taking the lock, then re-reads what it changes (a person may have edited it)
+and writes through the store. ``Repository`` documents them; this module
+does them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import datetime as _dt
 import logging
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..model import entry as E
 from ..store import moves
@@ -19,10 +20,14 @@ from ..model import validate as V
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
 from ..disk.files import append_line, atomic_write
-from ..model.lifecycle import overturns
+from ..model.lifecycle import bigram_similarity, is_current, overturns
 from ..store.store import Store, add_link
+from ..view.view import View
 
 log = logging.getLogger("sediment")
+
+COVERS = 0.55  # bigram similarity at which consolidate's text covers another inbox fragment
+FLAG_REPEATS = 3  # written unclassified this many times: flagged for a person to classify
 
 
 def add(store: Store, text: str, *, title: str | None = None, room: str | None = None,
@@ -62,8 +67,8 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
             if e.title == title and e.body == body and e.status != "purged":
                 return e
         if event is None:
-            twin = next((e for e in view.same_text(text) if e.status == "active" and e.layer not in ("archive", "")
-                         and e.event is None), None)
+            twin = next((e for e in view.same_text(text) if is_current(e) and not e.reference and e.event is None),
+                        None)
             if twin is not None:  # an agent retrying a write, most often: one memory, not two
                 return _merge_duplicate(store, twin, tags=tag_list, links=link_names, extra=extra,
                                         given={"title": title if explicit_title else None, "kind": kind,
@@ -109,37 +114,65 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
         for k in list(changes):
             if k in E.SECTIONS:
                 sections[k] = V.section(k, changes.pop(k))
-        if "title" in changes:
-            meta["title"] = V.title(changes.pop("title"), required=True)
-        if "tags" in changes:
-            meta["tags"] = V.tags(changes.pop("tags")) or None
-        warnings: list[str] = []
-        if "links" in changes:
-            targets, warnings = _link_targets(store, V.links(changes.pop("links")))
-            meta["links"] = [E.wikilink(x) for x in targets] or None
-        if "kind" in changes:
-            k = V.kind(changes.pop("kind"), policy.kinds)
-            if k == "core" and current.kind != "core":
-                _check_core_cap(store)
-            meta["kind"] = k
-            meta.pop("unclassified", None)
-        if "value" in changes:
-            meta["value"] = V.value(changes.pop("value"))
-        for k in ("layer", "room"):
-            if k in changes:
-                raise InvalidInput(f"use move() to change {k}")
-        if "source" in changes:
-            meta["source"] = changes.pop("source")
-        V.not_reserved(changes)
-        meta.update(V.fields({k: v for k, v in changes.items() if v is not None}))
-        for k, v in changes.items():
-            if v is None:
-                meta.pop(k, None)
+        warnings = _changed_meta(store, current, meta, changes)
         body = E.compose_body(main, sections)
         V.body(body, policy.max_body_bytes)
         meta["updated"] = E.now_iso()
         meta = V.meta({k: v for k, v in meta.items() if v is not None}, path=current.path)
         return store.rewrite(current, meta=meta, body=body).warn(*warnings)
+
+
+def edit(store: Store, id: str, change: Callable[[str], str], *, expected: str | None = None) -> Entry:
+    """The body rewritten by ``change`` from the body the file has now, under
+    the writer lock; the frontmatter keeps every field but ``updated``."""
+    with store.writing() as view:
+        current = store.reread(view.resolve(id))
+        if expected is not None and expected != current.version:
+            raise Conflict(f"{current.path} changed since version {expected} was read "
+                           f"(now {current.version}); read it again and retry",
+                           id=current.id, expected=expected, actual=current.version, what="expected")
+        body = change(current.body)
+        V.body(body, store.policy.max_body_bytes)
+        meta = dict(current.meta)
+        meta["updated"] = E.now_iso()
+        draft = current.with_(meta=meta, body=body)
+        if E.parse(E.render(draft), current.path, tz=view.tz).body != draft.body + (
+                "" if draft.body.endswith("\n") else "\n"):
+            raise InvalidInput(f"edit refused: {current.path} would not read back as written "
+                               "(it would break the note's frontmatter)", id=current.id, what="read_back")
+        return store.rewrite(current, meta=meta, body=body)
+
+
+def _changed_meta(store: Store, current: Entry, meta: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+    """``update``'s changes of frontmatter, checked, applied to ``meta``
+    (a field given None goes); the warnings of the links."""
+    if "title" in changes:
+        meta["title"] = V.title(changes.pop("title"), required=True)
+    if "tags" in changes:
+        meta["tags"] = V.tags(changes.pop("tags")) or None
+    warnings: list[str] = []
+    if "links" in changes:
+        targets, warnings = _link_targets(store, V.links(changes.pop("links")))
+        meta["links"] = [E.wikilink(x) for x in targets] or None
+    if "kind" in changes:
+        k = V.kind(changes.pop("kind"), store.policy.kinds)
+        if k == "core" and current.kind != "core":
+            _check_core_cap(store)
+        meta["kind"] = k
+        meta.pop("unclassified", None)
+    if "value" in changes:
+        meta["value"] = V.value(changes.pop("value"))
+    for k in ("layer", "room"):
+        if k in changes:
+            raise InvalidInput(f"use move() to change {k}")
+    if "source" in changes:
+        meta["source"] = changes.pop("source")
+    V.not_reserved(changes)
+    meta.update(V.fields({k: v for k, v in changes.items() if v is not None}))
+    for k, v in changes.items():
+        if v is None:
+            meta.pop(k, None)
+    return warnings
 
 
 def _refuse_purged(entry: Entry, verb: str) -> None:
@@ -185,7 +218,7 @@ def restore(store: Store, id: str, *, layer: str = "shallow", confirm: bool = Fa
         raise InvalidInput("restore brings a memory out of archive: choose shallow, sediment or bedrock")
     with store.writing() as view:
         entry = store.reread(view.resolve(id))
-        if entry.status == "active" and entry.layer != "archive":
+        if is_current(entry):
             raise InvalidInput(f"{entry.path} is active already; nothing to restore", id=entry.id)
         if entry.meta.get("erased"):
             raise InvalidInput(f"{entry.path} was erased: only its tombstone is left", id=entry.id)
@@ -229,7 +262,63 @@ def supersede(store: Store, old_id: str, new_id: str, reason: str = "superseded"
         return store.supersede(old, new, reason)
 
 
-def _supersedes(view: Any, start: Entry, target: Entry) -> bool:
+def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
+          now: _dt.datetime | str | None = None) -> Entry:
+    if outcome not in ("confirm", "refute"):
+        raise InvalidInput("outcome must be 'confirm' or 'refute'")
+    when = V.now(now)
+    with store.view.reading() as view:
+        e = view.resolve(id)
+    store.usage.record([e.id], outcome, now=when.timestamp())
+    if outcome == "refute" and confirm:
+        return archive(store, e.id, reason=f"refuted on {when.date().isoformat()}")
+    return e
+
+
+def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: str, **fields: Any) -> Entry:
+    kinds = store.policy.kinds
+    if kind not in kinds or kind == "inbox":
+        raise InvalidInput(f"consolidate needs a real kind (one of "
+                           f"{', '.join(k for k in kinds if k != 'inbox')})")
+    with store.writing() as view:
+        # A retry (after a crash, or of the same call) finds the memory it
+        # wrote and finishes retiring what is left, instead of writing twice.
+        main = " ".join(text.split())
+        existing = [e.id for e in view.same_text(text)
+                    if e.kind == kind and is_current(e) and not e.reference]
+        done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
+        given, retired = [], []
+        for e in (view.resolve(i) for i in fragment_ids):
+            if done_link and done_link in (e.meta.get("superseded_by") or ()):
+                retired.append(e)  # retired into this memory already
+                continue
+            if e.kind != "inbox" or not is_current(e) or e.reference:
+                raise InvalidInput(f"{e.path} is not an active inbox fragment; consolidate "
+                                   f"retires fragments only")
+            given.append(e)
+        new = view.entries[existing[0]] if existing else add(store, text, kind=kind, **fields)
+        covered = {e.id: e for e in given}
+        for e in view.entries.values():
+            if e.kind == "inbox" and is_current(e) and not e.reference and e.id != new.id:
+                frag = " ".join(e.text.split())
+                if frag and (frag in main or bigram_similarity(frag, text) >= COVERS):
+                    covered[e.id] = e
+        # links first, then the moves: a crash in between leaves the new
+        # memory naming fragments still to retire, which a retry finishes
+        meta = dict(view.entries[new.id].meta)
+        for e in sorted([*covered.values(), *retired], key=lambda x: x.id):
+            add_link(meta, "supersedes", e.name)
+        if meta != dict(view.entries[new.id].meta):
+            store.rewrite(view.entries[new.id], meta=meta)
+        for e in sorted(covered.values(), key=lambda x: x.id):
+            cur = store.reread(e)
+            moves.move(store, cur, "archive", cur.room, op="consolidate", meta_changes={
+                "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
+                "superseded_by": [E.wikilink(new.name)]})
+        return view.entries[new.id]
+
+
+def _supersedes(view: View, start: Entry, target: Entry) -> bool:
     """Whether ``target`` is reached from ``start`` along superseded_by links
     (start is then, in effect, older than target)."""
     seen, todo = set(), [start]
@@ -251,7 +340,7 @@ def _auto_supersede(store: Store, new: Entry, siblings: list[Entry]) -> None:
     at most the two most recent older non-core memories of that event."""
     if not overturns(new.text):
         return
-    older = [e for e in siblings if e.kind != "core" and e.status == "active" and e.layer != "archive"]
+    older = [e for e in siblings if e.kind != "core" and is_current(e)]
     older.sort(key=lambda e: e.id, reverse=True)  # ULIDs sort by creation time
     for e in older[:2]:
         try:
@@ -313,7 +402,7 @@ def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[
         had = twin.meta.get("repeats")
         repeats = (had if isinstance(had, int) and not isinstance(had, bool) else 1) + 1  # written again
         meta["repeats"] = repeats
-        if repeats >= 3:
+        if repeats >= FLAG_REPEATS:
             meta["flag"] = f"classify: written unclassified {repeats} times"
     current = {"title": twin.title, "kind": twin.kind, "value": twin.meta.get("value"),
                "source": twin.source, "room": twin.room, "layer": twin.layer}

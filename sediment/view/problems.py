@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
 from ..model.entry import Entry
+from ..model.record import Record
 from ..errors import ParseError
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(Record):
     """Something ``check`` found. ``severity`` is 'error' (the file is left out of
     the index) or 'warning' (it is indexed; a person may want to look)."""
     path: str
@@ -20,14 +20,12 @@ class Problem:
     line: int | None = None
     severity: str = "error"
     code: str = "parse"
+    _keys = ("path", "line", "reason", "severity", "code")
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
         return f"{self.severity}: {where}: {self.reason}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "reason": self.reason,
-                "severity": self.severity, "code": self.code}
 
 
 def text_key(text: str) -> str:

@@ -50,6 +50,7 @@ from ..model.entry import Entry
 from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
 from ..disk.files import WriterLock, atomic_write, read_nofollow
 from ..search.index import DocTerms, Index, Pending
+from ..search.rank import LaneSource
 from ..disk.journal import Feed
 from ..progress import Progress, Ticker
 from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
@@ -91,6 +92,7 @@ class View:
         self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
         self.index = Index()
+        self.lanes: list[LaneSource] = []  # further lanes of a search (the semantic one), wired at open
         self.dirty = False  # changed since the snapshot was written
         self.erased_pending = False  # an erased note loaded since the body store was written (Store.writing)
         self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use

@@ -11,12 +11,13 @@ matches the view, so they cost one ``stat`` each).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, TypeVar
 
 from ..disk.files import is_temp
 from .view import View
@@ -29,6 +30,7 @@ MAX_DELAY_SECONDS = 0.5  # … but never later than this after its first event
 # the vault's settings that say which notes are left out (see vault.Rules)
 SETTINGS = {".obsidian/app.json", ".obsidian/templates.json", ".obsidian/plugins/templater-obsidian/data.json"}
 Callback = Callable[[str, str], None]  # (what, relative path): 'changed', 'removed', 'invalid', 'rescan'
+T = TypeVar("T")
 
 
 class Watcher:
@@ -140,3 +142,31 @@ class Watcher:
         with self._cond:
             self.applied += 1
             self._cond.notify_all()
+
+
+class Watching:
+    """A repository's one watcher, started by ``Repository(watch=True)`` or a
+    ``watch()`` block and stopped at its end (or at ``close``)."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+        self.watcher: Watcher | None = None
+
+    def start(self, on_change: Callback | None = None) -> None:
+        if self.watcher is None:
+            self.watcher = Watcher(self.view, on_change).start()
+            self.view.refresh()  # what changed before the observer was listening
+
+    def stop(self) -> None:
+        w, self.watcher = self.watcher, None
+        if w is not None:
+            w.stop()
+
+    @contextlib.contextmanager
+    def during(self, owner: T, on_change: Callback | None = None) -> Iterator[T]:
+        """Watch until the block ends; the block gets ``owner`` (the repository)."""
+        self.start(on_change)
+        try:
+            yield owner
+        finally:
+            self.stop()

@@ -19,16 +19,11 @@ import sys
 import threading
 import webbrowser
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from ..errors import InvalidInput, NotInstalled
 from ..progress import Progress
 from .nebula import LIMIT
-
-if TYPE_CHECKING:
-    from ..repository import Repository
-    from .live import Hub, Live
-    from .nebula import Nebula
 
 log = logging.getLogger("sediment")
 
@@ -86,8 +81,17 @@ def serve(root: str | Path, *, host: str = "127.0.0.1", port: int | None = None,
             nebula.load_nodes()  # the edges follow from the live thread's first refresh
             live.start()
             try:
-                _announce(repo, nebula, hub, live, sock, host, open_browser, out or sys.stdout, err or sys.stderr,
-                          uvicorn, app)
+                token = secrets.token_urlsafe(24)
+                where = f"[{host}]" if ":" in host else host
+                url = f"http://{where}:{sock.getsockname()[1]}/?token={token}"
+                server = uvicorn.Server(uvicorn.Config(app(repo, nebula, hub, token, live.asked), log_level="warning",
+                                                       lifespan="off", access_log=False, timeout_graceful_shutdown=1))
+                opening = open_browser and _can_open()
+                _say(url, root=repo.root, memories=len(nebula.nodes), host=host, opening=opening,
+                     asked_to_open=open_browser, out=out or sys.stdout, err=err or sys.stderr)
+                if opening:
+                    threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+                server.run(sockets=[sock])
             finally:
                 live.stop()
     finally:
@@ -95,24 +99,15 @@ def serve(root: str | Path, *, host: str = "127.0.0.1", port: int | None = None,
         repo.close()
 
 
-def _announce(repo: "Repository", nebula: "Nebula", hub: "Hub", live: "Live", sock: socket.socket, host: str,
-              open_browser: bool, out: TextIO, err: TextIO, uvicorn: Any, app: Any) -> None:
-    """Print the URL with a new token, open it, serve until stopped."""
-    token = secrets.token_urlsafe(24)
-    where = f"[{host}]" if ":" in host else host
-    url = f"http://{where}:{sock.getsockname()[1]}/?token={token}"
+def _say(url: str, *, root: Path, memories: int, host: str, opening: bool, asked_to_open: bool,
+         out: TextIO, err: TextIO) -> None:
+    """The URL with its token (and a warning for another host than this machine)."""
     if host not in LOOPBACK:
         print(f"warning: serving on {host}, not only this machine: anyone who can reach it and has the "
               "URL below reads every memory", file=err, flush=True)
-    opening = open_browser and _can_open()
-    server = uvicorn.Server(uvicorn.Config(app(repo, nebula, hub, token, live.asked), log_level="warning",
-                                           lifespan="off", access_log=False, timeout_graceful_shutdown=1))
-    print(f"sediment view of {repo.root} ({len(nebula.nodes)} memories), read-only:\n  {url}\n"
-          + ("" if opening or not open_browser else "(no display here: open the URL in a browser)\n")
+    print(f"sediment view of {root} ({memories} memories), read-only:\n  {url}\n"
+          + ("" if opening or not asked_to_open else "(no display here: open the URL in a browser)\n")
           + "Ctrl-C stops it.", file=out, flush=True)
-    if opening:
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-    server.run(sockets=[sock])
 
 
 def export(root: str | Path, folder: str | Path, *, limit: int = LIMIT,

@@ -168,9 +168,23 @@ def working(repo: "Repository") -> dict[str, Any]:
     return repo.working().to_dict()
 
 
+_HEADING = re.compile(r"^## (.+) \((\d+)\)$", re.MULTILINE)
+_OVER = re.compile(r"^Over (\d+) memories at (\S+)\.", re.MULTILINE)
+_DATE = re.compile(r"^# Patrol (\S+)", re.MULTILINE)
+
+
 def patrol(repo: "Repository") -> dict[str, Any] | None:
-    last = repo.last_patrol()
-    return last.to_dict() if last is not None else None
+    """The last patrol report (``report('patrol')``), and what its headings
+    say: its date, the time it was made for, how many memories it went over,
+    the item count of each section. None when patrol never ran here."""
+    text = repo.report("patrol")
+    if text is None:
+        return None
+    date, over = _DATE.search(text), _OVER.search(text)
+    day = date.group(1) if date else None
+    return {"date": day, "now": over.group(2) if over else None, "memories": int(over.group(1)) if over else None,
+            "counts": {m.group(1): int(m.group(2)) for m in _HEADING.finditer(text)},
+            "path": f"_system/patrol/{day}.md" if day else None, "text": text}
 
 
 def attention(repo: "Repository") -> dict[str, Any]:

@@ -47,7 +47,7 @@
     },
     patrol(p) {
       if (!p) return [el("p", "patrol never ran on this machine (sediment patrol writes one)", "muted small")];
-      const out = [el("p", "patrol of " + p.date + ", written " + p.written
+      const out = [el("p", "patrol of " + p.date + (p.now ? ", made at " + p.now : "")
         + (p.memories !== null ? ", over " + p.memories + " memories" : ""), "small")];
       const ul = el("ul", null, "plain small");
       for (const [k, n] of Object.entries(p.counts)) ul.appendChild(el("li", k + ": " + n));

@@ -1,20 +1,28 @@
 """The commands of the core verbs: one per ``Repository`` verb of reading,
-writing and the lifecycle."""
+writing, the lifecycle and health (``init`` and ``watch`` too)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .kit import (FIELD_ARG, SECTION_ARGS, arg, command, entry_out, entry_text, field_args, filter_args,
-                     open_repo, split_values, text_arg)
+                  open_root, split_values, text_arg)
+
+if TYPE_CHECKING:
+    from ..repository import Repository
+
+
+def _open(ns: argparse.Namespace) -> Repository:
+    from ..repository import Repository  # when a command runs, not at --help
+    return open_root(Repository, ns)
 
 
 @command("init", "create a memory root (folders, policy.yaml, .gitignore)",
          arg("--git", action="store_true", help="also make the root a git repository"))
 def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
-    repo = open_repo(ns)
+    repo = _open(ns)
     out = {"root": str(repo.root), "git": False, "reference": repo.stats()["reference"]}
     if ns.git:
         from ..sync.git import git_init
@@ -34,9 +42,9 @@ def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
          *SECTION_ARGS, FIELD_ARG)
 def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
     extra = {"event": ns.event} if ns.event else {}
-    e = open_repo(ns).add(text_arg(ns.text), title=ns.title, room=ns.room, tags=split_values(ns.tags), kind=ns.kind,
-                      value=ns.value, source=ns.source, links=split_values(ns.links), layer=ns.layer,
-                      now=ns.now, **extra, **field_args(ns))
+    e = _open(ns).add(text_arg(ns.text), title=ns.title, room=ns.room, tags=split_values(ns.tags), kind=ns.kind,
+                  value=ns.value, source=ns.source, links=split_values(ns.links), layer=ns.layer,
+                  now=ns.now, **extra, **field_args(ns))
     return entry_out(e, "added")
 
 
@@ -60,13 +68,13 @@ def cmd_update(ns: argparse.Namespace) -> tuple[Any, str]:
     if ns.links is not None:
         changes["links"] = split_values(ns.links)
     changes.update({k: None for k in ns.unset or ()})
-    e = open_repo(ns).update(ns.id, expected=ns.expected, **changes)
+    e = _open(ns).update(ns.id, expected=ns.expected, **changes)
     return entry_out(e, "updated")
 
 
 @command("get", "show one memory by id or name", arg("id"))
 def cmd_get(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).get(ns.id)
+    e = _open(ns).get(ns.id)
     return e.to_dict(), entry_text(e)
 
 
@@ -76,8 +84,8 @@ def cmd_get(ns: argparse.Namespace) -> tuple[Any, str]:
              help="path, or updated / created newest first"),
          arg("--limit", type=int))
 def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
-    entries = open_repo(ns).list(layer=ns.layer, room=ns.room, tags=split_values(ns.tags) or None, kind=ns.kind,
-                             status=ns.status, since=ns.since, until=ns.until, sort=ns.sort, limit=ns.limit)
+    entries = _open(ns).list(layer=ns.layer, room=ns.room, tags=split_values(ns.tags) or None, kind=ns.kind,
+                         status=ns.status, since=ns.since, until=ns.until, sort=ns.sort, limit=ns.limit)
     text = "\n".join(f"{e.id}  {e.path}  {e.title}" for e in entries) or "(no memories)"
     return [e.to_dict() for e in entries], text
 
@@ -94,7 +102,7 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--explain", action="store_true",
              help="show why each memory came up: its rank in each lane and the expansion terms"))
 def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
-    repo = open_repo(ns)
+    repo = _open(ns)
     if repo.semantic is not None:  # one search, then the process ends: no use loading in the background
         repo.semantic.prepare()
     hits = repo.search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
@@ -122,13 +130,13 @@ def _why(explain: dict[str, Any]) -> str:
 @command("move", "move a memory to another layer (and/or room)",
          arg("id"), arg("layer"), arg("--room"), arg("--reason"))
 def cmd_move(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).move(ns.id, ns.layer, room=ns.room, reason=ns.reason)
+    e = _open(ns).move(ns.id, ns.layer, room=ns.room, reason=ns.reason)
     return e.to_dict(), f"moved to {e.path}"
 
 
 @command("archive", "move a memory to archive/ with a reason", arg("id"), arg("--reason", required=True))
 def cmd_archive(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).archive(ns.id, reason=ns.reason)
+    e = _open(ns).archive(ns.id, reason=ns.reason)
     return e.to_dict(), f"archived to {e.path}"
 
 
@@ -137,7 +145,7 @@ def cmd_archive(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--erase", action="store_true", help="leave only a tombstone: id, name, reason, dates (a secret "
                                                   "written by mistake; README, 'Erasing a memory')"))
 def cmd_purge(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).purge(ns.id, confirm=ns.confirm, reason=ns.reason, erase=ns.erase)
+    e = _open(ns).purge(ns.id, confirm=ns.confirm, reason=ns.reason, erase=ns.erase)
     return e.to_dict(), f"purged; kept at {e.path}"
 
 
@@ -145,7 +153,7 @@ def cmd_purge(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--fix", action="store_true", help="run recover first, and adopt notes in layer folders that "
                                                 "only lack an id or times (no other file is touched)"))
 def cmd_check(ns: argparse.Namespace) -> tuple[Any, str]:
-    problems = open_repo(ns).check(fix=ns.fix)
+    problems = _open(ns).check(fix=ns.fix)
     text = "\n".join(str(p) for p in problems) or "no problems"
     ns.exit_code = 1 if any(p.severity == "error" for p in problems) else 0
     return [p.to_dict() for p in problems], text
@@ -153,14 +161,14 @@ def cmd_check(ns: argparse.Namespace) -> tuple[Any, str]:
 
 @command("recover", "finish or undo interrupted operations, remove temp files")
 def cmd_recover(ns: argparse.Namespace) -> tuple[Any, str]:
-    rep = open_repo(ns).recover()
+    rep = _open(ns).recover()
     return rep, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in rep.items())
 
 
 @command("stats", "counts by layer, kind and room; recalls, confirmations, refutations; "
                   "the last metabolize report")
 def cmd_stats(ns: argparse.Namespace) -> tuple[Any, str]:
-    repo = open_repo(ns)
+    repo = _open(ns)
     s = dict(repo.stats())
     usage = repo.usage.load().values()  # what this machine recorded, of any memory
     s["usage"] = {"recalls": sum(u.recalls for u in usage),
@@ -215,7 +223,7 @@ def _cell(value: Any) -> str:
          arg("--confirm", action="store_true", help="allow the plan to archive (policy confirm_destructive)"),
          arg("--now", help="ISO 8601 time to plan for (default: now)"))
 def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
-    p = open_repo(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=ns.now)
+    p = _open(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=ns.now)
     return p.to_dict(), str(p) + (f"\nreport: {p.report}" if p.report else "")
 
 
@@ -224,14 +232,14 @@ def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--confirm", action="store_true", help="with refute: archive at once"),
          arg("--now", help="when it happened, ISO 8601 with an offset"))
 def cmd_touch(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now)
+    e = _open(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now)
     return e.to_dict(), f"{ns.outcome} recorded for {e.id}  {e.path}"
 
 
 @command("supersede", "retire OLD in favour of NEW (links both ways)",
          arg("old"), arg("new"), arg("--reason", default="superseded"))
 def cmd_supersede(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).supersede(ns.old, ns.new, reason=ns.reason)
+    e = _open(ns).supersede(ns.old, ns.new, reason=ns.reason)
     return e.to_dict(), f"{e.path} is superseded by {ns.new}"
 
 
@@ -242,37 +250,66 @@ def cmd_supersede(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--tag", dest="tags", action="append"), *SECTION_ARGS, FIELD_ARG)
 def cmd_consolidate(ns: argparse.Namespace) -> tuple[Any, str]:
     extra = {k: v for k, v in (("title", ns.title), ("room", ns.room)) if v is not None}
-    e = open_repo(ns).consolidate(split_values(ns.fragments), ns.text, kind=ns.kind, tags=split_values(ns.tags),
-                              **extra, **field_args(ns))
+    e = _open(ns).consolidate(split_values(ns.fragments), ns.text, kind=ns.kind, tags=split_values(ns.tags),
+                          **extra, **field_args(ns))
     return e.to_dict(), f"added {e.id}  {e.path}; covers {', '.join(e.meta.get('supersedes') or []) or 'nothing'}"
 
 
 @command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now"))
 def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
-    from dataclasses import asdict
-    s = open_repo(ns).strength(ns.id, now=ns.now)
-    return asdict(s), s.explain()
+    s = _open(ns).strength(ns.id, now=ns.now)
+    return s.to_dict(), s.explain()
 
 
 @command("restore", "bring an archived or superseded memory back to active (purged: --confirm)",
          arg("id"), arg("--layer", default="shallow"), arg("--confirm", action="store_true"))
 def cmd_restore(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).restore(ns.id, layer=ns.layer, confirm=ns.confirm)
+    e = _open(ns).restore(ns.id, layer=ns.layer, confirm=ns.confirm)
     return e.to_dict(), f"restored to {e.path}"
 
 
 @command("adopt", "make a note a person wrote (no frontmatter or no id) a memory, keeping its bytes",
          arg("path", help="relative to the root, inside a layer folder"))
 def cmd_adopt(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = open_repo(ns).adopt(ns.path)
+    e = _open(ns).adopt(ns.path)
     return e.to_dict(), f"adopted {e.id}  {e.path}"
 
 
 @command("links-to", "memories that link to this one (backlinks)", arg("id"))
 def cmd_links_to(ns: argparse.Namespace) -> tuple[Any, str]:
-    entries = open_repo(ns).links_to(ns.id)
+    entries = _open(ns).links_to(ns.id)
     text = "\n".join(f"{e.id}  {e.path}  {e.title}" for e in entries) or "(no backlinks)"
     return [e.to_dict() for e in entries], text
+
+
+@command("recalled", "count memories as recalled: what an agent was shown (a search's hits count only "
+                     "with search --record)",
+         arg("ids", nargs="+", metavar="ID", help="a memory's id or name (repeatable)"))
+def cmd_recalled(ns: argparse.Namespace) -> tuple[Any, str]:
+    ids = split_values(ns.ids)
+    _open(ns).recalled(ids)
+    return {"recalled": ids}, f"recalled: {', '.join(ids)}"
+
+
+@command("locate", "the memory at a path, or where it went (by its file name; by --memory-path)",
+         arg("path", help="relative to the root"),
+         arg("--memory-path", help="the path the memory tool created it at (its memory_path field)"))
+def cmd_locate(ns: argparse.Namespace) -> tuple[Any, str]:
+    e = _open(ns).locate(ns.path, memory_path=ns.memory_path)
+    return e.to_dict(), f"{e.id}  {e.path}  {e.title}"
+
+
+@command("markdown", "a memory's file as it is on disk (frontmatter and all)", arg("id"))
+def cmd_markdown(ns: argparse.Namespace) -> tuple[Any, str]:
+    text = _open(ns).markdown(ns.id)
+    return {"id": ns.id, "markdown": text}, text.rstrip("\n")
+
+
+@command("report", "the latest patrol report, or the map (MAP.md), as text",
+         arg("kind", nargs="?", default="patrol", choices=["patrol", "map"]))
+def cmd_report(ns: argparse.Namespace) -> tuple[Any, str]:
+    text = _open(ns).report(ns.kind)
+    return {"kind": ns.kind, "text": text}, (text.rstrip("\n") if text is not None else f"(no {ns.kind} yet)")
 
 
 @command("watch", "keep the index current while files change; runs until interrupted",
@@ -281,7 +318,7 @@ def cmd_links_to(ns: argparse.Namespace) -> tuple[Any, str]:
 def cmd_watch(ns: argparse.Namespace) -> tuple[Any, str]:
     import threading
     import time
-    repo = open_repo(ns)
+    repo = _open(ns)
     count = {"changes": 0}
 
     reader_gone = threading.Event()
@@ -306,3 +343,11 @@ def cmd_watch(ns: argparse.Namespace) -> tuple[Any, str]:
     if reader_gone.is_set():
         raise BrokenPipeError("the reader of stdout went away")
     return count, f"stopped after {count['changes']} change(s)"
+
+
+COMMANDS = (
+    cmd_init, cmd_add, cmd_update, cmd_get, cmd_list, cmd_search, cmd_move, cmd_archive, cmd_purge,
+    cmd_check, cmd_recover, cmd_stats, cmd_metabolize, cmd_touch, cmd_supersede, cmd_consolidate,
+    cmd_strength, cmd_restore, cmd_adopt, cmd_links_to, cmd_recalled, cmd_locate, cmd_markdown, cmd_report,
+    cmd_watch,
+)
