@@ -264,7 +264,7 @@ def test_without_the_extra_view_says_what_to_install_and_still_exports(made, tmp
     out = run("--no-browser")
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.strip() == ("error: not_installed: sediment view needs starlette and uvicorn: "
-                                  "pip install -e '.[view]'")
+                                  "pip install -e '.[view]' in a checkout, or pip install 'agent-sediment[view]'")
     out = run("--export", str(tmp_path / "page"))  # files only: no server needed
     assert out.returncode == 0 and (tmp_path / "page" / "index.html").is_file()
 

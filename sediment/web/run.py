@@ -21,13 +21,13 @@ import webbrowser
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..errors import InvalidInput, NotInstalled
+from ..errors import InvalidInput, NotInstalled, install_hint
 from ..progress import Progress
 from .nebula import LIMIT
 
 log = logging.getLogger("sediment")
 
-INSTALL = "pip install -e '.[view]'"
+INSTALL = install_hint("view")
 DEFAULT_PORT = 8377
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
