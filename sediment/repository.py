@@ -19,10 +19,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .agent import about as _about
+from .agent import attention as _attention
 from .agent import conflicts
 from .agent import context as _context
+from .agent import history as _history
 from .verbs import health
 from .verbs import metabolism
+from .agent import outlook
 from .agent import palace
 from .agent import patrol
 from .verbs import reads
@@ -37,10 +40,13 @@ from .errors import InvalidInput
 from .disk.files import WriterLock
 from .disk.journal import Feed, Journal
 from .agent.about import About
+from .agent.attention import Attention
 from .agent.context import Context
 from .model.lifecycle import Strength
 from .agent.conflicts import ConflictPair
 from .verbs.metabolism import Plan
+from .agent.history import History
+from .agent.outlook import Forecast
 from .agent.palace import Palace
 from .agent.patrol import Report
 from .disk.policyfile import load as load_policy
@@ -496,6 +502,67 @@ class Repository:
         0.8
         """
         return metabolism.strength(self.store, id, now=now)
+
+    def strengths(self, *, now: _dt.datetime | str | None = None) -> dict[str, Strength]:
+        """Every memory's strength at ``now`` by id (purged ones left out), in
+        one pass: what ``strength`` gives one id at a time. Not a recall.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("x", kind="fact", value=0.8)
+        >>> repo.strengths()[e.id].strength
+        0.8
+        """
+        return outlook.strengths(self.store, now=now)
+
+    def forecast(self, id: str, *, days: int = 180, now: _dt.datetime | str | None = None) -> Forecast:
+        """A memory's strength for each of the next ``days`` days (day 0 is
+        ``now``), as it is and as it would be after one more recall now (the
+        same when it was recalled today already: one recall a day counts).
+        Not a recall. Raises ``NotFound``, ``InvalidInput`` (days 1 to 3650).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("x", kind="daily", value=0.8, now="2026-01-01T00:00:00+00:00")
+        >>> f = repo.forecast(e.id, days=60, now="2026-01-01T00:00:00+00:00")
+        >>> f.as_is[0], f.as_is[60] < f.recalled[60] < 0.8
+        (0.8, True)
+        """
+        return outlook.forecast(self.store, id, days=days, now=now)
+
+    def history(self, id: str) -> History:
+        """When a memory was recalled (each day), confirmed and refuted, oldest
+        first, with the totals of every machine; a confirmation or refutation
+        whose record compaction folded away is counted in ``undated``. Not a
+        recall. Raises ``NotFound``.
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("x", kind="fact")
+        >>> _ = repo.touch(e.id, "confirm", now="2026-03-02T10:00:00+00:00")
+        >>> [(u.event, u.day) for u in repo.history(e.id).uses]
+        [('confirm', '2026-03-02')]
+        """
+        return _history.history(self.store, id)
+
+    def attention(self, *, weeks: int = 12, desert_days: int = 90,
+                  now: _dt.datetime | str | None = None) -> Attention:
+        """Recalls per room per week over the last ``weeks`` weeks (Monday to
+        Sunday in the root's timezone, the last one this week so far; one
+        recall per memory per day, every machine's), and the deserts: rooms
+        with an active memory and no recall for ``desert_days`` days. Not a
+        recall. Raises ``InvalidInput`` (weeks 1 to 520, days 1 to 3650).
+
+        >>> import tempfile
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("Deploys go through ArgoCD.", kind="fact", room="infra")
+        >>> _ = repo.add("Use PKCE on mobile.", kind="rule", room="auth")
+        >>> _ = repo.search("deploys")
+        >>> a = repo.attention(weeks=4)
+        >>> a.rooms["infra"], a.deserts
+        ((0, 0, 0, 1), ('auth',))
+        """
+        return _attention.attention(self.store, weeks=weeks, desert_days=desert_days, now=now)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
               now: _dt.datetime | str | None = None) -> Entry:
