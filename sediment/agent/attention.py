@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..model import validate as V
 from ..model.record import Record
-from ..store.store import Store
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 MAX_WEEKS = 520
 MAX_DESERT_DAYS = 3650

@@ -12,12 +12,16 @@ Read-only: no recall, nothing written.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import datetime as _dt
 from dataclasses import dataclass
 
 from ..model.record import Record
 from ..model.usage import Usage
-from ..store.store import Store
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 
 @dataclass(frozen=True)

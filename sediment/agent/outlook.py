@@ -12,6 +12,8 @@ Read-only: neither is a recall, and neither writes anything.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import datetime as _dt
 from dataclasses import dataclass
 
@@ -20,7 +22,9 @@ from ..model import validate as V
 from ..model.lifecycle import DAY, Strength, strength
 from ..model.record import Record
 from ..model.usage import Usage
-from ..store.store import Store
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 MAX_DAYS = 3650
 
