@@ -30,7 +30,7 @@ LAYERS = [
      "search.postings", "search.maxscore", "search.bulk", "search.feedback", "search.index", "search.query",
      "agent.catalog", "agent.relevance", "progress", "agent.intent_en", "agent.intent_zh", "agent.intent",
      "agent.closing", "view.problems", "mcp.answers", "semantic.embedding", "semantic.dense", "view.renames"],
-    ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
+    ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "view.moving", "disk.policyfile",
      "disk.shared", "disk.usage", "disk.vault", "view.held", "view.load", "view.view", "store.system",
      "agent.workstate", "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge",
      "semantic.vectors"],
