@@ -708,7 +708,9 @@ class Repository:
         ``.md`` files outside a layer folder, unfinished journal operations and
         damaged journal lines, temp files; found at open: symlinks in
         ``_system/`` (and what each turns off), a read-only root, recovery that
-        could not run. With ``fix=True``, ``recover()`` runs first (finishing
+        could not run; the semantic lane's vector file when it is damaged (the
+        next embedding pass writes it anew) or no regular file (left as it is;
+        the lane keeps its vectors in memory). With ``fix=True``, ``recover()`` runs first (finishing
         interrupted operations, sweeping temp files; ``StorageError`` where
         writes are off) and notes in layer folders that only lack an id or
         times are adopted (see ``adopt``); no other file a person wrote is
@@ -720,7 +722,8 @@ class Repository:
         >>> [(p.path, p.severity) for p in repo.check()]
         [('shallow/bad.md', 'error')]
         """
-        return health.check(self.store, fix=fix)
+        lane = self.semantic.problems(self.root) if self.semantic is not None else []  # (the vector file)
+        return health.check(self.store, fix=fix, more=lane)
 
     # ------------------------------------------------------------------ hygiene (README, "Hygiene"; no recall)
 
