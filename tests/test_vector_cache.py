@@ -1,5 +1,6 @@
 """What is in the vector file's place is not always what sediment wrote: a
-FIFO, a folder, a symlink, a damaged header. The root opens, searches and embeds all the same; ``check()`` names the
+FIFO, a folder, a symlink, a damaged header; and two processes may embed at
+once. The root opens, searches and embeds all the same; ``check()`` names the
 file; the lane keeps its vectors in memory or writes the file anew; a
 person's FIFO, folder or link is left as it is."""
 
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +113,50 @@ def test_a_damaged_dimension_field_is_a_problem_until_the_file_is_written_anew(t
         repo.close()
     data = (root / REL).read_bytes()
     assert struct.unpack_from("<I", data, len(MAGIC))[0] == 4 and len(data) == HEADER + 3 * (20 + 4)
+
+
+EMBED = r'''
+import os, sys, time
+import numpy as np
+from sediment import Repository
+root, me, other = sys.argv[1:4]
+
+
+class Axes:
+    model_id = "test-axes-1"
+    WORDS = ("alpha", "beta", "gamma", "delta")
+    waited = False
+
+    def __call__(self, texts):
+        if not self.waited:  # both processes have found what is missing before either writes
+            self.waited = True
+            open(me, "w").close()
+            while not os.path.exists(other):
+                time.sleep(0.01)
+        return np.asarray([[0.05 + t.count(w) for w in self.WORDS] for t in texts], dtype=np.float32)
+
+
+repo = Repository(root, semantic=Axes())
+repo.semantic._background = False
+repo.embed()
+repo.close()
+'''
+
+
+def test_two_processes_embedding_at_once_write_one_vector_per_memory_version(tmp_path):
+    # each embedded every memory it found missing and appended them all:
+    # 836 records for 470 notes
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        for i in range(150):  # (more than a batch: the second batch is looked for again too)
+            repo.add(f"note {i}: {'alpha' if i % 2 else 'beta'} {i}")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    a, b = tmp_path / "a", tmp_path / "b"
+    procs = [subprocess.Popen([sys.executable, "-c", EMBED, str(root), str(me), str(other)], env=env)
+             for me, other in ((a, b), (b, a))]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    size = (root / REL).stat().st_size
+    assert (size - HEADER) // (20 + 4) == 150
+    with Repository(root, semantic=Axes()) as repo:
+        repo.semantic._background = False
+        assert repo.semantic.status()["vectors"] == 150 and repo.embed()["embedded"] == 0

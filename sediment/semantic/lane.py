@@ -219,14 +219,18 @@ class Semantic:
                 "seconds": round(time.monotonic() - t0, 3)}
 
     def _batches(self, todo: list[tuple[bytes, str]], progress: Progress | None) -> int:
-        """Embed these texts a batch at a time; returns how many were."""
+        """Embed these texts a batch at a time; returns how many were. What
+        another process embedding at once wrote meanwhile is not embedded
+        again (the vector file keeps one record per key either way)."""
         done = 0
         for i in range(0, len(todo), BATCH):
             if self._stop.is_set():
                 break
-            part = todo[i:i + BATCH]
-            self.vectors.add([k for k, _ in part], self.embedder([t for _, t in part]))
-            done += len(part)
+            self.vectors.reload()
+            part = [(k, t) for k, t in todo[i:i + BATCH] if k not in self.vectors]
+            if part:
+                self.vectors.add([k for k, _ in part], self.embedder([t for _, t in part]))
+                done += len(part)
             if progress is not None:  # a batch takes about a second: each is worth a tick
                 progress("embed", min(i + BATCH, len(todo)), len(todo))
         return done

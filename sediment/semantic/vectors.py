@@ -11,9 +11,10 @@ own memory, and opening a root reads none of them.
 Layout: a 64-byte header (magic, dimension), then fixed-size records
 ``key (16 bytes) | scale (float32) | int8[dim]``. Records are only ever
 appended, under a lock of their own (two processes embedding at once write
-whole records in turn); a torn last record (a crash mid-append) is ignored
-and overwritten by the next append. ``compact`` rewrites the file atomically
-with only the keys still in use.
+whole records in turn, and a key already in the file is not written again:
+one record per memory version); a torn last record (a crash mid-append) is
+ignored and overwritten by the next append. ``compact`` rewrites the file
+atomically with only the keys still in use.
 
 What is in the file's place is the cache's, but not always what sediment
 wrote: a damaged header (its magic, a dimension no model has or not the
@@ -307,6 +308,17 @@ class VectorFile:
                     return
         self._append_memory(keys, q, scale)
 
+    def _new(self, keys: Sequence[bytes]) -> list[int]:
+        """Which of ``keys`` (their places) are not held yet: another process
+        may have embedded them since we looked (once in a batch too)."""
+        seen: set[bytes] = set()
+        out = []
+        for i, k in enumerate(keys):
+            if k not in self._rows and k not in seen:
+                seen.add(k)
+                out.append(i)
+        return out
+
     def _append_file(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
         """Append under the writers' lock, the file just reloaded. A file of
         none (or a damaged one) is written whole; so is one whose header
@@ -315,6 +327,10 @@ class VectorFile:
         assert self.path is not None
         np = require_numpy()
         whole = not self._size or self.dim != q.shape[1]
+        keep = list(range(len(keys))) if whole else self._new(keys)
+        if not keep:
+            return
+        keys, q, scale = [keys[i] for i in keep], q[keep], scale[keep]
         rec = np.empty((len(keys), 20 + q.shape[1]), dtype=np.uint8)
         rec[:, :16] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 16)
         rec[:, 16:20] = scale.astype("<f4").view(np.uint8).reshape(len(keys), 4)
@@ -335,7 +351,9 @@ class VectorFile:
 
     def _append_memory(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
         with self._guard:
-            self._append_memory_now(keys, q, scale)
+            keep = self._new(keys)
+            if keep:
+                self._append_memory_now([keys[i] for i in keep], q[keep], scale[keep])
 
     def _append_memory_now(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
         np = require_numpy()
