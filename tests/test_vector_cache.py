@@ -160,3 +160,32 @@ def test_two_processes_embedding_at_once_write_one_vector_per_memory_version(tmp
     with Repository(root, semantic=Axes()) as repo:
         repo.semantic._background = False
         assert repo.semantic.status()["vectors"] == 150 and repo.embed()["embedded"] == 0
+
+
+def test_a_file_compacted_between_the_look_and_the_read_is_read_whole_at_the_next_reload(tmp_path, monkeypatch):
+    # the reader sized its map by the look (six rows) and mapped the file it
+    # opened, which another process's compaction had just replaced (two):
+    # numpy's ValueError, mmap length is greater than file size
+    from sediment.disk.files import WriterLock
+    from sediment.semantic import vectors as V
+    rng = np.random.default_rng(4)
+    vecs = rng.normal(size=(6, 8)).astype(np.float32)
+    keys = [bytes([i]) * 16 for i in range(6)]
+    path = tmp_path / "v.bin"
+    vf = V.VectorFile(path, WriterLock.for_path(tmp_path / "lock"), 5)
+    other = V.VectorFile(path, WriterLock.for_path(tmp_path / "lock"), 5)
+    vf.add(keys[:5], vecs[:5])
+    other.add(keys[5:], vecs[5:])  # appended: vf's next reload looks for the new row
+    opened, compacted = V.open_regular, {}
+
+    def replaced_first(p):
+        if not compacted:
+            compacted["dropped"] = None  # (the compaction's own open goes through)
+            compacted["dropped"] = other.compact(keys[4:])
+        return opened(p)
+    monkeypatch.setattr(V, "open_regular", replaced_first)
+    vf.reload()
+    monkeypatch.undo()
+    assert compacted == {"dropped": 4}
+    vf.reload()
+    assert [vf.key(i) for i in range(len(vf))] == keys[4:]

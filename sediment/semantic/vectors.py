@@ -187,6 +187,11 @@ class VectorFile:
         np = require_numpy()
         # (never a FIFO's open, which waits; the map is of the file read, not of the name again)
         with os.fdopen(open_regular(self.path), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_ino != self._ino:  # (replaced since the look: read whole at the next reload)
+                self._ino = 0
+                return
+            size = st.st_size  # (the file opened: never a map past its end)
             head = fh.read(HEADER)
             if len(head) < HEADER or not head.startswith(MAGIC):
                 if size:  # (an empty file is one being born)
