@@ -325,6 +325,7 @@ class Feed:
         # looked, the Mark of offset: None before the first read)
         self.pos: tuple[int, str, tuple[int, int, int], Mark | None] = (0, "", NOT_SEEN, None)
         self.open_ops: dict[Any, dict[str, Any]] = {}  # begins seen without their done
+        self._begun: dict[str, dict[str, Any]] = {}  # note id → its latest begin read since ``moves``
 
     def start_at(self, jr: JournalRead) -> None:
         """Read on from where ``jr`` (a read of the journal) ended: the next
@@ -342,6 +343,21 @@ class Feed:
         writer may begin, and die, after it.)"""
         self.pos = (jr.offset, jr.epoch, seen, jr.mark)
         self.open_ops = {r.get("seq", ""): r for r in Journal.pending(jr.records)}
+        for rec in jr.records:
+            self._saw(rec)
+
+    def _saw(self, rec: dict[str, Any]) -> None:
+        if rec.get("phase") == "begin" and isinstance(rec.get("id"), str):
+            self._begun[rec["id"]] = rec
+
+    def moves(self, open_too: bool = False) -> dict[str, dict[str, Any]]:
+        """The intents (``begin`` records: id, src, dst) read since the last
+        call, the latest per note id; with ``open_too`` also those still open
+        from before. Each tells where its note may be while it moves."""
+        out = {r["id"]: r for r in self.open_ops.values() if isinstance(r.get("id"), str)} if open_too else {}
+        out.update(self._begun)
+        self._begun = {}
+        return out
 
     def poll(self) -> list[str] | None:
         """Note paths finished by others since the last poll, sorted; ``None``
@@ -370,6 +386,7 @@ class Feed:
         self.pos = (jr.offset, jr.epoch, now_seen, jr.mark)
         paths: set[str] = set()
         for rec in jr.records:
+            self._saw(rec)
             if rec.get("phase") == "begin":
                 self.open_ops[rec.get("seq", "")] = rec
             elif rec.get("phase") == "done":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from ..semantic.lane import embed_now
+from ..semantic.lane import embed_now, lane_problems
 from ..model.entry import Entry
 from ..model.problem import Problem
 from ..verbs import health
@@ -71,7 +71,10 @@ class Health(Part):
         ``.md`` files outside a layer folder, unfinished journal operations and
         damaged journal lines, temp files; found at open: symlinks in
         ``_system/`` (and what each turns off), a read-only root, recovery that
-        could not run. With ``fix=True``, ``recover()`` runs first (finishing
+        could not run; the semantic lane's vector file when it is damaged (the
+        next embedding pass writes it anew) or no regular file (left as it is;
+        the lane keeps its vectors in memory). With ``fix=True``, ``recover()``
+        runs first (finishing
         interrupted operations, sweeping temp files; ``StorageError`` where
         writes are off) and notes in layer folders that only lack an id or
         times are adopted (see ``adopt``); no other file a person wrote is
@@ -83,4 +86,4 @@ class Health(Part):
         >>> [(p.path, p.severity) for p in repo.check()]
         [('shallow/bad.md', 'error')]
         """
-        return health.check(self.store, fix=fix)
+        return health.check(self.store, fix=fix, more=lane_problems(self.semantic, self.root))

@@ -12,6 +12,7 @@ import errno
 import logging
 import os
 from collections import Counter
+from typing import Iterable
 
 from ..model import entry as E
 from . import checks as C
@@ -118,7 +119,8 @@ def sweep_at_open(store: Store) -> None:
             log.warning("sediment: temp files not swept: %s", exc)
 
 
-def check(store: Store, fix: bool = False) -> list[Problem]:
+def check(store: Store, fix: bool = False, more: Iterable[Problem] = ()) -> list[Problem]:
+    """``more``: the problems of parts the store does not hold (the semantic lane's)."""
     if fix:
         recover(store)
         adopt_all(store)
@@ -133,6 +135,7 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
         problems += [Problem(rel, why, severity="warning", code="vault_settings") for rel, why in view.rules.faults]
         problems += _journal(store)
         problems += C.temps(view.root)
+    problems += more
     unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
     return sorted(unique.values(), key=lambda p: (p.path, p.line or 0, p.code))
 

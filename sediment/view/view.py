@@ -55,6 +55,7 @@ from ..search.index import DocTerms, Index, Pending
 from ..search.rank import LaneSource
 from . import bodies as B
 from . import load as L
+from . import moving
 from .compact import Named, Pool
 from .held import Held
 from .problems import keep_first, text_key
@@ -430,12 +431,9 @@ class View:
     # ------------------------------------------------------------------ keeping current
 
     def sync(self) -> None:
-        """Apply what other processes wrote since we last looked (via the journal)."""
-        paths = self.feed.poll()
-        if paths is None:  # compacted by someone: we may have missed records
-            self.refresh()
-        elif paths:
-            self.apply_paths(paths)
+        """Apply what other processes wrote since we last looked (via the
+        journal), a note they move meanwhile included (``moving``)."""
+        moving.catch_up(self)
 
     def apply_paths(self, rels: Iterable[str]) -> list[tuple[str, str]]:
         """Re-read these paths as they are on disk now. Removals first, so that
