@@ -225,8 +225,9 @@ class Repository:
         """Memories that match every filter given (``tags``: one tag or a list,
         all required; ``tag`` is the same), ordered by ``sort``: 'path', or
         'updated' / 'created' newest first; at most ``limit``. ``since`` and
-        ``until`` bound the updated time. An unknown layer, kind or status is
-        ``InvalidInput`` naming the allowed values.
+        ``until`` bound the updated time. Purged (and erased) memories are
+        listed only when asked for: ``status="purged"``. An unknown layer,
+        kind or status is ``InvalidInput`` naming the allowed values.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())

@@ -58,8 +58,11 @@ def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room
     if limit is not None:
         V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, status=status, since=since, until=until)
+    # what was purged (or erased) is listed only when asked for by its status: it is gone for every
+    # other purpose, and its title may be what a person wanted gone
+    hide = "purged" if status is None else None
     with store.view.reading() as view:
-        found = [e for e in view.entries.values() if pred is None or pred(e)]
+        found = [e for e in view.entries.values() if (pred is None or pred(e)) and e.status != hide]
     if sort == "path":
         found.sort(key=lambda e: e.path)
     else:  # newest first; an unreadable time sorts last
