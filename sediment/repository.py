@@ -502,18 +502,24 @@ class Repository:
         return metabolism.strength(self.store, id, now=now)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
-              now: _dt.datetime | str | None = None) -> Entry:
+              now: _dt.datetime | str | None = None, request: str | None = None) -> Entry:
         """Record a confirmation (the memory proved right: stronger, counts as use)
         or a refutation (it proved wrong: archived at the next metabolize, or at
         once with ``confirm=True``). The note's file does not change until then.
+        ``request`` is a key of the caller's for this call: a call sent again
+        with the same key (a retry that cannot know whether the first one
+        landed) counts once; the key is recorded with the event itself.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
         >>> e = repo.add("x", kind="fact")
         >>> _ = repo.touch(e.id, "confirm"); repo.strength(e.id).confirms
         1
+        >>> _ = repo.touch(e.id, "confirm", request="r1"); _ = repo.touch(e.id, "confirm", request="r1")
+        >>> repo.strength(e.id).confirms
+        2
         """
-        return writes.touch(self.store, id, outcome, confirm=confirm, now=now)
+        return writes.touch(self.store, id, outcome, confirm=confirm, now=now, request=request)
 
     def supersede(self, old_id: str, new_id: str, reason: str = "superseded") -> Entry:
         """Retire ``old_id`` in favour of ``new_id``: the old memory gets status
@@ -597,14 +603,17 @@ class Repository:
         """
         return _context.build(self.store, query, budget=budget, now=now)
 
-    def observe(self, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
+    def observe(self, text: str, *, now: _dt.datetime | str | None = None,
+                request: str | None = None) -> Observed:
         """Read a message for todos and promises (zh and en plain patterns:
         记得, 别忘了, 答应过, remember to, I'll … tomorrow, TODO: …) and
         for "done" (做完了, 已经发了, done, sent, fixed …), which closes the
         open item it shares most words with. At most policy ``working_items``
         (3) are open, a new one replacing the oldest; one not mentioned for
         ``working_days`` (3) days is gone. Kept in ``_system/working/``, not as
-        memories.
+        memories. ``request`` is a key of the caller's for this call: the
+        same message observed again with the same key (a retry) changes
+        nothing again.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -612,8 +621,10 @@ class Repository:
         ['别忘了明天给老王发报价单！']
         >>> [i.text for i in repo.observe("报价单已经发给老王了").closed]
         ['别忘了明天给老王发报价单！']
+        >>> repo.observe("TODO: a", request="r1").opened == (), repo.observe("TODO: a", request="r1").opened
+        (False, ())
         """
-        return working.observe(self.store, text, now=now)
+        return working.observe(self.store, text, now=now, request=request)
 
     def working(self, *, now: _dt.datetime | str | None = None) -> Working:
         """The open todos and promises (oldest first) and the mood, as they are
