@@ -38,10 +38,11 @@ def test_lists_a_compact_tool_set_with_instructions(root):
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == set(TOOL_VERBS) == set(DESCRIPTIONS)
             assert sum(len(t.description or "") for t in tools.values()) < 3_000
-            # the whole listing, schemas too, stays a small part of an agent's context
+            # the whole listing, schemas too, stays a small part of an agent's context (~3,000 tokens,
+            # with every parameter described and every choice an enum)
             listing = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True)
                                   for t in tools.values()])
-            assert len(listing) < 10_000
+            assert len(listing) < 12_000
             assert tools["recall"].annotations.read_only_hint is True
             assert tools["forget"].annotations.destructive_hint is True
             assert tools["remember"].annotations.read_only_hint is False

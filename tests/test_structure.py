@@ -38,8 +38,8 @@ LAYERS = [
      "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources", "sync.sync",
      "semantic.lane"],
     ["view.watch", "repository"],
-    ["__init__", "cli.kit", "cli.memory", "cli.agent", "cli.sync", "mcp.server", "mcp.tools", "integrations",
-     "integrations.anthropic", "cli.main", "__main__"],
+    ["__init__", "cli.kit", "cli.memory", "cli.agent", "cli.sync", "mcp.server", "mcp.stdio", "mcp.tools",
+     "integrations", "integrations.anthropic", "cli.main", "__main__"],
 ]
 ORDER = {m: (i, j) for i, layer in enumerate(LAYERS) for j, m in enumerate(layer)}
 
@@ -259,7 +259,6 @@ def test_every_verb_parameter_is_a_cli_option_and_every_option_a_parameter():
 # description costs each agent's context, and fewer tools are chosen better).
 NO_TOOL = {
     "move": "a layer change is metabolize's decision or a person's",
-    "restore": "bringing back what was retired is a person's decision (sediment restore)",
     "purge": "forget(purge=true, confirm=true)",
     "check": "a person's health report (sediment check)",
     "stats": "about, and the sediment://map resource",
@@ -292,6 +291,7 @@ TOOL_ONLY_PARAMS = {
     ("read", "start"): "a long note is read in character ranges",
     ("forget", "purge"): "forget(purge=true) is the purge verb",
     ("forget", "confirm"): "purge's confirm",
+    ("forget", "erase"): "purge's erase (forget(erase=true) is purge(erase=True))",
 }
 
 

@@ -204,6 +204,19 @@ def body_range(e: Entry, start: int, budget: int) -> tuple[str, dict[str, Any]]:
     return text, data
 
 
+def retired(e: Entry) -> tuple[str, dict[str, Any]]:
+    """A purged (or erased) note for reading: what it was and why it went,
+    not its text, and how it comes back."""
+    erased = bool(e.meta.get("erased"))
+    why = one_line(str(e.meta.get("reason") or "purged"), 200)
+    back = ("only its tombstone is left" if erased
+            else "its text is not shown; restore with confirm=true brings it back")
+    text = f"{e.id} · {one_line(e.title, 200)} [{where(e)}]\n{'erased' if erased else 'purged'} ({why}): {back}"
+    data = entry_data(e)
+    data.update(body=None, erased=erased)
+    return text, data
+
+
 def since(v: str | None) -> str | None:
     """``since`` as the library takes it (an ISO 8601 time with an offset, or a date)."""
     if isinstance(v, str) and len(v.strip()) == 10:  # a date: midnight UTC
