@@ -316,7 +316,8 @@ class Repository:
         """The memory at ``path`` (relative to the root), or where it went:
         else the memory whose file name is the path's (moved by metabolize or
         a person), else the one whose ``memory_path`` field is
-        ``memory_path`` (the memory tool's path of a note it created).
+        ``memory_path`` (the memory tool's path of a note it created; a
+        current memory first, then the newest).
         Raises ``NotFound``, ``Ambiguous`` for a file name several notes have.
 
         >>> import tempfile

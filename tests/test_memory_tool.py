@@ -188,3 +188,35 @@ def test_the_sdk_subclass(repo):
     assert "likes tea" in t.call({"command": "view", "path": path})
     with pytest.raises(ToolError, match="already exists"):
         t.call({"command": "create", "path": path, "file_text": "again"})
+
+
+# --------------------------------------------------------------------------- issue 25: item 7, through the SDK
+
+@pytest.fixture
+def sdk(repo):
+    pytest.importorskip("anthropic")
+    return sdk_tool(repo)
+
+
+def _error(sdk, command: dict) -> str:
+    from anthropic.lib.tools import ToolError
+    with pytest.raises(ToolError) as refused:
+        sdk.call(command)
+    return str(refused.value)
+
+
+def test_a_deleted_path_does_not_exist_for_the_model_and_can_be_created_again(sdk, repo):
+    path = created_at(sdk.call({"command": "create", "path": "/memories/plan.md", "file_text": "ship on Friday\n"}))
+    assert sdk.call({"command": "delete", "path": "/memories/plan.md"}).startswith("Successfully deleted")
+    for gone in ("/memories/plan.md", path):
+        assert "does not exist" in _error(sdk, {"command": "view", "path": gone})
+        assert "does not exist" in _error(sdk, {"command": "str_replace", "path": gone, "old_str": "ship",
+                                                "new_str": "sail"})
+    assert "/plan-" not in sdk.call({"command": "view", "path": "/memories"})  # nor is the archived file listed
+    again = created_at(sdk.call({"command": "create", "path": "/memories/plan.md", "file_text": "ship on Monday\n"}))
+    assert again != path
+    assert "ship on Monday" in sdk.call({"command": "view", "path": "/memories/plan.md"})
+    # the first note is archived, not erased: a person can still bring it back
+    first = repo.get(path.rsplit("/", 1)[1][:-3])
+    assert (first.layer, first.status, first.body) == ("archive", "archived", "ship on Friday\n")
+    assert "does not exist" in _error(sdk, {"command": "view", "path": f"/memories/{first.path}"})

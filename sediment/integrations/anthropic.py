@@ -13,8 +13,9 @@ What maps, and how:
 ======================  ==========================================================
 model                   sediment
 ======================  ==========================================================
-``/memories``           the layer folders (``shallow/``, ``sediment/``, …); ``view``
-                        lists them with the real file names
+``/memories``           the layer folders (``shallow/``, ``sediment/``, ``bedrock/``;
+                        not ``archive/``); ``view`` lists them with the real
+                        file names
 ``create`` a new path   ``add``: the text is the body, the title is the file name,
                         the kind ``fact`` (``MemoryTool(repo, kind=…)``);
                         a path outside a layer folder goes to ``shallow/`` (its
@@ -29,8 +30,9 @@ model                   sediment
                         viewed it (stale), or when the result would not read back
                         as written
 ``insert``              an ``edit`` of the body at a line (same refusals)
-``delete``              ``archive`` (the file moves to ``archive/``; nothing is
-                        deleted); a folder is refused
+``delete``              ``archive`` (the file moves to ``archive/``, where a person
+                        can restore it; nothing is erased): for the model the path
+                        is gone, and may be created again; a folder is refused
 ``rename``              ``move`` between layer and room folders; the file name
                         stays (links use it), so a new name is refused
 ======================  ==========================================================
@@ -61,6 +63,7 @@ from typing import Any, Callable, Mapping
 
 from ..model import entry as E
 from ..model.entry import Entry
+from ..model.lifecycle import is_current
 from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath
 from ..disk.files import resolve_inside
 from ..repository import Repository
@@ -69,6 +72,7 @@ PREFIX = "/memories"
 LINE_WIDTH = 6  # as Anthropic's helper numbers lines
 MAX_LISTED = 300
 REASON = "deleted with the memory tool"
+LAYERS = tuple(x for x in E.LAYERS if x != "archive")  # the model's: archive/ is what it deleted
 
 
 class MemoryTool:
@@ -113,19 +117,23 @@ class MemoryTool:
         return f"{PREFIX}/{e.path}"
 
     def _find(self, path: str) -> Entry:
-        """The note at ``path``, or where it went (by file name, then by the
-        path it was created at)."""
+        """The current note at ``path``, or where it went (by file name, then
+        by the path the model created it at). A note the model deleted
+        (archived) or that was retired is not there for it."""
         try:
-            return self.repo.locate(self._rel(path), memory_path=path)
+            e = self.repo.locate(self._rel(path), memory_path=path)
         except NotFound:
-            raise NotFound(f"The path {path} does not exist. Please provide a valid path.", path=path) from None
+            e = None
+        if e is None or not is_current(e):
+            raise NotFound(f"The path {path} does not exist. Please provide a valid path.", path=path)
+        return e
 
     def _folder(self, rel: str) -> Path | None:
         """The folder at ``rel`` ('' is /memories itself), or None."""
         if not rel:
             return self.repo.root
         full = self.repo.root / rel
-        return full if rel.split("/")[0] in E.LAYERS and full.is_dir() and not full.is_symlink() else None
+        return full if rel.split("/")[0] in LAYERS and full.is_dir() and not full.is_symlink() else None
 
     # ------------------------------------------------------------------ commands
 
@@ -162,7 +170,7 @@ class MemoryTool:
             for c in children:
                 if c.name.startswith((".", "_")) or c.is_symlink():
                     continue
-                if not rel and depth == 1 and c.name not in E.LAYERS:
+                if not rel and depth == 1 and c.name not in LAYERS:
                     continue  # at the top, only the layer folders are memory
                 sub = f"{shown}/{c.name}"
                 if c.is_dir():
@@ -254,8 +262,8 @@ class MemoryTool:
             raise InvalidInput("Cannot delete the /memories directory itself")
         if self._folder(rel) is not None and not rel.endswith(".md"):
             raise InvalidInput(f"{path} is a folder: delete its notes one by one (each is archived, not erased)")
-        e = self.repo.archive(self._find(path).id, reason=REASON)
-        return f"Successfully deleted {path} (archived at {self.shown(e)})"
+        self.repo.archive(self._find(path).id, reason=REASON)
+        return f"Successfully deleted {path} (archived, not erased: a person can restore it)"
 
     def rename(self, old_path: str, new_path: str) -> str:
         e = self._find(old_path)
