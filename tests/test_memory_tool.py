@@ -61,7 +61,7 @@ def test_view_of_a_folder_lists_the_real_file_names(tool, repo):
     (repo.root / "MAP.md").write_text("# a person's map\n", encoding="utf-8")
     listing = tool({"command": "view", "path": "/memories"})
     lines = listing.splitlines()
-    assert lines[0].startswith("Here're the files and directories up to 2 levels deep in /memories")
+    assert lines[0].startswith("Here're the files and directories in /memories (every level)")
     assert any(ln.endswith(f"/memories/{b.path}") for ln in lines)
     assert any(ln.endswith("/memories/shallow/infra/") for ln in lines)
     assert not any("MAP.md" in ln or "_system" in ln for ln in lines)  # only layer folders are memory
@@ -120,11 +120,14 @@ def test_delete_archives_and_rename_moves(tool, repo):
     moved = tool({"command": "rename", "old_path": path, "new_path": f"/memories/sediment/places/{name}.md"})
     assert moved.endswith(f"/memories/sediment/places/{name}.md")
     assert repo.get(name).path == f"sediment/places/{name}.md"
-    with pytest.raises(InvalidInput, match="keeps a note's file name"):
-        tool({"command": "rename", "old_path": f"/memories/sediment/places/{name}.md",
-              "new_path": "/memories/sediment/other.md"})
+    # a new file name is the model's name for the note; the file keeps the library's (links use it)
+    said = tool({"command": "rename", "old_path": f"/memories/sediment/places/{name}.md",
+                 "new_path": "/memories/sediment/other.md"})
+    assert said.endswith(f"(stored as /memories/sediment/{name}.md)") and repo.get(name).meta["memory_path"] == \
+        "/memories/sediment/other.md"
+    assert "the old office" in tool({"command": "view", "path": "/memories/sediment/other.md"})
     with pytest.raises(InvalidInput, match="is a folder"):
-        tool({"command": "delete", "path": "/memories/sediment/places"})
+        tool({"command": "delete", "path": "/memories/sediment"})
     # the old path still resolves (by the file's name), and delete archives: nothing is erased
     assert "Successfully deleted" in tool({"command": "delete", "path": path})
     e = repo.get(name)
@@ -190,7 +193,7 @@ def test_the_sdk_subclass(repo):
         t.call({"command": "create", "path": path, "file_text": "again"})
 
 
-# --------------------------------------------------------------------------- issue 25: item 7, through the SDK
+# --------------------------------------------------------------------------- issue 25: items 7 and 8, through the SDK
 
 @pytest.fixture
 def sdk(repo):
@@ -220,3 +223,40 @@ def test_a_deleted_path_does_not_exist_for_the_model_and_can_be_created_again(sd
     first = repo.get(path.rsplit("/", 1)[1][:-3])
     assert (first.layer, first.status, first.body) == ("archive", "archived", "ship on Friday\n")
     assert "does not exist" in _error(sdk, {"command": "view", "path": f"/memories/{first.path}"})
+
+
+def test_view_lists_every_file_the_model_can_open_at_any_depth(sdk, repo):
+    deep = created_at(sdk.call({"command": "create", "path": "/memories/projects/login/notes.md",
+                                "file_text": "PKCE on mobile\n"}))
+    assert deep.startswith("/memories/shallow/projects/login/notes-")
+    top = sdk.call({"command": "view", "path": "/memories"}).splitlines()
+    assert any(line.endswith(deep) for line in top)
+    listed = [line.split("\t")[1] for line in top[2:] if line.endswith(".md")]
+    for shown in listed:  # whatever is listed opens
+        assert sdk.call({"command": "view", "path": shown}).startswith(f"Here's the content of {shown}")
+    # the model's own folder, without a layer, is its room across the layers
+    assert any(line.endswith(deep) for line in sdk.call({"command": "view",
+                                                         "path": "/memories/projects"}).splitlines())
+    assert "PKCE" in sdk.call({"command": "view", "path": "/memories/projects/login/notes.md"})
+
+
+def test_rename_takes_the_models_own_names_and_maps_them(sdk, repo):
+    created_at(sdk.call({"command": "create", "path": "/memories/projects/login/notes.md",
+                         "file_text": "PKCE on mobile\n"}))
+    said = sdk.call({"command": "rename", "old_path": "/memories/projects/login/notes.md",
+                     "new_path": "/memories/archive-candidates/notes.md"})
+    assert said.startswith("Successfully renamed /memories/projects/login/notes.md to "
+                           "/memories/archive-candidates/notes.md")
+    assert "PKCE" in sdk.call({"command": "view", "path": "/memories/archive-candidates/notes.md"})
+    assert "does not exist" in _error(sdk, {"command": "view", "path": "/memories/projects/login/notes.md"})
+    (e,) = repo.list()
+    assert e.room == "archive-candidates" and e.layer == "shallow" and e.body == "PKCE on mobile\n"
+    # to another layer, with a name of the model's choosing
+    sdk.call({"command": "rename", "old_path": "/memories/archive-candidates/notes.md",
+              "new_path": "/memories/sediment/auth/mobile.md"})
+    assert "PKCE" in sdk.call({"command": "view", "path": "/memories/sediment/auth/mobile.md"})
+    assert (repo.get(e.id).layer, repo.get(e.id).room) == ("sediment", "auth")
+    # the old name is free again
+    created_at(sdk.call({"command": "create", "path": "/memories/archive-candidates/notes.md", "file_text": "x"}))
+    assert "delete" in _error(sdk, {"command": "rename", "old_path": "/memories/sediment/auth/mobile.md",
+                                    "new_path": "/memories/archive/mobile.md"})

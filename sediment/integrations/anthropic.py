@@ -1,5 +1,6 @@
 """A backend for Anthropic's memory tool (``memory_20250818``): the model's
-``/memories`` directory is the root's layer folders.
+``/memories`` directory is the root's current memories, in their layer
+folders (``shallow/``, ``sediment/``, ``bedrock/``).
 
 ``MemoryTool(repo)(command)`` takes the tool's input (a dict: ``view``,
 ``create``, ``str_replace``, ``insert``, ``delete``, ``rename``) and returns the
@@ -13,18 +14,22 @@ What maps, and how:
 ======================  ==========================================================
 model                   sediment
 ======================  ==========================================================
-``/memories``           the layer folders (``shallow/``, ``sediment/``, ``bedrock/``;
-                        not ``archive/``); ``view`` lists them with the real
-                        file names
+``/memories``           the current memories (active, not in ``archive/``): ``view``
+                        of a folder lists every one of them below it, at any depth,
+                        with the real file names (at most ``MAX_LISTED``)
 ``create`` a new path   ``add``: the text is the body, the title is the file name,
                         the kind ``fact`` (``MemoryTool(repo, kind=…)``);
                         a path outside a layer folder goes to ``shallow/`` (its
                         first folders become the room); the file gets the
-                        library's name (``name-ab12.md``), which the answer gives
+                        library's name (``name-ab12.md``), which the answer gives;
+                        the path the model gave finds it too (``memory_path``)
 ``create`` an existing  refused ("already exists"), as in Anthropic's helper
 ``view`` of a note      the body only, numbered from 1: the frontmatter the model
                         did not write is not shown, so line numbers are the ones
                         it wrote; counts as a recall
+``view`` of a folder    of a layer: what is in it; of the model's own folder
+of the model's          (``/memories/projects``, created without a layer): that
+                        room in every layer
 ``str_replace``         an ``edit`` of the body; refused when ``old_str`` is missing
                         or not unique, when the note changed since the model last
                         viewed it (stale), or when the result would not read back
@@ -33,15 +38,18 @@ model                   sediment
 ``delete``              ``archive`` (the file moves to ``archive/``, where a person
                         can restore it; nothing is erased): for the model the path
                         is gone, and may be created again; a folder is refused
-``rename``              ``move`` between layer and room folders; the file name
-                        stays (links use it), so a new name is refused
+``rename``              ``move`` to the new path's layer and room (a path without
+                        a layer keeps the note's layer); the file keeps the
+                        library's name (links use it) and the new path, whatever
+                        its file name, finds the note (``memory_path``)
 ======================  ==========================================================
 
 A path the model remembers that no longer exists (a metabolize moved the
 note, or it used the path it created before the library named the file) is
-resolved by the file's name, then by the path the note was created at (kept
-in its frontmatter as ``memory_path``). Every path is checked as the library
-checks its own: inside ``/memories``, no ``..``, no symlink out of the root.
+resolved by the file's name, then by the path the note was created or renamed
+at (kept in its frontmatter as ``memory_path``). Every path is checked as the
+library checks its own: inside ``/memories``, no ``..``, no symlink out of the
+root.
 
 >>> import tempfile
 >>> from sediment import Repository
@@ -58,7 +66,6 @@ from __future__ import annotations
 
 import inspect
 import os
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..model import entry as E
@@ -118,8 +125,8 @@ class MemoryTool:
 
     def _find(self, path: str) -> Entry:
         """The current note at ``path``, or where it went (by file name, then
-        by the path the model created it at). A note the model deleted
-        (archived) or that was retired is not there for it."""
+        by the path the model created or renamed it at). A note the model
+        deleted (archived) or that was retired is not there for it."""
         try:
             e = self.repo.locate(self._rel(path), memory_path=path)
         except NotFound:
@@ -128,20 +135,28 @@ class MemoryTool:
             raise NotFound(f"The path {path} does not exist. Please provide a valid path.", path=path)
         return e
 
-    def _folder(self, rel: str) -> Path | None:
-        """The folder at ``rel`` ('' is /memories itself), or None."""
+    def _listed(self, rel: str) -> list[Entry] | None:
+        """The current notes below the folder ``rel`` ('' is /memories): a
+        layer folder, or the model's own folder (a room, in every layer).
+        None when ``rel`` is no such folder."""
+        current = [e for e in self.repo.list(layer=list(LAYERS)) if is_current(e)]
         if not rel:
-            return self.repo.root
-        full = self.repo.root / rel
-        return full if rel.split("/")[0] in LAYERS and full.is_dir() and not full.is_symlink() else None
+            return current
+        parts = rel.split("/")
+        if parts[0] in LAYERS:
+            below = [e for e in current if e.path.startswith(rel + "/")]
+            return below if below or (self.repo.root / rel).is_dir() else None
+        below = [e for e in current if e.room and (e.room == rel or e.room.startswith(rel + "/"))]
+        return below or None
 
     # ------------------------------------------------------------------ commands
 
     def view(self, path: str, view_range: list[int] | None = None) -> str:
         rel = self._rel(path)
-        folder = self._folder(rel)
-        if folder is not None and not rel.endswith(".md"):
-            return self._listing(path, rel, folder)
+        if not rel.endswith(".md"):
+            notes = self._listed(rel)
+            if notes is not None:
+                return self._listing(path, rel, notes)
         e = self._find(path)
         lines = e.body.split("\n")
         if lines and lines[-1] == "":
@@ -159,32 +174,31 @@ class MemoryTool:
         numbered = "\n".join(f"{str(i + start).rjust(LINE_WIDTH)}\t{ln}" for i, ln in enumerate(lines))
         return f"Here's the content of {self.shown(e)} with line numbers:\n{numbered}"
 
-    def _listing(self, path: str, rel: str, folder: Path) -> str:
-        items: list[str] = []
+    def _listing(self, path: str, rel: str, notes: list[Entry]) -> str:
+        """Every folder and note below ``path`` (``rel``), at any depth, with
+        the real paths: what is listed opens."""
+        def inside(folder: str) -> bool:  # a folder (relative to the root) below the one asked for
+            if not rel or rel.split("/")[0] in LAYERS:
+                return folder.startswith(rel + "/") if rel else True
+            room = folder.split("/", 1)[1] if "/" in folder else ""
+            return room == rel or room.startswith(rel + "/")
 
-        def walk(d: Path, shown: str, depth: int) -> None:
+        items: dict[str, str] = {}
+        for e in notes:
+            folders = e.path.split("/")[:-1]
+            for i in range(1, len(folders) + 1):
+                folder = "/".join(folders[:i])
+                if inside(folder):
+                    items.setdefault(f"{PREFIX}/{folder}/", "-")
             try:
-                children = sorted(os.scandir(d), key=lambda x: x.name)
+                items[self.shown(e)] = _size(os.stat(self.repo.root / e.path).st_size)
             except OSError:
-                return
-            for c in children:
-                if c.name.startswith((".", "_")) or c.is_symlink():
-                    continue
-                if not rel and depth == 1 and c.name not in LAYERS:
-                    continue  # at the top, only the layer folders are memory
-                sub = f"{shown}/{c.name}"
-                if c.is_dir():
-                    items.append(f"-\t{sub}/")
-                    if depth < 2:
-                        walk(Path(c.path), sub, depth + 1)
-                elif c.name.endswith(".md"):
-                    items.append(f"{_size(c.stat().st_size)}\t{sub}")
-
-        walk(folder, path.rstrip("/"), 1)
-        head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
-        more = len(items) - MAX_LISTED
+                items[self.shown(e)] = "?"
+        rows = [f"{size}\t{p}" for p, size in sorted(items.items())]
+        head = f"Here're the files and directories in {path} (every level), excluding hidden items:"
+        more = len(rows) - MAX_LISTED
         tail = [f"… {more} more: view a folder to see them"] if more > 0 else []
-        return "\n".join([head, f"-\t{path}", *items[:MAX_LISTED], *tail])
+        return "\n".join([head, f"-\t{path}", *rows[:MAX_LISTED], *tail])
 
     def create(self, path: str, file_text: str) -> str:
         rel = self._rel(path)
@@ -260,7 +274,7 @@ class MemoryTool:
         rel = self._rel(path)
         if not rel:
             raise InvalidInput("Cannot delete the /memories directory itself")
-        if self._folder(rel) is not None and not rel.endswith(".md"):
+        if not rel.endswith(".md") and self._listed(rel) is not None:
             raise InvalidInput(f"{path} is a folder: delete its notes one by one (each is archived, not erased)")
         self.repo.archive(self._find(path).id, reason=REASON)
         return f"Successfully deleted {path} (archived, not erased: a person can restore it)"
@@ -269,12 +283,11 @@ class MemoryTool:
         e = self._find(old_path)
         rel = self._rel(new_path)
         parts = rel.split("/")
-        if not rel.endswith(".md") or parts[0] not in E.LAYERS:
-            raise InvalidInput(f"{new_path}: a note moves to a layer folder ({', '.join(E.LAYERS)}), "
-                               "as /memories/<layer>/[room/]<name>.md")
-        if parts[-1][:-3] != e.name:
-            raise InvalidInput(f"rename keeps a note's file name ({e.name}.md; links use it): "
-                               f"move it to /memories/{parts[0]}/…/{e.name}.md, or edit its text")
+        if not rel.endswith(".md"):
+            raise InvalidInput(f"{new_path}: memory files are markdown; name it …/name.md")
+        if parts[0] == "archive":
+            raise InvalidInput("archive/ is for retired memories: delete the file instead (it is archived, "
+                               "not erased)")
         try:
             there = self._find(new_path)
         except NotFound:
@@ -282,10 +295,16 @@ class MemoryTool:
         else:
             if there.id != e.id:
                 raise InvalidInput(f"The destination {new_path} already exists")
-        layer, room = parts[0], "/".join(parts[1:-1])
-        moved = (self.repo.archive(e.id, reason=REASON) if layer == "archive" and e.layer != "archive"
-                 else self.repo.move(e.id, layer, room=room))
-        return f"Successfully renamed {old_path} to {self.shown(moved)}"
+        layer, folders = (parts[0], parts[1:-1]) if parts[0] in LAYERS else (e.layer, parts[:-1])
+        room = "/".join(folders)
+        moved = e if (layer, room) == (e.layer, e.room or "") else self.repo.move(e.id, layer, room=room)
+        # the file keeps the library's name (links use it); the model's name for it finds it
+        wanted = None if new_path == self.shown(moved) else new_path
+        if moved.meta.get("memory_path") != wanted:
+            moved = self.repo.update(moved.id, memory_path=wanted)
+            self._seen[moved.id] = moved.version
+        stored = "" if wanted is None else f" (stored as {self.shown(moved)})"
+        return f"Successfully renamed {old_path} to {new_path}{stored}"
 
 
 def _find_all(text: str, sub: str) -> list[int]:
