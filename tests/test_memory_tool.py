@@ -9,7 +9,7 @@ import os
 import pytest
 
 from sediment import Conflict, InvalidInput, NotFound, Repository, UnsafePath
-from sediment.integrations.anthropic import MemoryTool, sdk_tool
+from sediment.integrations.anthropic import MAX_VIEW_CHARS, MemoryTool, sdk_tool
 
 
 @pytest.fixture
@@ -193,7 +193,7 @@ def test_the_sdk_subclass(repo):
         t.call({"command": "create", "path": path, "file_text": "again"})
 
 
-# --------------------------------------------------------------------------- issue 25: items 7 and 8, through the SDK
+# --------------------------------------------------------------------------- issue 25: items 7-9, through the SDK
 
 @pytest.fixture
 def sdk(repo):
@@ -260,3 +260,51 @@ def test_rename_takes_the_models_own_names_and_maps_them(sdk, repo):
     created_at(sdk.call({"command": "create", "path": "/memories/archive-candidates/notes.md", "file_text": "x"}))
     assert "delete" in _error(sdk, {"command": "rename", "old_path": "/memories/sediment/auth/mobile.md",
                                     "new_path": "/memories/archive/mobile.md"})
+
+
+@pytest.mark.parametrize("command", [
+    {"command": "str_replace", "path": "P", "old_str": "tea", "new_str": "\ud800"},
+    {"command": "insert", "path": "P", "insert_line": 1, "insert_text": "a\udfffb"},
+    {"command": "create", "path": "/memories/new.md", "file_text": "\ud800"},
+    {"command": "str_replace", "path": "P", "old_str": 5, "new_str": "x"},
+    {"command": "str_replace", "path": "P", "old_str": "tea", "new_str": ["x"]},
+    {"command": "insert", "path": "P", "insert_line": 1, "insert_text": 7},
+    {"command": "insert", "path": "P", "insert_line": 7.5, "insert_text": "x"},
+    {"command": "insert", "path": "P", "insert_line": "one", "insert_text": "x"},
+    {"command": "create", "path": "/memories/new.md", "file_text": None},
+    {"command": "view", "path": ["P"]},
+    {"command": "rename", "old_path": "P", "new_path": 3},
+])
+def test_every_bad_argument_is_a_tool_error(sdk, repo, command):
+    path = created_at(sdk.call({"command": "create", "path": "/memories/tea.md", "file_text": "likes tea\n"}))
+    command = {k: (path if v == "P" else [path] if v == ["P"] else v) for k, v in command.items()}
+    message = _error(sdk, command)
+    assert "surrogate" in message or "must be" in message, message
+    with pytest.raises(InvalidInput):  # the backend itself refuses, with no SDK in between
+        MemoryTool(repo)(command)
+    for line in ("1", True):  # (the SDK makes these 1; the backend takes whole numbers only)
+        with pytest.raises(InvalidInput, match="insert_line must be a whole number"):
+            MemoryTool(repo)({"command": "insert", "path": path, "insert_line": line, "insert_text": "x"})
+    assert repo.get(path.rsplit("/", 1)[1][:-3]).body == "likes tea\n"
+    assert len(repo.list()) == 1
+
+
+def test_view_of_a_huge_hand_made_file_is_cut_with_how_to_narrow_it(sdk, repo):
+    line = "a person's very long notes, " * 4 + "\n"
+    (repo.root / "shallow" / "huge.md").write_text("---\nid: 01HUGE\ntitle: huge\ncreated: 2026-01-01T00:00:00"
+                                                   "+00:00\n---\n" + line * 20_000, encoding="utf-8")  # ~2.3 MB
+    repo.refresh()
+    shown = sdk.call({"command": "view", "path": "/memories/shallow/huge.md"})
+    assert len(shown) <= MAX_VIEW_CHARS
+    last = shown.splitlines()[-1]
+    assert last.startswith("… lines ") and "narrow with view_range" in last
+    first_missing = int(last.split()[2].split("–")[0])
+    part = sdk.call({"command": "view", "path": "/memories/shallow/huge.md",
+                     "view_range": [first_missing, first_missing + 1]})
+    assert part.splitlines()[1].lstrip().startswith(f"{first_missing}\t")
+    one = "x" * (MAX_VIEW_CHARS * 2)  # one line over the cap: cut within the line
+    (repo.root / "shallow" / "wide.md").write_text("---\nid: 01WIDE\ntitle: wide\ncreated: 2026-01-01T00:00:00"
+                                                   "+00:00\n---\n" + one + "\n", encoding="utf-8")
+    repo.refresh()
+    shown = sdk.call({"command": "view", "path": "/memories/shallow/wide.md"})
+    assert len(shown) <= MAX_VIEW_CHARS and "line 1 is cut" in shown.splitlines()[-1]

@@ -26,7 +26,8 @@ model                   sediment
 ``create`` an existing  refused ("already exists"), as in Anthropic's helper
 ``view`` of a note      the body only, numbered from 1: the frontmatter the model
                         did not write is not shown, so line numbers are the ones
-                        it wrote; counts as a recall
+                        it wrote; counts as a recall; at most ``MAX_VIEW_CHARS``
+                        (the rest: "narrow with view_range")
 ``view`` of a folder    of a layer: what is in it; of the model's own folder
 of the model's          (``/memories/projects``, created without a layer): that
                         room in every layer
@@ -49,7 +50,8 @@ note, or it used the path it created before the library named the file) is
 resolved by the file's name, then by the path the note was created or renamed
 at (kept in its frontmatter as ``memory_path``). Every path is checked as the
 library checks its own: inside ``/memories``, no ``..``, no symlink out of the
-root.
+root. Every argument is checked before any work (text is text, with no lone
+surrogate; a line number is a whole number): a bad one is ``InvalidInput``.
 
 >>> import tempfile
 >>> from sediment import Repository
@@ -65,6 +67,7 @@ Here's the content of /memories/shallow/prefs-....md with line numbers:
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 from typing import Any, Callable, Mapping
 
@@ -75,11 +78,39 @@ from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentErr
 from ..disk.files import resolve_inside
 from ..repository import Repository
 
+log = logging.getLogger("sediment")
+
 PREFIX = "/memories"
 LINE_WIDTH = 6  # as Anthropic's helper numbers lines
 MAX_LISTED = 300
+MAX_VIEW_CHARS = 50_000  # ~12k tokens: what one tool result may cost the model's context
 REASON = "deleted with the memory tool"
 LAYERS = tuple(x for x in E.LAYERS if x != "archive")  # the model's: archive/ is what it deleted
+
+# what each argument of a command must be (view_range: checked by view)
+TEXT_ARGS = ("path", "old_path", "new_path", "file_text", "old_str", "new_str", "insert_text")
+
+
+def _check_args(name: str, handler: Callable[..., str], args: Mapping[str, Any]) -> None:
+    """Refuse a missing, unknown or mistyped argument, and text that holds a
+    lone surrogate (no file can store it), before any work."""
+    params = inspect.signature(handler).parameters
+    unknown = sorted(k for k in args if k not in params)
+    if unknown:
+        raise InvalidInput(f"{name}: {', '.join(unknown)} is not a parameter of {name}")
+    missing = [k for k, p in params.items() if p.default is p.empty and k not in args]
+    if missing:
+        raise InvalidInput(f"{name}: {', '.join(missing)} must be given")
+    for k, v in args.items():
+        if k in TEXT_ARGS and not isinstance(v, str):
+            raise InvalidInput(f"{name}: {k} must be text, not {type(v).__name__}")
+        if k == "insert_line" and (isinstance(v, bool) or not isinstance(v, int)):
+            raise InvalidInput(f"{name}: insert_line must be a whole number, not {v!r}")
+        if isinstance(v, str):
+            bad = next((c for c in v if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                raise InvalidInput(f"{name}: {k} holds a lone surrogate (\\u{ord(bad):04x}), which is not "
+                                   "text: send it as UTF-8")
 
 
 class MemoryTool:
@@ -100,17 +131,14 @@ class MemoryTool:
         if handler is None:
             raise InvalidInput(f"unknown memory tool command {name!r}")
         args = {k: v for k, v in command.items() if k != "command"}
-        try:
-            inspect.signature(handler).bind(**args)
-        except TypeError as exc:  # a missing or unexpected argument
-            raise InvalidInput(f"{name}: {exc}") from exc
+        _check_args(str(name), handler, args)
         return handler(**args)
 
     # ------------------------------------------------------------------ paths
 
-    def _rel(self, path: Any) -> str:
+    def _rel(self, path: str) -> str:
         """The path relative to the root, checked like the library's own."""
-        if not isinstance(path, str) or not (path == PREFIX or path.startswith(PREFIX + "/")):
+        if not (path == PREFIX or path.startswith(PREFIX + "/")):
             raise UnsafePath(f"Path must start with /memories, got: {path!r}")
         rel = path[len(PREFIX):].strip("/")
         if rel:
@@ -171,8 +199,7 @@ class MemoryTool:
             lines, start = lines[first - 1:last], first
         self._seen[e.id] = e.version
         self.repo.recalled([e.id])  # a view of a note is a recall (DESIGN: what counts as a recall)
-        numbered = "\n".join(f"{str(i + start).rjust(LINE_WIDTH)}\t{ln}" for i, ln in enumerate(lines))
-        return f"Here's the content of {self.shown(e)} with line numbers:\n{numbered}"
+        return _numbered(f"Here's the content of {self.shown(e)} with line numbers:", lines, start)
 
     def _listing(self, path: str, rel: str, notes: list[Entry]) -> str:
         """Every folder and note below ``path`` (``rel``), at any depth, with
@@ -261,7 +288,7 @@ class MemoryTool:
             lines = body.split("\n")
             if lines and lines[-1] == "":
                 lines.pop()
-            if not isinstance(insert_line, int) or not 0 <= insert_line <= len(lines):
+            if not 0 <= insert_line <= len(lines):
                 raise InvalidInput(f"Invalid `insert_line` parameter: {insert_line}. It should be within the "
                                    f"range [0, {len(lines)}].")
             lines.insert(insert_line, insert_text.rstrip("\n"))
@@ -307,6 +334,31 @@ class MemoryTool:
         return f"Successfully renamed {old_path} to {new_path}{stored}"
 
 
+def _numbered(head: str, lines: list[str], start: int) -> str:
+    """``lines`` numbered from ``start`` after ``head``, at most
+    ``MAX_VIEW_CHARS`` in all: a view cut short ends with the lines left out
+    and how to see them."""
+    out, used = [head], len(head)
+    room = MAX_VIEW_CHARS - 200  # (the last line, saying what was left out)
+    for i, ln in enumerate(lines):
+        row = f"{str(i + start).rjust(LINE_WIDTH)}\t{ln}"
+        if used + 1 + len(row) <= room:
+            out.append(row)
+            used += 1 + len(row)
+            continue
+        n, last = i + start, start + len(lines) - 1
+        if i == 0:  # the first line alone is over the cap: its beginning
+            out.append(row[:room - used - 1])
+            rest = f"; lines {n + 1}–{last} not shown" if last > n else ""
+            out.append(f"… line {n} is cut ({len(ln):,} characters){rest}: narrow with view_range, "
+                       f"or edit it with str_replace")
+        else:
+            out.append(f"… lines {n}–{last} not shown (a view shows at most {MAX_VIEW_CHARS:,} characters): "
+                       f"narrow with view_range, e.g. [{n}, {min(last, n + i - 1)}]")
+        break
+    return "\n".join(out)
+
+
 def _find_all(text: str, sub: str) -> list[int]:
     out, i = [], text.find(sub)
     while i >= 0:
@@ -326,7 +378,9 @@ def _size(n: int) -> str:
 def sdk_tool(repo: Repository) -> Any:
     """``MemoryTool`` as the ``anthropic`` SDK's ``BetaAbstractMemoryTool``
     (``client.beta.messages.tool_runner(tools=[sdk_tool(repo)], …)``); a
-    refusal becomes the SDK's ``ToolError`` (an ``is_error`` tool result)."""
+    refusal becomes the SDK's ``ToolError`` (an ``is_error`` tool result),
+    and so does any other failure (logged with its traceback): the tool
+    runner never meets a raw exception."""
     try:
         from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
     except ImportError as exc:
@@ -338,6 +392,9 @@ def sdk_tool(repo: Repository) -> Any:
             return backend(command.model_dump(exclude_none=True))
         except SedimentError as exc:
             raise ToolError(exc.message) from exc
+        except Exception as exc:  # a defect of ours: the model gets an error, the log the traceback
+            log.exception("sediment: the memory tool failed on %s", getattr(command, "command", "?"))
+            raise ToolError(f"the memory tool failed: {type(exc).__name__}") from exc
 
     class SedimentMemoryTool(BetaAbstractMemoryTool):
         """The memory tool over a sediment root."""
