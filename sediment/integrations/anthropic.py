@@ -71,12 +71,12 @@ import logging
 import os
 from typing import Any, Callable, Mapping
 
-from ..model import entry as E
 from ..model.entry import Entry
 from ..model.lifecycle import is_current
-from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath
+from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath, install_hint
 from ..disk.files import resolve_inside
 from ..repository import Repository
+from ..model.names import LAYERS as ALL_LAYERS
 
 log = logging.getLogger("sediment")
 
@@ -85,7 +85,7 @@ LINE_WIDTH = 6  # as Anthropic's helper numbers lines
 MAX_LISTED = 300
 MAX_VIEW_CHARS = 50_000  # ~12k tokens: what one tool result may cost the model's context
 REASON = "deleted with the memory tool"
-LAYERS = tuple(x for x in E.LAYERS if x != "archive")  # the model's: archive/ is what it deleted
+LAYERS = tuple(x for x in ALL_LAYERS if x != "archive")  # the model's: archive/ is what it deleted
 
 # what each argument of a command must be (view_range: checked by view)
 TEXT_ARGS = ("path", "old_path", "new_path", "file_text", "old_str", "new_str", "insert_text")
@@ -238,7 +238,7 @@ class MemoryTool:
         else:
             raise InvalidInput(f"File {path} already exists")
         parts = rel.split("/")
-        layer, folders = (parts[0], parts[1:-1]) if parts[0] in E.LAYERS else ("shallow", parts[:-1])
+        layer, folders = (parts[0], parts[1:-1]) if parts[0] in ALL_LAYERS else ("shallow", parts[:-1])
         if layer == "archive":
             raise InvalidInput("archive/ is for retired memories: create the note elsewhere")
         title = parts[-1][:-3].strip() or "note"
@@ -384,7 +384,7 @@ def sdk_tool(repo: Repository) -> Any:
     try:
         from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
     except ImportError as exc:
-        raise NotInstalled("sdk_tool needs the anthropic package: pip install anthropic") from exc
+        raise NotInstalled(f"sdk_tool needs the anthropic package: {install_hint('anthropic')}") from exc
     backend = MemoryTool(repo)
 
     def run(command: Any) -> str:

@@ -6,8 +6,10 @@ JSON, or a request holding a lone surrogate such as ``\\ud800``, which JSON
 can escape but its parser refuses) becomes an exception item on the read
 stream, which the SDK's dispatcher logs and drops: the client then waits for
 its answer forever. ``Answering`` wraps the read stream and answers such a
-line (``server.unreadable`` says what, whatever the transport) on the write
-stream instead.
+line (with what ``answer`` says: ``server.unreadable``, whatever the
+transport) on the write stream instead. The answer is passed in rather than
+imported, so the transport sits below the server, not on top of it (an
+import chain no longer than the package allows).
 
 The SDK gives no public way to run an ``MCPServer`` on streams of one's own,
 so ``run`` makes the call ``MCPServer.run_stdio_async`` makes, on the
@@ -19,7 +21,7 @@ answers.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -28,7 +30,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from .server import unreadable
+Answer = Callable[[str], dict[str, Any] | None]  # a line the SDK could not read → the JSON-RPC answer, or None
 
 
 def _line(exc: Exception) -> str | None:
@@ -42,11 +44,12 @@ def _line(exc: Exception) -> str | None:
 
 class Answering:
     """A transport's read stream whose unreadable lines are answered on
-    ``write`` (when there is an answer) rather than passed on."""
+    ``write`` (when ``answer`` has an answer) rather than passed on."""
 
-    def __init__(self, inner: Any, write: Any) -> None:
+    def __init__(self, inner: Any, write: Any, answer: Answer) -> None:
         self.inner = inner
         self.write = write
+        self.answer = answer
 
     @property
     def last_context(self) -> Any:
@@ -58,7 +61,7 @@ class Answering:
             item = await self.inner.receive()
             if isinstance(item, Exception):
                 line = _line(item)
-                answer = unreadable(line) if line is not None else None
+                answer = self.answer(line) if line is not None else None
                 if answer is not None:
                     await self.write.send(SessionMessage(jsonrpc_message_adapter.validate_python(answer)))
                     continue
@@ -85,11 +88,12 @@ class Answering:
         return bool(await self.inner.__aexit__(exc_type, exc, tb))
 
 
-async def run(app: MCPServer) -> None:
-    """Serve ``app`` over stdin and stdout until the client closes stdin."""
+async def run(app: MCPServer, answer: Answer) -> None:
+    """Serve ``app`` over stdin and stdout until the client closes stdin,
+    answering each line the SDK cannot read with ``answer(line)``."""
     low = getattr(app, "_lowlevel_server", None)  # (see the module's docstring)
     if low is None or not hasattr(low, "run"):
         await app.run_stdio_async()
         return
     async with stdio_server() as (read_stream, write_stream):
-        await low.run(Answering(read_stream, write_stream), write_stream, low.create_initialization_options())
+        await low.run(Answering(read_stream, write_stream, answer), write_stream, low.create_initialization_options())

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Literal
 
 from .server import (DEFAULT_WAIT, DESCRIPTIONS, INSTRUCTIONS, Memory, Opener,  # first: it checks the SDK
-                     Tools, bad_arguments)
+                     Tools, bad_arguments, unreadable)
 
 from pydantic import Field, ValidationError
 
@@ -27,7 +27,7 @@ from . import answers as A
 from .retries import request_key
 from ..errors import NotFound, SedimentError
 from ..agent.workstate import Working
-from ..model.entry import wikilink
+from ..model.fields import wikilink
 
 import anyio  # (server.py has checked the SDK is installed)
 from mcp.server.mcpserver import MCPServer
@@ -406,7 +406,7 @@ def serve(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_W
     from . import stdio
     app, state = build(root, open=open, wait=wait)
     try:
-        anyio.run(stdio.run, app)
+        anyio.run(stdio.run, app, unreadable)
     finally:
         state.opening.close()
 
