@@ -49,6 +49,10 @@ def test_locate_finds_a_note_where_it_is_where_it_went_and_where_it_was_created(
     assert repo.locate("shallow/auth.md", memory_path="/memories/auth.md").id == e.id
     with pytest.raises(NotFound):
         repo.locate("shallow/auth.md")  # the created path is asked for only with memory_path
+    # the path created again after the first note was archived: the current one
+    repo.archive(e.id, reason="deleted with the memory tool")
+    again = repo.add("Use PKCE everywhere.", title="pkce", kind="rule", memory_path="/memories/auth.md")
+    assert repo.locate("shallow/auth.md", memory_path="/memories/auth.md").id == again.id
 
 
 # --------------------------------------------------------------------------- markdown

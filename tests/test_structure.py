@@ -309,7 +309,6 @@ def test_every_verb_parameter_is_a_cli_option_and_every_option_a_parameter():
 # description costs each agent's context, and fewer tools are chosen better).
 NO_TOOL = {
     "move": "a layer change is metabolize's decision or a person's",
-    "restore": "bringing back what was retired is a person's decision (sediment restore)",
     "purge": "forget(purge=true, confirm=true)",
     "check": "a person's health report (sediment check)",
     "stats": "about, and the sediment://map resource",
@@ -346,6 +345,7 @@ TOOL_ONLY_PARAMS = {
     ("read", "start"): "a long note is read in character ranges",
     ("forget", "purge"): "forget(purge=true) is the purge verb",
     ("forget", "confirm"): "purge's confirm",
+    ("forget", "erase"): "purge's erase (forget(erase=true) is purge(erase=True))",
 }
 
 

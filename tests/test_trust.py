@@ -59,6 +59,7 @@ def test_move_and_update_of_a_purged_memory_are_refused(repo):
             call()
     assert repo.get(e.id).status == "purged" and ids(repo, "phone", include_archive=True) == []
     assert [x.id for x in repo.list(status="purged")] == [e.id]
+    assert repo.list() == [] and repo.list(layer="shallow") == []  # shown only when asked for by status
     with pytest.raises(PolicyError):
         repo.restore(e.id)
     back = repo.restore(e.id, confirm=True)

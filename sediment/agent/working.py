@@ -49,14 +49,19 @@ def working(store: Store, *, now: _dt.datetime | str | None = None) -> Working:
     return _state(store).current(V.now(now))
 
 
-def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
+def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None,
+            request: str | None = None) -> Observed:
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
+    key = V.request(request)
     when = V.now(now)
     stamp = now_iso(when)
     found = intent.recognise(text)
     state = _state(store)
     with state.writing().hold(store.policy.lock_timeout_seconds):
+        known = state.requests(when) if key is not None else {}
+        if key in known:  # observed already (a retry): nothing changes again
+            return Observed((), (), (), (), state.current(when))
         items, mood = state.load()
         items, dropped = state.alive(items, when)
         opened: list[Item] = []
@@ -90,7 +95,7 @@ def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -
                 renewed.append(fresh)
         changed = opened or closed or renewed or dropped
         if changed:
-            state.save(items, mood)
+            state.save(items, mood, None if key is None else {**known, key: stamp})
     return Observed(tuple(opened), tuple(closed), tuple(renewed), tuple(dropped),
                     Working(tuple(items), mood_now(mood, when)))
 

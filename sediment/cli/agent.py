@@ -37,9 +37,10 @@ def cmd_context(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("observe", "read a message for todos, promises and 'done' (working memory)",
-         arg("text", nargs="?", help="the message; '-' or nothing reads stdin"), NOW)
+         arg("text", nargs="?", help="the message; '-' or nothing reads stdin"), NOW,
+         arg("--request", help="a key for this call: the same message sent again with it changes nothing"))
 def cmd_observe(ns: argparse.Namespace) -> tuple[Any, str]:
-    seen = _open(ns).observe(text_arg(ns.text), now=ns.now)
+    seen = _open(ns).observe(text_arg(ns.text), now=ns.now, request=ns.request)
     lines = ([f"opened: {i.text}" for i in seen.opened] + [f"closed: {i.text}" for i in seen.closed]
              + [f"renewed: {i.text}" for i in seen.renewed] + [f"dropped: {i.text}" for i in seen.dropped])
     return seen.to_dict(), "\n".join(lines) or "(nothing to remember)"

@@ -230,9 +230,10 @@ def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
 @command("touch", "record that a memory proved right (confirm) or wrong (refute)",
          arg("id"), arg("outcome", choices=["confirm", "refute"]),
          arg("--confirm", action="store_true", help="with refute: archive at once"),
-         arg("--now", help="when it happened, ISO 8601 with an offset"))
+         arg("--now", help="when it happened, ISO 8601 with an offset"),
+         arg("--request", help="a key for this call: a retry with the same key counts once"))
 def cmd_touch(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _open(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now)
+    e = _open(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now, request=ns.request)
     return e.to_dict(), f"{ns.outcome} recorded for {e.id}  {e.path}"
 
 

@@ -267,3 +267,17 @@ def reason(r: Any, *, verb: str) -> str:
     if not r or not isinstance(r, str):
         raise InvalidInput(f"{verb} needs a reason")
     return E.one_line(r)
+
+
+MAX_REQUEST_CHARS = 200
+
+
+def request(r: Any) -> str | None:
+    """A caller's request key (the same key again: the same call, counted
+    once), or None."""
+    if r is None:
+        return None
+    if not isinstance(r, str) or not r.strip() or len(r) > MAX_REQUEST_CHARS or not r.isprintable():
+        raise InvalidInput(f"request must be one line of 1 to {MAX_REQUEST_CHARS} printable characters",
+                           what="request")
+    return r

@@ -48,14 +48,17 @@ class ForAgent(Part):
         """
         return _context.build(self.store, query, budget=budget, now=now)
 
-    def observe(self, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
+    def observe(self, text: str, *, now: _dt.datetime | str | None = None,
+                request: str | None = None) -> Observed:
         """Read a message for todos and promises (zh and en plain patterns:
         记得, 别忘了, 答应过, remember to, I'll … tomorrow, TODO: …) and
         for "done" (做完了, 已经发了, done, sent, fixed …), which closes the
         open item it shares most words with. At most policy ``working_items``
         (3) are open, a new one replacing the oldest; one not mentioned for
         ``working_days`` (3) days is gone. Kept in ``_system/working/``, not as
-        memories.
+        memories. ``request`` is a key of the caller's for this call: the
+        same message observed again with the same key (a retry) changes
+        nothing again.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -63,8 +66,10 @@ class ForAgent(Part):
         ['别忘了明天给老王发报价单！']
         >>> [i.text for i in repo.observe("报价单已经发给老王了").closed]
         ['别忘了明天给老王发报价单！']
+        >>> repo.observe("TODO: a", request="r1").opened == (), repo.observe("TODO: a", request="r1").opened
+        (False, ())
         """
-        return working.observe(self.store, text, now=now)
+        return working.observe(self.store, text, now=now, request=request)
 
     def working(self, *, now: _dt.datetime | str | None = None) -> Working:
         """The open todos and promises (oldest first) and the mood, as they are

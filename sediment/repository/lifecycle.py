@@ -101,18 +101,24 @@ class Lifecycle(Part):
         return _attention.attention(self.store, weeks=weeks, desert_days=desert_days, now=now)
 
     def touch(self, id: str, outcome: str, *, confirm: bool = False,
-              now: _dt.datetime | str | None = None) -> Entry:
+              now: _dt.datetime | str | None = None, request: str | None = None) -> Entry:
         """Record a confirmation (the memory proved right: stronger, counts as use)
         or a refutation (it proved wrong: archived at the next metabolize, or at
         once with ``confirm=True``). The note's file does not change until then.
+        ``request`` is a key of the caller's for this call: a call sent again
+        with the same key (a retry that cannot know whether the first one
+        landed) counts once; the key is recorded with the event itself.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
         >>> e = repo.add("x", kind="fact")
         >>> _ = repo.touch(e.id, "confirm"); repo.strength(e.id).confirms
         1
+        >>> _ = repo.touch(e.id, "confirm", request="r1"); _ = repo.touch(e.id, "confirm", request="r1")
+        >>> repo.strength(e.id).confirms
+        2
         """
-        return writes.touch(self.store, id, outcome, confirm=confirm, now=now)
+        return writes.touch(self.store, id, outcome, confirm=confirm, now=now, request=request)
 
     def supersede(self, old_id: str, new_id: str, reason: str = "superseded") -> Entry:
         """Retire ``old_id`` in favour of ``new_id``: the old memory gets status

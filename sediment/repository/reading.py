@@ -80,8 +80,9 @@ class Reading(Part):
         """Memories that match every filter given (``tags``: one tag or a list,
         all required; ``tag`` is the same), ordered by ``sort``: 'path', or
         'updated' / 'created' newest first; at most ``limit``. ``since`` and
-        ``until`` bound the updated time. An unknown layer, kind or status is
-        ``InvalidInput`` naming the allowed values.
+        ``until`` bound the updated time. Purged (and erased) memories are
+        listed only when asked for: ``status="purged"``. An unknown layer,
+        kind or status is ``InvalidInput`` naming the allowed values.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -170,7 +171,8 @@ class Reading(Part):
         """The memory at ``path`` (relative to the root), or where it went:
         else the memory whose file name is the path's (moved by metabolize or
         a person), else the one whose ``memory_path`` field is
-        ``memory_path`` (the memory tool's path of a note it created).
+        ``memory_path`` (the memory tool's path of a note it created; a
+        current memory first, then the newest).
         Raises ``NotFound``, ``Ambiguous`` for a file name several notes have.
 
         >>> import tempfile; from sediment import Repository

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..search import query as S
 from ..model import validate as V
 from ..model.entry import Entry
+from ..model.lifecycle import is_current
 from ..errors import Ambiguous, InvalidInput, NotFound, ParseError, StorageError
 from ..disk.files import read_nofollow, resolve_inside, symlink_in
 from ..search.query import SearchHit
@@ -60,8 +61,11 @@ def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room
     if limit is not None:
         V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, status=status, since=since, until=until)
+    # what was purged (or erased) is listed only when asked for by its status: it is gone for every
+    # other purpose, and its title may be what a person wanted gone
+    hide = "purged" if status is None else None
     with store.view.reading() as view:
-        found = [e for e in view.entries.values() if pred is None or pred(e)]
+        found = [e for e in view.entries.values() if (pred is None or pred(e)) and e.status != hide]
     if sort == "path":
         found.sort(key=lambda e: e.path)
     else:  # newest first; an unreadable time sorts last
@@ -114,7 +118,8 @@ def recalled(store: Store, ids: Iterable[str]) -> None:
 
 def locate(store: Store, path: str, *, memory_path: str | None = None) -> Entry:
     """The memory at ``path``; else the one whose file name is the path's
-    (moved since); else the one whose ``memory_path`` field is ``memory_path``."""
+    (moved since); else the one whose ``memory_path`` field is ``memory_path``
+    (a current one first: a path the memory tool deleted may be created again)."""
     if not isinstance(path, str):
         raise InvalidInput(f"path must be a string, not {type(path).__name__}", what="path")
     stem = path.rsplit("/", 1)[-1]
@@ -126,9 +131,9 @@ def locate(store: Store, path: str, *, memory_path: str | None = None) -> Entry:
         if view.by_name.get(stem):
             return view.resolve(stem)
         if memory_path is not None:
-            for e in view.entries.values():
-                if e.meta.get("memory_path") == memory_path:
-                    return e
+            found = [e for e in view.entries.values() if e.meta.get("memory_path") == memory_path]
+            if found:
+                return max(found, key=lambda e: (is_current(e), e.id))
     raise NotFound(f"no memory at {path}", path=path)
 
 

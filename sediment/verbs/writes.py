@@ -266,13 +266,14 @@ def supersede(store: Store, old_id: str, new_id: str, reason: str = "superseded"
 
 
 def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
-          now: _dt.datetime | str | None = None) -> Entry:
+          now: _dt.datetime | str | None = None, request: str | None = None) -> Entry:
     if outcome not in ("confirm", "refute"):
         raise InvalidInput("outcome must be 'confirm' or 'refute'")
+    key = V.request(request)
     when = V.now(now)
     with store.view.reading() as view:
         e = view.resolve(id)
-    store.usage.record([e.id], outcome, now=when.timestamp())
+    store.usage.record([e.id], outcome, now=when.timestamp(), request=key)
     if outcome == "refute" and confirm:
         return archive(store, e.id, reason=f"refuted on {when.date().isoformat()}")
     return e
