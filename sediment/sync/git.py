@@ -131,6 +131,19 @@ def identity_options(git: str, root: Path) -> list[str]:
     return out
 
 
+# The branch ``init --git`` makes when the person's git names none: git's own
+# default (``master``) is not the one the hosts a memory is pushed to start
+# with (``main``), and sync follows the remote's anyway (``branch``).
+BRANCH = "main"
+
+
+def branch_option(git: str, root: Path) -> list[str]:
+    """``git init``'s option for the first branch's name: the person's
+    ``init.defaultBranch`` when set (then none), else ``main``."""
+    chosen = _run(git, root, "config", "--get", "init.defaultBranch", ok=(0, 1)).stdout.strip()
+    return [] if chosen else [f"--initial-branch={BRANCH}"]
+
+
 def git_init(root: Path) -> bool:
     """Make ``root`` a git repository (if it is not inside one) with a commit of
     sediment's own files in it (``.gitignore``, ``_system/``, the layer folders;
@@ -140,11 +153,15 @@ def git_init(root: Path) -> bool:
     whatever else the person has staged stays staged. The commit is the
     person's (their configured git identity); sediment's identity fills in only
     what git has none for, and only for this one command. Nothing new to commit
-    (init run twice): no commit."""
+    (init run twice): no commit. The first branch is the person's
+    ``init.defaultBranch``, else ``main``."""
     git = git_exe()
     inside = _run(git, root, "rev-parse", "--is-inside-work-tree", ok=(0, 128))
     if inside.returncode != 0 or inside.stdout.strip() != "true":
-        _run(git, root, "init", "-q")
+        try:
+            _run(git, root, "init", "-q", *branch_option(git, root))
+        except StorageError:  # a git older than --initial-branch (2.28)
+            _run(git, root, "init", "-q")
     install_driver(git, root)
     own = [p for p in OWN if (root / p).exists()]
     _run(git, root, "add", "-A", "--", *own)

@@ -24,6 +24,7 @@ from ..errors import Conflict, SedimentError, StorageError
 from .git import append_missing, git_exe, identity_options, install_driver, merge_options
 from ..disk.shared import SharedUsage
 from ..store.store import Store
+from .branch import target
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
 from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
@@ -49,11 +50,13 @@ class SyncResult(Record):
     moves: list[str] = field(default_factory=list)  # notes moved to two places, and where they went
     repairs: list[str] = field(default_factory=list)
     installed: list[str] = field(default_factory=list)
+    followed: str | None = None  # this clone changed branch to the remote's branch of the memory (``branch``)
     changed: list[str] = field(default_factory=list)  # notes the pull changed here
     pushed: bool = False
 
     def __str__(self) -> str:
-        lines = [f"committed {self.committed} file(s)" if self.committed else "nothing to commit"]
+        lines = [f"branch: {self.followed}"] if self.followed else []
+        lines.append(f"committed {self.committed} file(s)" if self.committed else "nothing to commit")
         if self.remote is None:
             lines.append("no remote: nothing pulled or pushed")
         else:
@@ -67,21 +70,6 @@ class SyncResult(Record):
         if self.remote is not None:
             lines.append("pushed" if self.pushed else "nothing to push")
         return "\n".join(lines)
-
-
-def _upstream(g: Git, remote: str | None) -> tuple[str | None, str | None, bool]:
-    """(remote, branch, has an upstream)."""
-    both = g.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "HEAD", "@{u}", ok=(0, 128)).stdout.split()
-    if len(both) == 2 and "/" in both[1] and remote is None:
-        r, b = both[1].split("/", 1)
-        return r, b, True
-    branch = g.run("symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)).stdout.strip() or None
-    remotes = g.run("remote").stdout.split()
-    if remote is None:
-        remote = "origin" if "origin" in remotes else (remotes[0] if remotes else None)
-    elif remote not in remotes:
-        raise StorageError(f"no git remote named {remote!r}", path=str(g.root))
-    return remote, branch, False
 
 
 def _exists(g: Git, ref: str) -> bool:
@@ -127,8 +115,9 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
         raise StorageError(f"{root} is not in a git repository: run 'sediment init --git', or "
                            "'sediment clone URL' to start from a remote", path=str(root))
     res = SyncResult()
-    remote, branch, tracked = _upstream(g, remote)
-    res.remote = remote
+    where = target(g, remote)
+    remote, branch, tracked = where.remote, where.branch, where.tracked
+    res.remote, res.followed = remote, where.followed
     ident = identity_options(git, root)
     shared = SharedUsage(root, store.usage.folder)
     for _attempt in range(attempts):
