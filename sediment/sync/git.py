@@ -108,7 +108,11 @@ def clone(url: str, dest: Path) -> None:
 
 
 def _run(git: str, root: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([git, *args], cwd=root, capture_output=True, text=True)
+    raw = subprocess.run([git, *args], cwd=root, capture_output=True)
+    # paths a person named in another encoding survive as os.fsdecode would
+    # have them; git's words are text, whatever bytes are in them
+    proc = subprocess.CompletedProcess(raw.args, raw.returncode, raw.stdout.decode("utf-8", "surrogateescape"),
+                                       raw.stderr.decode("utf-8", "replace"))
     if proc.returncode not in ok:
         why = " ".join(line for line in proc.stderr.splitlines() if not line.startswith("hint:"))
         raise StorageError(f"git {args[0]} failed: {why.strip() or f'exit {proc.returncode}'}",

@@ -25,6 +25,7 @@ from .git import append_missing, git_exe, identity_options, install_driver, merg
 from ..disk.shared import SharedUsage
 from ..store.store import Store
 from .branch import target
+from .locks import left_locks, recover
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
 from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
@@ -51,11 +52,13 @@ class SyncResult(Record):
     repairs: list[str] = field(default_factory=list)
     installed: list[str] = field(default_factory=list)
     followed: str | None = None  # this clone changed branch to the remote's branch of the memory (``branch``)
+    unlocked: list[str] = field(default_factory=list)  # git's lock files a killed git process left, removed
     changed: list[str] = field(default_factory=list)  # notes the pull changed here
     pushed: bool = False
 
     def __str__(self) -> str:
-        lines = [f"branch: {self.followed}"] if self.followed else []
+        lines = [f"removed a lock file a killed git process left: {p}" for p in self.unlocked]
+        lines += [f"branch: {self.followed}"] if self.followed else []
         lines.append(f"committed {self.committed} file(s)" if self.committed else "nothing to commit")
         if self.remote is None:
             lines.append("no remote: nothing pulled or pushed")
@@ -115,6 +118,9 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
         raise StorageError(f"{root} is not in a git repository: run 'sediment init --git', or "
                            "'sediment clone URL' to start from a remote", path=str(root))
     res = SyncResult()
+    if g.gitdir is not None and g.common is not None and left_locks(g.gitdir, g.common):
+        with store.writing():  # (no other sync of this root between its git steps meanwhile)
+            res.unlocked = recover(root, g.top, g.gitdir, g.common)
     where = target(g, remote)
     remote, branch, tracked = where.remote, where.branch, where.tracked
     res.remote, res.followed = remote, where.followed
