@@ -23,8 +23,8 @@ def _open(ns: argparse.Namespace) -> Repository:
          arg("--no-push", dest="push", action="store_false", help="commit and pull, but do not push"))
 def cmd_sync(ns: argparse.Namespace) -> tuple[Any, str]:
     r = _open(ns).sync(remote=ns.remote, push=ns.push)
-    if r.conflicts:
-        ns.exit_code = 3  # synced, but a person has notes to resolve
+    if r.conflicts or r.awaiting:
+        ns.exit_code = 3  # synced, but notes await a person (left by this sync or pulled)
     return r.to_dict(), str(r)
 
 

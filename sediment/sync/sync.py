@@ -47,7 +47,8 @@ class SyncResult(Record):
     merged: int = 0  # merge commits made
     fast_forward: bool = False
     resolved: list[str] = field(default_factory=list)  # settled by rule
-    conflicts: list[str] = field(default_factory=list)  # notes left to a person (same body lines)
+    conflicts: list[str] = field(default_factory=list)  # notes this sync left to a person (same body lines)
+    awaiting: list[str] = field(default_factory=list)  # every note git's conflict markers are in, after it
     moves: list[str] = field(default_factory=list)  # notes moved to two places, and where they went
     repairs: list[str] = field(default_factory=list)
     installed: list[str] = field(default_factory=list)
@@ -70,6 +71,8 @@ class SyncResult(Record):
         lines += [f"moved to two places: {m}" for m in self.moves]
         lines += [f"repaired: {r}" for r in self.repairs]
         lines += [f"CONFLICT left to a person (the same lines edited on two machines): {p}" for p in self.conflicts]
+        lines += [f"CONFLICT awaiting a person (git's conflict markers are in it: keep what is right, delete "
+                  f"the markers, sync again): {p}" for p in self.awaiting if p not in self.conflicts]
         if self.remote is not None:
             lines.append("pushed" if self.pushed else "nothing to push")
         return "\n".join(lines)
@@ -161,8 +164,33 @@ def _finish(g: Git, res: SyncResult, ident: list[str]) -> None:
 
 
 def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident: list[str], ref: str | None) -> bool:
-    """The steps under the writer lock: commit, merge, settle, repair, commit.
-    Returns whether the branch has commits the remote lacks."""
+    """The steps under the writer lock: commit, merge, settle, repair, commit;
+    then which notes await a person. Returns whether the branch has commits
+    the remote lacks."""
+    ahead = _steps(g, store, shared, res, ident=ident, ref=ref)
+    res.awaiting = awaiting(store)
+    return ahead
+
+
+def awaiting(store: Store) -> list[str]:
+    """The notes with git's conflict markers in them: left to a person by this
+    sync, by another machine's (and pulled), or by a plain ``git pull``. Each
+    is a ``check()`` problem already (it is read as no memory): only those
+    files are looked at."""
+    out = []
+    for rel in sorted(store.view.problems):
+        if not rel.endswith(".md"):
+            continue
+        try:
+            text = read_nofollow(store.root / rel).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if E.has_conflict_markers(E.normal(text)):
+            out.append(rel)
+    return out
+
+
+def _steps(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident: list[str], ref: str | None) -> bool:
     start = _head(g)
     # what moved HEAD since the last sync (a person's plain `git pull`) is
     # looked at too: its merge may have broken an invariant as well
