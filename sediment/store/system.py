@@ -54,7 +54,7 @@ reports/
 working/
 patrol/
 """
-_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: the merge driver
+_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: earlier versions wrote one
 
 
 def holds_persons(root: Path) -> bool:

@@ -20,7 +20,7 @@ from ..errors import StorageError
 
 # What init commits: the files sediment itself keeps in a root. Anything else
 # in the folder (a person's own notes, .obsidian/) is the person's to add.
-OWN = (".gitignore", ".gitattributes", "_system", *LAYERS)
+OWN = (".gitignore", "_system", *LAYERS)
 FALLBACK = {"user.name": "sediment", "user.email": "sediment@localhost"}
 # environment variables that give git each half of an identity (they beat config)
 _ENV = {"user.name": (("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"),),
@@ -65,7 +65,7 @@ def toplevel(git: str, root: Path) -> Path | None:
 
 
 def append_missing(path: Path, lines: list[str], head: str = "") -> bool:
-    """Add to a text file (``.gitignore``, ``.gitattributes``) the ``lines`` it
+    """Add to a text file (``.gitignore``, ``info/attributes``) the ``lines`` it
     lacks, after what a person wrote there; ``head`` starts a file that did
     not exist. Whether anything was added."""
     try:
@@ -82,21 +82,33 @@ def append_missing(path: Path, lines: list[str], head: str = "") -> bool:
 
 
 def install_driver(git: str, root: Path, top: Path | None | bool = False) -> list[str]:
-    """Register the merge driver where it is missing: the lines of
-    ``.gitattributes`` (in the root) and, when the root is its repository's top
-    level, the driver in that repository's config. Returns what was done."""
-    done = []
-    if append_missing(root / ".gitattributes", ATTRIBUTES,
-                      "# sediment: how git merges memories (see README, Several machines)\n"):
-        done.append(".gitattributes")
+    """Register the merge driver where it is missing, in the root's own
+    repository only (the root is its top level): the attribute lines in the
+    ``info/attributes`` of its git folder (this clone's, never versioned: a
+    ``.gitattributes`` in the root is a person's, and never written) and the
+    driver in its config. In a larger repository nothing is written (sync's
+    own merges settle the notes by rule either way; a plain ``git pull``
+    there merges them as text). Returns what was done; raises
+    ``StorageError`` when the git folder cannot be written."""
     if top is False:
         top = toplevel(git, root)
-    if isinstance(top, Path) and top == root.resolve():
-        current = _run(git, root, "config", "--local", "--get", f"merge.{DRIVER}.driver", ok=(0, 1)).stdout.strip()
-        if current != driver_command():
-            _run(git, root, "config", "--local", f"merge.{DRIVER}.name", "sediment notes")
-            _run(git, root, "config", "--local", f"merge.{DRIVER}.driver", driver_command())
-            done.append(f"merge.{DRIVER}.driver")
+    if not (isinstance(top, Path) and top == root.resolve()):
+        return []
+    done = []
+    rel = _run(git, root, "rev-parse", "--git-path", "info/attributes").stdout.strip()
+    attributes = root / rel
+    try:
+        attributes.parent.mkdir(parents=True, exist_ok=True)
+        if append_missing(attributes, ATTRIBUTES,
+                          "# sediment: how git merges memories (see README, Several machines)\n"):
+            done.append(rel)
+    except OSError as exc:
+        raise StorageError(f"cannot write {rel}: {exc}", path=str(root)) from exc
+    current = _run(git, root, "config", "--local", "--get", f"merge.{DRIVER}.driver", ok=(0, 1)).stdout.strip()
+    if current != driver_command():
+        _run(git, root, "config", "--local", f"merge.{DRIVER}.name", "sediment notes")
+        _run(git, root, "config", "--local", f"merge.{DRIVER}.driver", driver_command())
+        done.append(f"merge.{DRIVER}.driver")
     return done
 
 

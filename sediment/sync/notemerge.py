@@ -1,5 +1,5 @@
 """Three-way merge of one note: what git's merge driver for notes runs
-(``sediment merge-driver %O %A %B %P``, registered in ``.gitattributes``).
+(``sediment merge-driver %O %A %B %P``, registered in ``.git/info/attributes``).
 
 The frontmatter is merged field by field. A field only one side changed takes
 that side's value (a removal too); a field both sides changed to different
