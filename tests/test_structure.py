@@ -33,7 +33,7 @@ LAYERS = [
     ["disk.files", "view.bodies", "disk.checked", "mcp.retries", "disk.journal", "disk.policyfile",
      "disk.shared", "disk.usage", "disk.vault", "view.coldopen", "view.warmopen", "view.view", "store.system",
      "agent.workstate", "verbs.checks", "store.store", "store.moves", "sync.git", "sync.notemerge", "sync.merge",
-     "semantic.vectors"],
+     "semantic.vectors", "sync.locks", "sync.branch"],
     ["verbs.reads", "verbs.writes", "verbs.metabolism", "verbs.adopt", "verbs.health", "agent.working",
      "agent.context", "agent.about", "agent.conflicts", "agent.patrol", "agent.palace", "agent.sources", "sync.sync",
      "semantic.lane"],

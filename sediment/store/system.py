@@ -76,14 +76,22 @@ def init_layout(root: Path) -> None:
     nothing is made (``open_system`` says what that turns off)."""
     try:
         persons = holds_persons(root)
-        for d in (*E.LAYERS, SYSTEM):
-            with contextlib.suppress(FileExistsError):
-                (root / d).mkdir()
+        make_layers(root)
         gi = root / SYSTEM / ".gitignore" if persons else root / ".gitignore"
         if not os.path.lexists(gi) and not (persons and (root / SYSTEM).is_symlink()):
             atomic_write(gi, (SYSTEM_GITIGNORE if persons else GITIGNORE).encode())
     except OSError as exc:
         log.debug("cannot lay out %s: %s", root, exc)
+
+
+def make_layers(root: Path) -> None:
+    """The layer folders and ``_system/`` a root lacks, made: git removes a
+    folder a merge emptied, and a person may delete an empty one, so nothing
+    may depend on them being there. Whatever is in the way (a file, a link)
+    stays; a folder that cannot be made is left to the write that needs it."""
+    for d in (*E.LAYERS, SYSTEM):
+        with contextlib.suppress(OSError):  # (FileExistsError: there already)
+            (root / d).mkdir()
 
 
 # The parts of _system/ and the paths each uses: a symlink in any of them
@@ -134,8 +142,9 @@ class Parts:
 
 
 def open_system(root: Path, *, create: bool) -> Parts:
-    """Make the root's folders (with ``create``) and decide which parts of
-    ``_system/`` may be used: a few ``lstat`` calls and one ``access``."""
+    """Make the root's folders (with ``create``; of an existing root, the
+    layer folders it lacks) and decide which parts of ``_system/`` may be
+    used: a few ``lstat`` calls and one ``access``."""
     try:
         if not root.exists():
             if not create:
@@ -166,6 +175,8 @@ def open_system(root: Path, *, create: bool) -> Parts:
         parts.faults.append(Problem(SYSTEM, "the root is read-only: writes are refused, searches are "
                                             "not recorded, recovery does not run", severity="warning",
                                     code="read_only"))
+    if not create and parts.writes_off is None and system.is_dir():
+        make_layers(root)  # an existing root: the layer folders git or a person removed come back, quietly
     policy = f"{SYSTEM}/policy.yaml"
     if parts.writes_off and parts.usable("policy") and not os.path.lexists(root / policy):
         parts.faults.append(Problem(policy, "missing, and it cannot be written here: the default "

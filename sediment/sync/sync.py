@@ -28,7 +28,7 @@ from .branch import target
 from .locks import left_locks, recover
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
-from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
+from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE, make_layers
 
 log = logging.getLogger("sediment")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds
@@ -218,6 +218,8 @@ def _steps(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident:
     if not pulled and not everything:
         _remember(store, _head(g))
         return ahead
+    if pulled:
+        make_layers(store.root)  # git removed the layer folders the merge emptied
     changed, moves = _changes(g, start) if pulled else ([], [])
     res.changed += changed
     _follow_moves(g, store, moves)
