@@ -15,10 +15,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model import entry as E
 from ..errors import NotFound, StorageError
 from ..disk.files import atomic_write, symlink_in
-from ..view.problems import Problem
+from ..model.problem import Problem
+from ..model.names import LAYERS
 
 log = logging.getLogger("sediment")
 
@@ -54,7 +54,7 @@ reports/
 working/
 patrol/
 """
-_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: earlier versions wrote one
+_OURS = {*LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: earlier versions wrote one
 
 
 def holds_persons(root: Path) -> bool:
@@ -89,7 +89,7 @@ def make_layers(root: Path) -> None:
     folder a merge emptied, and a person may delete an empty one, so nothing
     may depend on them being there. Whatever is in the way (a file, a link)
     stays; a folder that cannot be made is left to the write that needs it."""
-    for d in (*E.LAYERS, SYSTEM):
+    for d in (*LAYERS, SYSTEM):
         with contextlib.suppress(OSError):  # (FileExistsError: there already)
             (root / d).mkdir()
 
