@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import NotFound, StorageError
-from ..disk.files import atomic_write, symlink_in
+from ..disk.files import atomic_write, is_temp, symlink_in
 from ..model.problem import Problem
 from ..model.names import LAYERS
 
@@ -62,9 +62,26 @@ def holds_persons(root: Path) -> bool:
     notes, ``.obsidian/``): an existing vault, opened in place."""
     try:
         with os.scandir(root) as it:
-            return any(d.name not in _OURS for d in it)
+            return any(d.name not in _OURS and not _own_temp(d.name) for d in it)
     except OSError:
         return False
+
+
+def _own_temp(name: str) -> bool:
+    """The temp file of one of sediment's own files at the top of a root
+    (``..gitignore.<hex>.tmp``: ``files.temp_name``)."""
+    return is_temp(name) and name[1:-len(".12345678.tmp")] in _OURS
+
+
+def own_temps(root: Path) -> list[Path]:
+    """The temp files a write of sediment's own files at the top of the root
+    left when it was killed (a new root's first open writing ``.gitignore``);
+    nothing of a person's, nothing in a folder."""
+    try:
+        with os.scandir(root) as it:
+            return [root / d.name for d in it if _own_temp(d.name) and d.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def init_layout(root: Path) -> None:
@@ -177,6 +194,8 @@ def open_system(root: Path, *, create: bool) -> Parts:
                                     code="read_only"))
     if not create and parts.writes_off is None and system.is_dir():
         make_layers(root)  # an existing root: the layer folders git or a person removed come back, quietly
+        if own_temps(root):  # a first open killed while it wrote the .gitignore: what it did not finish
+            init_layout(root)  # (the temp file itself goes with the open's sweep, under the lock)
     policy = f"{SYSTEM}/policy.yaml"
     if parts.writes_off and parts.usable("policy") and not os.path.lexists(root / policy):
         parts.faults.append(Problem(policy, "missing, and it cannot be written here: the default "
