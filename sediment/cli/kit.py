@@ -103,7 +103,39 @@ def field_args(ns: argparse.Namespace) -> dict[str, Any]:
 
 
 def text_arg(value: str | None) -> str:
-    return sys.stdin.read() if value is None or value == "-" else value
+    """The text argument, or stdin's for none or ``-``. Raises
+    ``InvalidInput`` for bytes on stdin that are not UTF-8."""
+    if value is not None and value != "-":
+        return value
+    try:
+        text = sys.stdin.read()
+        text.encode("utf-8")  # (a surrogate: bytes stdin's error handler let through)
+    except UnicodeError:
+        raise InvalidInput("the text read from stdin is not UTF-8: save it as UTF-8, then try again") from None
+    return text
+
+
+# The arguments that name a file or a place (read as the file system's bytes,
+# whatever they are); every other argument is text, which must be UTF-8.
+PATH_ARGS = frozenset({"root", "path", "base", "ours", "theirs", "dir", "url", "turns"})
+
+
+def refuse_undecodable(ns: argparse.Namespace) -> None:
+    """Refuse a text argument the terminal passed as bytes that are not UTF-8
+    (Python hands them on as lone surrogates, which no note can hold).
+    Raises ``InvalidInput`` showing the bytes."""
+    for name, value in vars(ns).items():
+        if name in PATH_ARGS:
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, str):
+                continue
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = v.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                raise InvalidInput(f'an argument is not UTF-8 text: "{shown}" (bytes of another encoding); '
+                                   "type it again in UTF-8") from None
 
 
 def entry_out(e: Entry, verb: str) -> tuple[Any, str]:

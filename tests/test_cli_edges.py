@@ -1,0 +1,71 @@
+"""The command line at its edges (issue 25, item 18), as a person's shell runs
+it: ``python -m sediment`` as a subprocess, with the bytes a terminal passes,
+from the folder the person stands in.
+
+* an argument (or stdin) that is not UTF-8 is refused with an error line,
+  never a traceback, and writes nothing;
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX argv bytes")
+
+
+def sediment(*args: str | bytes | Path, cwd: Path | None = None, stdin: bytes | None = None,
+             ) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SEDIMENT_ROOT"}
+    proc = subprocess.run([sys.executable, "-m", "sediment", *(os.fspath(a) for a in args)], cwd=cwd, env=env,
+                          input=stdin, capture_output=True)
+    proc.stdout, proc.stderr = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "mem"
+    assert sediment("--root", r, "init").returncode == 0
+    return r
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.md")}
+
+
+# --------------------------------------------------------------------------- bytes that are not UTF-8
+
+
+BAD = b"\xff\xfe half a word"
+
+
+@pytest.mark.parametrize("args", [
+    ("add", "--kind", "fact", BAD),
+    ("add", "--kind", "fact", "--title", BAD, "a good text"),
+    ("add", "--kind", "fact", "--tag", BAD, "a good text"),
+    ("search", BAD),
+    ("observe", BAD),
+], ids=["text", "title", "tag", "search", "observe"])
+def test_an_argument_that_is_not_utf8_is_refused_without_a_traceback(root, args):
+    before = files(root)
+    proc = sediment("--root", root, *args)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("error: invalid: ") and "UTF-8" in proc.stderr, proc.stderr
+    assert "\\xff\\xfe" in proc.stderr  # the bytes, as a person can read them
+    assert files(root) == before
+    proc = sediment("--root", root, "--json", *args)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "invalid"
+
+
+def test_text_on_stdin_that_is_not_utf8_is_refused_without_a_traceback(root):
+    proc = sediment("--root", root, "add", "--kind", "fact", stdin=BAD)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: invalid: ") and "UTF-8" in proc.stderr
+    assert files(root) == {}
+
