@@ -4,6 +4,7 @@ from the folder the person stands in.
 
 * an argument (or stdin) that is not UTF-8 is refused with an error line,
   never a traceback, and writes nothing;
+* ``merge-driver`` given files that are not there fails and writes nothing;
 """
 
 from __future__ import annotations
@@ -68,4 +69,20 @@ def test_text_on_stdin_that_is_not_utf8_is_refused_without_a_traceback(root):
     proc = sediment("--root", root, "add", "--kind", "fact", stdin=BAD)
     assert proc.returncode == 1 and proc.stderr.startswith("error: invalid: ") and "UTF-8" in proc.stderr
     assert files(root) == {}
+
+
+# --------------------------------------------------------------------------- merge-driver
+
+
+def test_merge_driver_with_missing_files_fails_and_writes_nothing(tmp_path):
+    proc = sediment("merge-driver", "base.md", "ours.md", "theirs.md", "shallow/x.md", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: "), proc.stdout + proc.stderr
+    assert "ours.md" in proc.stderr
+    assert list(tmp_path.iterdir()) == [], "no empty file left where git reads the result"
+    ours = b"---\nid: x\ntitle: x\n---\nmine\n"
+    (tmp_path / "ours.md").write_bytes(ours)
+    proc = sediment("merge-driver", "base.md", "ours.md", "theirs.md", "shallow/x.md", cwd=tmp_path)
+    assert proc.returncode == 1 and "base.md" in proc.stderr and "theirs.md" in proc.stderr, proc.stderr
+    assert (tmp_path / "ours.md").read_bytes() == ours
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ours.md"]
 
