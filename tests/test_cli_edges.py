@@ -5,6 +5,10 @@ from the folder the person stands in.
 * an argument (or stdin) that is not UTF-8 is refused with an error line,
   never a traceback, and writes nothing;
 * ``merge-driver`` given files that are not there fails and writes nothing;
+* a path is relative to the current directory, or absolute, as in every
+  command line: ``adopt /abs/path/inside/root`` and ``adopt note.md`` from
+  inside a layer folder both adopt that note; a path outside the root is
+  refused with the reason;
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from sediment import Repository
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX argv bytes")
 
@@ -85,4 +91,43 @@ def test_merge_driver_with_missing_files_fails_and_writes_nothing(tmp_path):
     assert proc.returncode == 1 and "base.md" in proc.stderr and "theirs.md" in proc.stderr, proc.stderr
     assert (tmp_path / "ours.md").read_bytes() == ours
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ours.md"]
+
+
+# --------------------------------------------------------------------------- paths
+
+
+NOTE = "周五前发版\nship before Friday\n"
+
+
+def test_adopt_takes_an_absolute_path_inside_the_root(root, tmp_path):
+    note = root / "shallow" / "release.md"
+    note.write_text(NOTE, encoding="utf-8")
+    proc = sediment("--root", root, "--json", "adopt", note.resolve(), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["path"] == "shallow/release.md"
+    assert note.read_text(encoding="utf-8").endswith("---\n" + NOTE)
+
+
+def test_paths_are_relative_to_the_current_directory(root, tmp_path):
+    (root / "shallow" / "release.md").write_text(NOTE, encoding="utf-8")
+    # standing in the layer folder, as a person does after writing the note there
+    proc = sediment("--root", "..", "--json", "adopt", "release.md", cwd=root / "shallow")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    eid = json.loads(proc.stdout)["id"]
+    # standing above the root: the path goes through it
+    proc = sediment("--root", "mem", "--json", "locate", "mem/shallow/release.md", cwd=tmp_path)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["id"] == eid, proc.stdout + proc.stderr
+    with Repository(root) as repo:
+        repo.move(eid, "sediment")
+    proc = sediment("--root", "mem", "--json", "locate", "mem/shallow/release.md", cwd=tmp_path)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["path"] == "sediment/release.md"
+
+
+def test_a_path_outside_the_root_is_refused_with_the_reason(root, tmp_path):
+    outside = tmp_path / "release.md"
+    outside.write_text(NOTE, encoding="utf-8")
+    for path in (outside, "release.md"):
+        proc = sediment("--root", root, "adopt", path, cwd=tmp_path)
+        assert proc.returncode == 1 and "not inside the memory root" in proc.stderr, proc.stderr
+    assert outside.read_text(encoding="utf-8") == NOTE
 

@@ -63,6 +63,24 @@ def open_root(repository: Callable[..., R], ns: argparse.Namespace, **options: A
     return repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
 
 
+def root_path(ns: argparse.Namespace, path: str) -> str:
+    """A path a person typed (relative to the current directory, as in every
+    command line, or absolute) as the library takes it: relative to the
+    root, with ``/``. Raises ``InvalidInput`` for a path outside the root."""
+    full = os.path.abspath(path)
+    root = os.path.abspath(ns.root)
+    # the root or the path may be reached through a link (a symlinked home):
+    # their real folders are compared too, the file's own name kept as typed
+    tries = ((root, full), (os.path.realpath(root),
+                            os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))))
+    for top, p in tries:
+        rel = os.path.relpath(p, top)
+        if rel not in (os.curdir, os.pardir) and not rel.startswith(os.pardir + os.sep):
+            return rel.replace(os.sep, "/")
+    raise InvalidInput(f"{path} is not inside the memory root {ns.root} (a path is relative to the current "
+                       "directory, or absolute)", path=path)
+
+
 def split_values(values: list[str] | None) -> list[str]:
     out: list[str] = []
     for v in values or []:
