@@ -9,6 +9,8 @@ from the folder the person stands in.
   command line: ``adopt /abs/path/inside/root`` and ``adopt note.md`` from
   inside a layer folder both adopt that note; a path outside the root is
   refused with the reason;
+* ``update`` of a person's vault note gives the person's-note message that
+  ``archive`` gives, and leaves the file as it was.
 """
 
 from __future__ import annotations
@@ -131,3 +133,20 @@ def test_a_path_outside_the_root_is_refused_with_the_reason(root, tmp_path):
         assert proc.returncode == 1 and "not inside the memory root" in proc.stderr, proc.stderr
     assert outside.read_text(encoding="utf-8") == NOTE
 
+
+# --------------------------------------------------------------------------- a person's note
+
+
+def test_update_of_a_persons_note_says_it_is_a_persons_note_as_archive_does(tmp_path):
+    vault = tmp_path / "vault"
+    (vault / "Recipes").mkdir(parents=True)
+    bread = vault / "Recipes" / "bread.md"
+    bread.write_bytes(b"# bread\nflour, water, salt\n")
+    assert sediment("--root", vault, "init").returncode == 0
+    archived = sediment("--root", vault, "archive", "bread", "--reason", "stale")
+    assert archived.returncode == 1 and "is a person's note" in archived.stderr, archived.stderr
+    for args in (("--title", "Bread"), ("--text", "flour, water, salt, yeast"), ("--tag", "kitchen")):
+        proc = sediment("--root", vault, "update", "bread", *args)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert proc.stderr == archived.stderr  # the same words: what it is, and how to hand it over
+    assert bread.read_bytes() == b"# bread\nflour, water, salt\n"
