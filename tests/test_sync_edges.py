@@ -130,6 +130,30 @@ def test_init_git_names_its_branch_main_unless_the_person_chose_a_name(tmp_path,
     assert git(tmp_path / "b", "symbolic-ref", "--short", "HEAD").stdout.strip() == "trunk"
 
 
+# --------------------------------------------------------------------------- 11: git's words and paths as text
+# (the locks a killed sync left: test_sync_locks.py)
+
+
+def test_a_file_a_person_named_in_another_encoding_syncs_to_the_other_machine(tmp_path, monkeypatch):
+    """git lists the path as the bytes it is; the machine that pulls it
+    neither fails on them nor stops telling its other processes what changed."""
+    apply_env(git_env(tmp_path), monkeypatch.setenv)
+    a, b = network(tmp_path, 2)
+    for root in (a, b):
+        synced(root)
+    name = b"caf\xe9.md"  # Latin-1, as an older editor saves it
+    with open(os.path.join(os.fsencode(a / "shallow"), name), "wb") as fh:
+        fh.write(b"# the cafe\nopens at 8\n")
+    synced(a)
+    said = synced(b).stdout
+    assert "1 note(s) changed here" in said, said
+    assert os.path.exists(os.path.join(os.fsencode(b / "shallow"), name))
+    with open_root(b) as repo:  # (no frontmatter, outside a vault: a check() problem, as any such note)
+        assert [p.path for p in repo.check()] == [os.fsdecode(b"shallow/" + name)]
+    synced(b)
+    synced(a)
+
+
 # --------------------------------------------------------------------------- 12: a note left to a person
 
 
