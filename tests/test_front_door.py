@@ -144,7 +144,7 @@ def test_the_commands_of_the_new_verbs(capsys, tmp_path, monkeypatch):
         e = r.add("Deploys go through ArgoCD.", kind="fact", title="deploy")
     code, out = _cli(capsys, "--root", root, "markdown", e.id)
     assert code == 0 and out == (root / e.path).read_text(encoding="utf-8")
-    code, out = _cli(capsys, "--root", root, "--json", "locate", e.path)
+    code, out = _cli(capsys, "--root", root, "--json", "locate", root / e.path)  # (a path: from here)
     assert code == 0 and json.loads(out)["id"] == e.id
     code, out = _cli(capsys, "--root", root, "recalled", e.id)
     assert code == 0 and out == f"recalled: {e.id}\n"

@@ -21,7 +21,7 @@ import sys
 from typing import Any, Sequence
 
 from . import agent, memory, sync
-from .kit import Command, arg, command, require_root
+from .kit import Command, arg, command, refuse_undecodable, require_root
 from ..errors import SedimentError
 
 
@@ -138,6 +138,7 @@ def _main(argv: Sequence[str] | None) -> int:
     ns = parser.parse_args(argv)  # exits 2 on usage errors
     ns.exit_code = 0
     try:
+        refuse_undecodable(ns)
         data, text = ns.func(ns)
     except BrokenPipeError:
         raise

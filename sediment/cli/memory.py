@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .kit import (FIELD_ARG, SECTION_ARGS, arg, command, entry_out, entry_text, field_args, filter_args,
-                  open_root, split_values, text_arg)
+                  open_root, root_path, split_values, text_arg)
 
 if TYPE_CHECKING:
     from ..repository import Repository
@@ -270,9 +270,9 @@ def cmd_restore(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("adopt", "make a note a person wrote (no frontmatter or no id) a memory, keeping its bytes",
-         arg("path", help="relative to the root, inside a layer folder"))
+         arg("path", help="the note's file (in a layer folder of the root)"))
 def cmd_adopt(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _open(ns).adopt(ns.path)
+    e = _open(ns).adopt(root_path(ns, ns.path))
     return e.to_dict(), f"adopted {e.id}  {e.path}"
 
 
@@ -293,10 +293,10 @@ def cmd_recalled(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("locate", "the memory at a path, or where it went (by its file name; by --memory-path)",
-         arg("path", help="relative to the root"),
+         arg("path", help="where the note's file is or was (in the root)"),
          arg("--memory-path", help="the path the memory tool created it at (its memory_path field)"))
 def cmd_locate(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _open(ns).locate(ns.path, memory_path=ns.memory_path)
+    e = _open(ns).locate(root_path(ns, ns.path), memory_path=ns.memory_path)
     return e.to_dict(), f"{e.id}  {e.path}  {e.title}"
 
 

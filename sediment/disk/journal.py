@@ -219,7 +219,7 @@ class Journal:
         if self.off:
             raise StorageError(self.off, path=str(self.path))
         recs = rec if isinstance(rec, list) else [rec]
-        line = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in recs)
+        line = "\n".join(_json(r) for r in recs)
         try:  # (a torn tail is cut off first: see append_line's whole)
             append_line(self.path, line, durable=durable, whole=True)
         except FileNotFoundError:
@@ -394,3 +394,16 @@ class Feed:
                 got = rec.get("paths")
                 paths.update(p for p in (got if isinstance(got, list) else ()) if note_path(p))
         return sorted(paths)
+
+
+def _json(rec: dict[str, Any]) -> str:
+    """One record's line: UTF-8 as typed, but a path a person named in
+    another encoding (a lone surrogate, as ``os.fsdecode`` gives it) is
+    written escaped, which ``json.loads`` reads back to the same path."""
+    line = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(rec, separators=(",", ":"))
+    return line
+

@@ -22,6 +22,7 @@ from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageErr
 from ..disk.files import has_temp, read_nofollow, resolve_inside
 from ..disk.journal import JournalRead
 from ..store.store import SYSTEM, Store
+from ..store.system import own_temps
 from ..model.problem import Problem
 from ..model.fields import new_id
 from ..model.names import LAYERS
@@ -106,12 +107,13 @@ def _nothing_pending(store: Store) -> JournalRead | None:
 def sweep_at_open(store: Store) -> None:
     """After an open that skipped the locked recovery: sweep the temp files of
     interrupted writes if there are any (the walk met some in the layer
-    folders, or ``_system/`` holds one), under the locks as ``recover`` does."""
+    folders, ``_system/`` or the top of the root holds one), under the locks
+    as ``recover`` does."""
     seen, store.view.temps_seen = store.view.temps_seen, None  # (later walks keep no record)
     if store.parts.writes_off:
         return
     system = store.root / SYSTEM
-    if seen or (not system.is_symlink() and has_temp(system)):
+    if seen or (not system.is_symlink() and has_temp(system)) or own_temps(store.root):
         try:
             with store.writing():
                 store.sweep_temps()

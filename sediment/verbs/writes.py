@@ -104,6 +104,7 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
     policy = store.policy
     with store.writing() as view:
         current = store.reread(view.resolve(id))
+        N.refuse_persons(current.path)  # (before its fields are checked: a person's note has none of ours)
         _refuse_purged(current, "update")
         if expected is not None and expected != current.version:
             raise Conflict(f"{current.path} changed since version {expected} was read "
