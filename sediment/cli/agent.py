@@ -124,7 +124,7 @@ def cmd_unlinked_sources(ns: argparse.Namespace) -> tuple[Any, str]:
     return [t.to_dict() for t in turns], text
 
 
-@command("embed", "compute the semantic lane's missing vectors now (extra sediment[semantic]; "
+@command("embed", "compute the semantic lane's missing vectors now (extra [semantic]; "
                   "turns the lane on for this command even when policy.yaml has it off)")
 def cmd_embed(ns: argparse.Namespace) -> tuple[Any, str]:
     with _open(ns, semantic=True) as repo:

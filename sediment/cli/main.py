@@ -25,7 +25,7 @@ from .kit import Command, arg, command, refuse_undecodable, require_root
 from ..errors import SedimentError
 
 
-@command("serve", "serve the memory to an MCP client (Claude Code, Cursor, …) over stdio; needs sediment[mcp]",
+@command("serve", "serve the memory to an MCP client (Claude Code, Cursor, …) over stdio; needs the [mcp] extra",
          arg("--wait", type=float, default=2.0, metavar="SECONDS",
              help="how long a tool waits for the index while it loads before answering 'loading' (default 2)"))
 def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
@@ -37,7 +37,7 @@ def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
     raise SystemExit(0)
 
 
-@command("view", "a read-only page of the memory in your browser (sediment[view]); --export writes it as files",
+@command("view", "a read-only page of the memory in your browser (the [view] extra); --export writes it as files",
          arg("--port", type=int, default=None, help="the port (default 8377, else any free one; 0: any free one)"),
          arg("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine "
                                                  "only; another is warned about)"),

@@ -1,4 +1,4 @@
-"""The MCP server's core: ``sediment serve`` (extra ``sediment[mcp]``), over
+"""The MCP server's core: ``sediment serve`` (extra ``[mcp]``), over
 stdio. The tools are ``tools``'; this module is what they share: the root
 opening in the background, the input limits, the one place errors become
 tool errors, the remembered answers of write tools.

@@ -112,7 +112,7 @@ class Policy:
     sources_folder: str = setting(
         "sources", "The folder at the root where raw conversations are stored (one file per session).")
     semantic: bool = setting(
-        False, "The semantic lane (extra sediment[semantic]): search also by meaning, with a bundled\n"
+        False, "The semantic lane (the [semantic] extra): search also by meaning, with a bundled\n"
         "offline model; vectors are computed in the background and kept in _system/cache/.")
     semantic_floor: float = setting(
         0.25, "The semantic lane's floor: the least centred similarity a memory found by meaning\n"

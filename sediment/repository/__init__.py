@@ -52,7 +52,7 @@ class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene):
     'open'; applying a plan: 'metabolize'; reading every note in ``check``:
     'check'), about a hundred times a job.
     ``semantic`` switches the semantic lane on (``True``: the bundled model of
-    the ``sediment[semantic]`` extra; or any embedder callable ``texts ->
+    the ``[semantic]`` extra; or any embedder callable ``texts ->
     array``; default: the policy's ``semantic`` key); see ``embed``.
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when

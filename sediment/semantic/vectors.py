@@ -24,7 +24,7 @@ writer; a folder; a symlink, which may point anywhere) is neither read nor
 replaced, and the vectors are kept in memory instead.
 
 numpy is imported by the functions that need it: this module is only used
-when the ``sediment[semantic]`` extra is installed and the lane is on.
+when the ``[semantic]`` extra is installed and the lane is on.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The page: ``sediment view``, a local read-only page where a person watches
-and inspects what the agent remembers (extra ``sediment[view]``).
+and inspects what the agent remembers (extra ``[view]``).
 
 * ``shape`` — what the page shows, as JSON-ready dicts, from public verbs;
 * ``nebula`` — the graph of every memory, kept current, and its changes;
