@@ -28,6 +28,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -65,6 +66,9 @@ class UsageLog:
         # the other machines' totals (``shared.SharedUsage``), set by the repository
         self.others: Callable[[], Mapping[str, Usage]] | None = None
         self._totals: tuple[object, dict[str, Usage]] = ((), {})
+        # the time of a record made without ``now`` (a search's recalls): the
+        # wall clock, which a caller may set (a test searching on four days)
+        self.clock: Callable[[], float] = time.time
 
     @property
     def writable(self) -> bool:
@@ -99,7 +103,7 @@ class UsageLog:
         ids = list(ids)
         if not ids:
             return
-        t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
+        t = round(self.clock() if now is None else now, 3)
         self._append("".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids))
 
     def record_recalls(self, ids: Iterable[str], *, now: float | None = None) -> None:
