@@ -258,8 +258,10 @@ class Repository:
         only with ``include_superseded=True`` (a hit then names its successor in
         ``hit.superseded_by``), purged memories never. ``since``/``until`` bound
         the updated time (aware datetimes or ISO 8601 with an offset). Each
-        memory returned counts as recalled (``record=False`` to not count; the
-        CLI records only with ``--record``). ``explain=True`` gives each hit
+        memory returned with direct evidence for the query (``hit.direct``: a
+        term of the query's own, or the semantic lane's similarity) counts as
+        recalled; one brought only by the expansion is shown, never counted
+        (``record=False`` to count none; the CLI records only with ``--record``). ``explain=True`` gives each hit
         an ``explain`` dict (also in ``to_dict()``): its rank in each lane, the
         query terms it matched, the query's expansion terms and those it matched.
 
@@ -579,7 +581,8 @@ class Repository:
         one hop along their links, newer memories of their events), and the
         strongest of the rest. An item that does not fit is skipped and the
         next tried; each header says how many were left out. Only the injected
-        "reminds me of" items count as recalled (once per memory a day); the
+        "reminds me of" items the query found itself (not their neighbours)
+        count as recalled (once per memory a day); the
         same root, query and ``now`` give the same block, call after call.
         ``ctx.items``, ``ctx.omitted``, ``ctx.size`` and ``ctx.tokens`` are for
         programs.

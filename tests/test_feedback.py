@@ -7,6 +7,8 @@
   expanded query, and the lanes beyond the query's own lexical match never
   push every direct hit out of the first ``limit``;
 * ``explain=True``: each hit's lane ranks and the expansion terms;
+* what counts as a recall: a hit the expansion alone brought is shown, never
+  counted, so four days of the same question promote only what answered it;
 * the expansion: the first result's words lead it (feedback memories weigh
   by rank), in Chinese and English; a lone CJK character is never a term;
 * term vectors: kept through a snapshot; a snapshot of the previous format is
@@ -15,6 +17,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import random
@@ -266,3 +269,45 @@ def test_the_best_match_leads_the_expansion_of_an_english_query(tmp_path):
     assert found[0] == "mine" and [k for k in found if k.endswith("_later")][0] == "mine_later"
     assert max(expansion, key=expansion.get) == "pixel8"
     assert expansion["pixel8"] > 1.5 * expansion["reno"]
+
+
+# --------------------------------------------------------------------------- what counts as a recall
+
+DAY = 86_400.0
+
+
+@pytest.fixture
+def zebrafish(tmp_path):
+    """Two lab notes sharing only the word 实验 (experiment), and four fillers."""
+    repo = Repository(tmp_path / "root")
+    notes = {
+        "zebrafish": repo.add("斑马鱼实验的喂食时间是早上八点", kind="fact"),
+        "fly": repo.add("果蝇实验的温度是二十五度", kind="fact"),
+    }
+    for text in ("周末去公园跑步", "晚饭吃了一碗牛肉面", "明天要交季度报告", "猫喜欢在窗台上晒太阳"):
+        repo.add(text, kind="fact")
+    yield repo, {k: e.id for k, e in notes.items()}
+    repo.close()
+
+
+def test_a_hit_found_only_by_expansion_is_shown_but_never_promoted(zebrafish):
+    repo, m = zebrafish
+    start = repo.get(m["zebrafish"]).created.timestamp()
+    for day in range(1, 5):  # the same question on four days
+        repo.usage.clock = lambda day=day: start + day * DAY
+        hits = {h.entry.id: h for h in repo.search("斑马鱼 zebrafish", explain=True)}
+        # the fruit-fly note shares no word with the question: only the expansion (实验) brings it
+        assert set(hits) == {m["zebrafish"], m["fly"]}
+        assert hits[m["zebrafish"]].direct and hits[m["zebrafish"]].explain["direct"]
+        fly = hits[m["fly"]]
+        assert fly.terms == () and set(fly.lanes) == {"feedback"}
+        assert not fly.direct and fly.to_dict()["direct"] is False and fly.explain["direct"] is False
+    used = repo.usage.load()
+    assert used[m["zebrafish"]].recalls == 4 and m["fly"] not in used
+    # a week on (the age bedrock asks for): recalled on four days, the zebrafish note crystallizes
+    plan = repo.metabolize(now=dt.datetime.fromtimestamp(start + 8 * DAY, dt.timezone.utc), dry_run=False)
+    moved = {mv.id: mv for mv in plan.moves}
+    assert moved[m["zebrafish"]].target == "bedrock" and "4 distinct days" in moved[m["zebrafish"]].reason
+    assert m["fly"] not in moved
+    assert sorted(p.parent.name for p in repo.root.glob("*/*.md") if "实验" in p.read_text()) == [
+        "bedrock", "shallow"]

@@ -24,7 +24,7 @@ from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import strength
 from ..model.usage import Usage
 from ..model.policy import Clock, Policy
-from .rank import Lane, LaneSource
+from .rank import Lane, LaneSource, vouched
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
 
@@ -34,8 +34,8 @@ def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -
     by its similarity, which cleared the lane's floor, though it covers few of
     the query's words. A lane only filling the tail (weight below 1) vouches
     for nothing, nor does a lane for what it ranks without having found it by
-    similarity (the blend ranks the direct lexical hits too)."""
-    return any(lane.name in hit_lanes and lane.weight >= 1.0 and lane.vouches(slot) for lane in lanes)
+    similarity (the blend ranks the direct lexical hits too): ``rank.vouched``."""
+    return vouched(lanes, hit_lanes, slot)
 
 # index flag bits: searches skip these groups without looking at each entry
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
@@ -57,6 +57,11 @@ class SearchHit:
     # query's expansion terms (→ weight); ``None`` otherwise
     expansion: tuple[str, ...] = ()
     explain: dict[str, Any] | None = None
+    # direct evidence for the query: its own lexical match of the query, or
+    # the semantic lane's similarity where the lane leaned on the query. A
+    # hit brought only by query expansion (or a lane's tail) is shown but
+    # never counted as a recall (DESIGN, "What counts as a recall").
+    direct: bool = False
 
     @property
     def superseded_by(self) -> tuple[str, ...]:
@@ -66,7 +71,7 @@ class SearchHit:
     def to_dict(self) -> dict[str, Any]:
         out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
                "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
-               "lanes": self.lanes}
+               "lanes": self.lanes, "direct": self.direct}
         if self.superseded_by:
             out["superseded_by"] = list(self.superseded_by)
         if self.explain is not None:
@@ -233,7 +238,7 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
         why = None
         if explain:
             why = {"lanes": dict(h.lanes), "terms": list(h.terms), "expansion_matched": list(h.expansion),
-                   "expansion": {t: round(w, 4) for t, w in h.expanded.items()}}
+                   "expansion": {t: round(w, 4) for t, w in h.expanded.items()}, "direct": h.direct}
         out.append(SearchHit(e, h.score, h.terms, snippet(e, h.terms or h.expansion), h.lanes,
-                             h.expansion, why))
+                             h.expansion, why, h.direct))
     return out
