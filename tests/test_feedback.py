@@ -56,7 +56,7 @@ def test_second_hop_memory_is_found_through_the_expanded_query(second_hop):
     assert m["other"] not in found and m["cook"] not in found
     battery = hits[found.index(m["battery"])]
     # through the phone's model ('lumia' itself, in 3 of the 5 memories, says too little here)
-    assert battery.terms == () and {"nokia", "920"} <= set(battery.expansion) and "feedback" in battery.lanes
+    assert battery.terms == () and {"Nokia", "920"} <= set(battery.expansion) and "feedback" in battery.lanes
 
 
 def test_policy_turns_the_lane_off(second_hop, tmp_path):

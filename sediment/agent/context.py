@@ -49,6 +49,7 @@ from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
 from ..model.lexicon import TOKEN_WIDE
+from ..model.markup import plain
 from ..model.usage import Usage
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..store.store import Store
@@ -171,7 +172,7 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
 # rendering
 
 def _snippet(e: Entry, focus: str | None) -> str:
-    text = " ".join(E.display_text(e.text).split())
+    text = " ".join(plain(e.text).split())
     title = " ".join(e.title.split())
     if title and text.startswith(title):
         title = ""

@@ -27,6 +27,7 @@ from ..model.policy import Clock, Policy
 from .rank import Lane, LaneSource, vouched
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
+from ..model.markup import plain
 
 def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
     """A hit the semantic lane found for a query it leaned on (few of the query's
@@ -50,11 +51,11 @@ NOT_CURRENT = IN_ARCHIVE | PURGED | SUPERSEDED
 class SearchHit:
     entry: Entry
     score: float
-    terms: tuple[str, ...]
-    snippet: str
+    terms: tuple[str, ...]  # the query's words it holds, as written in it (``written``)
+    snippet: str  # its text around the first of them, without markup
     lanes: dict[str, int] = field(default_factory=dict)
-    # with ``explain``: the expansion terms this memory matched, and the
-    # query's expansion terms (→ weight); ``None`` otherwise
+    # the expansion terms this memory matched, as written in it; with
+    # ``explain``, the query's expansion terms (→ weight) too; ``None`` otherwise
     expansion: tuple[str, ...] = ()
     explain: dict[str, Any] | None = None
     # direct evidence for the query: its own lexical match of the query, or
@@ -182,13 +183,32 @@ def make_filter(*, layers: set[str] | None = None, room: str | None = None,
 
 
 def snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
-    text = " ".join(entry.body.split())
+    """About ``width`` characters of the memory's text as a reader sees it
+    (no markup: ``markup.plain``), around the first of the index ``terms``."""
+    text = " ".join(plain(entry.body).split())
     pos = T.find_term(text, {t.lstrip("#") for t in terms})
     if pos < 0:
         return text[:width] + ("…" if len(text) > width else "")
     start = max(0, pos - width // 3)
     end = start + width
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def written(entry: Entry, terms: Sequence[str], query: str = "") -> tuple[str, ...]:
+    """The index ``terms`` (stemmed, folded: 'databas', '#移动端') as words
+    written in the memory — its title, aliases, tags or text — else in the
+    ``query``, else as they are; in the order given, each word once."""
+    if not terms:
+        return ()
+    tags = {whole(t): t for t in entry.tag_set}
+    texts = ["\n".join([entry.title, *entry.aliases, *entry.tags]), E.display_text(entry.body), query]
+    shown: dict[str, str] = {t: tags[t] for t in terms if t in tags}
+    for text in texts:
+        rest = [t for t in terms if t not in shown]
+        if not rest:
+            break
+        shown.update(T.surfaces(text, rest))
+    return tuple(dict.fromkeys(shown.get(t, t.lstrip("#")) for t in terms))
 
 
 class Tiebreak:
@@ -235,10 +255,12 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     out = []
     for h in hits:
         e = entries[h.key]
+        terms, via = written(e, h.terms, asked.text), written(e, h.expansion)
         why = None
-        if explain:
-            why = {"lanes": dict(h.lanes), "terms": list(h.terms), "expansion_matched": list(h.expansion),
-                   "expansion": {t: round(w, 4) for t, w in h.expanded.items()}, "direct": h.direct}
-        out.append(SearchHit(e, h.score, h.terms, snippet(e, h.terms or h.expansion), h.lanes,
-                             h.expansion, why, h.direct))
+        if explain:  # (the index's own terms too: what the ranking weighed)
+            why = {"lanes": dict(h.lanes), "terms": list(terms), "expansion_matched": list(via),
+                   "index_terms": list(h.terms), "expansion": {t: round(w, 4) for t, w in h.expanded.items()},
+                   "direct": h.direct}
+        out.append(SearchHit(e, h.score, terms, snippet(e, h.terms or h.expansion), h.lanes, via, why,
+                             h.direct))
     return out

@@ -25,7 +25,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
 from . import textnorm as TN
@@ -317,6 +317,55 @@ def find_term(text: str, terms: set[str]) -> int:
             if norm in terms or _stem(norm) in terms:
                 return m.start()
     return best
+
+
+_WORD_AT = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+")
+
+
+def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
+    """Index term → the word of ``text`` it stands for, as written there
+    ('Databases' for 'databas', '資料庫' for '资料库', 'max_connections' for
+    'maxconnection', 'Argo' for the 'argo' of 'ArgoCD'); the first occurrence
+    wins, and a term the text does not hold is left out. A term may carry the
+    index's '#' of a tag taken whole ('#移动端'): its words are looked for."""
+    want: dict[str, list[str]] = {}
+    for t in terms:
+        if t.lstrip("#"):
+            want.setdefault(t.lstrip("#"), []).append(t)
+    cjk = [t for t in want if is_cjk_char(t[0])]
+    out: dict[str, str] = {}
+    left = len(want)
+
+    def found(key: str, word: str) -> None:
+        nonlocal left
+        named = want.get(key)
+        if named is not None and named[0] not in out:
+            left -= 1
+            for term in named:
+                out[term] = word
+
+    toks = [(m.start(), m.end(), m.group(0)) for m in _WORD_AT.finditer(text)]
+    for i, (start, end, tok) in enumerate(toks):
+        if not left:
+            break
+        if is_cjk_char(tok[0]):
+            run = fold(tok)  # one character for one on a CJK run: positions hold
+            for t in cjk:
+                k = run.find(t)
+                if k >= 0:
+                    found(t, tok[k:k + len(t)])
+            continue
+        norm = normalize(tok)
+        found(norm, tok)
+        found(_stem(norm), tok)
+        for part in TN.parts(fold(tok)):  # a piece of a compound name (Argo of ArgoCD)
+            found(_stem(part.lower()), part)
+        if i + 1 < len(toks):  # two words written as one name (max_connections, Argo CD)
+            nstart, nend, nxt = toks[i + 1]
+            sep = text[end:nstart]
+            if len(sep) == 1 and TN.joins(fold(tok), sep, fold(nxt)):
+                found(_stem(normalize(tok + nxt)), text[start:nend])
+    return out
 
 
 def normalize(text: str) -> str:
