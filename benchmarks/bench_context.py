@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen  # noqa: E402  (also puts the repository on sys.path)
 
 from sediment import Repository  # noqa: E402
+from sediment.model.fields import build_meta, new_id, now_iso
 
 NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone.utc)
 TARGET_100K = 0.050  # seconds: issue 14
@@ -110,8 +111,8 @@ def calibrate(data: Path, conversations: int, tmp: Path) -> None:
             if not (_re.fullmatch(r"session_\d+", key) and isinstance(turns, list)):
                 continue
             for t in turns:
-                eid = E.new_id(1_600_000_000_000 + len(dia_of))
-                meta = E.build_meta(id=eid, title=f"{t['speaker']} {t['dia_id']}", created=E.now_iso(NOW),
+                eid = new_id(1_600_000_000_000 + len(dia_of))
+                meta = build_meta(id=eid, title=f"{t['speaker']} {t['dia_id']}", created=now_iso(NOW),
                                     kind="fact", tags=(), value=0.5, source=key, links=(), extra={})
                 body = f"{t['speaker']}: {t['text']}\n"
                 (root / "shallow" / f"t-{eid[-6:].lower()}.md").write_text(

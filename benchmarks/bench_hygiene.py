@@ -40,13 +40,14 @@ import gen  # noqa: E402  (also puts the repository on sys.path)
 from sediment import Repository  # noqa: E402
 from sediment.agent import conflicts as C  # noqa: E402
 from sediment.model import entry as E  # noqa: E402
+from sediment.model.fields import build_meta, now_iso
 
 UTC = _dt.timezone.utc
 NOW = _dt.datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def _note(root: Path, rel: str, eid: str, title: str, body: str, created: _dt.datetime, **extra) -> None:
-    meta = E.build_meta(id=eid, title=title, created=E.now_iso(created), kind=extra.pop("kind", "fact"),
+    meta = build_meta(id=eid, title=title, created=now_iso(created), kind=extra.pop("kind", "fact"),
                         tags=(), value=0.5, source=None, links=extra.pop("links", ()), extra=extra)
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
     (root / rel).write_text(E.render(E.Entry(meta=meta, body=body)), encoding="utf-8")

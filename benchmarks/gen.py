@@ -47,6 +47,7 @@ if str(REPO_DIR) not in sys.path:
 
 from sediment.model import entry as E  # noqa: E402
 from sediment.model import names as N  # noqa: E402
+from sediment.model.fields import build_meta, now_iso
 
 
 # Retrieval benchmarks add their memories at fixed, increasing times: ties
@@ -273,9 +274,9 @@ def memory(i: int, seed: int = 1) -> Memory:
     layer = _pick(rng, [x for x, _ in LAYER_WEIGHTS],
                   list(itertools.accumulate(float(w) for _, w in LAYER_WEIGHTS)), 1)[0]
     created_dt = BASE_TIME + _dt.timedelta(minutes=7 * i, seconds=rng.randint(0, 59))
-    m = Memory(i, lang, title, text, tags, kind, room, layer, E.now_iso(created_dt))
+    m = Memory(i, lang, title, text, tags, kind, room, layer, now_iso(created_dt))
     eid = _ulid(rng, int(created_dt.timestamp() * 1000))
-    meta = E.build_meta(id=eid, title=title, created=m.created, kind=kind, tags=tags,
+    meta = build_meta(id=eid, title=title, created=m.created, kind=kind, tags=tags,
                         value=round(rng.uniform(0.2, 0.9), 2), source=f"session-{i // 40:05d}",
                         links=(), extra={})
     name = f"{N.slugify(title, max_bytes=60)}-{i:06d}"

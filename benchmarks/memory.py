@@ -115,7 +115,7 @@ def main(argv=None) -> int:
         for e in view.entries.values():
             seen.add(id(e))
             entries += sys.getsizeof(e)
-            for s in type(e).__slots__:
+            for s in dict.fromkeys(x for c in reversed(type(e).__mro__) for x in getattr(c, "__slots__", ())):
                 if hasattr(e, s):
                     fields[s] = fields.get(s, 0) + deep(getattr(e, s), seen)
         entries += sum(fields.values())
@@ -123,7 +123,7 @@ def main(argv=None) -> int:
               f"{(entries - sum(fields.values())) / 2**20:.1f}, "
               + ", ".join(f"{k} {v / 2**20:.1f}" for k, v in sorted(fields.items(), key=lambda x: -x[1])))
         store = root / "_system" / "cache" / "bodies.bin"
-        held = sum(1 for e in view.entries.values() if getattr(e, "_body", "") is not None)
+        held = sum(1 for e in view.entries.values() if getattr(e, "in_memory", True))
         print(f"bodies in memory: {held:,} of {len(view)}; the body store on disk: "
               f"{store.stat().st_size / 2**20 if store.exists() else 0:.1f} MB")
         for name in ("by_path", "by_name", "file_stats", "problems", "_pool"):

@@ -9,12 +9,13 @@
 Every type a verb of ``Repository`` returns is importable from here.
 """
 
-from .model.entry import LAYERS, Entry, parse, render
+from .model.entry import Entry, parse, render
+from .model.names import LAYERS
 from .errors import (Ambiguous, Conflict, InvalidInput, LockTimeout, NotFound, ParseError, PolicyError,
                      PolicyFileError, SedimentError, StorageError, TooLarge, UnsafePath)
 from .repository import Repository
 from .search.query import SearchHit
-from .view.problems import Problem
+from .model.problem import Problem
 from .model.lifecycle import Strength
 from .verbs.metabolism import Plan
 from .agent.about import About

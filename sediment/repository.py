@@ -53,7 +53,7 @@ from .store.store import Store
 from .store.system import SYSTEM, open_system
 from .disk.usage import UsageLog
 from .progress import Progress
-from .view.problems import Problem
+from .model.problem import Problem
 from .view.view import View
 from .view.watch import Callback, Watching
 from .agent.workstate import Mood, Observed, Working
@@ -112,13 +112,10 @@ class Repository:
         cache = system / "cache" if parts.usable("cache") else None
         self.view = View(self.root, tokenizer=T.shared(cache if parts.writable("cache") else None),
                          feed=Feed(journal), snapshot_path=cache / "index.bin" if cache else None,
-                         writer_lock=lock, lock_timeout=self.policy.lock_timeout_seconds,
-                         save_snapshots=parts.writable("cache"), tz=self.policy.tz,
-                         max_meta_size=self.policy.max_meta_size,
-                         open_processes=self.policy.open_processes,
-                         own=(self.policy.map_file, self.policy.sources_folder))
+                         writer_lock=lock, policy=self.policy, save_snapshots=parts.writable("cache"))
         self.view.progress = progress
-        self.store = Store(self.root, self.policy, self.view, lock, journal, self.usage, parts)
+        self.store = Store(self.root, self.policy, self.view, lock=lock, journal=journal, usage=self.usage,
+                           parts=parts)
         self._closed = False
         self._watching = Watching(self.view)
         sweep_owed = health.recover_at_open(self.store)

@@ -68,6 +68,6 @@ def open_root(root: Path) -> Repository:
 
 def notes(root: Path) -> dict[str, bytes]:
     """Every note file in the layer folders, by path."""
-    from sediment.model.entry import LAYERS
+    from sediment.model.names import LAYERS
     return {p.relative_to(root).as_posix(): p.read_bytes()
             for layer in LAYERS if (root / layer).is_dir() for p in sorted((root / layer).rglob("*.md"))}

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sediment import SedimentError
-from sediment.model.entry import LAYERS
 
 from _machines import network, notes, open_root
+from sediment.model.names import LAYERS
 
 T0 = dt.datetime(2026, 1, 5, 8, 0, tzinfo=dt.timezone.utc)
 WORDS = ("deploy", "printer", "database", "kitchen", "invoice", "backup", "release", "laptop", "vpn",

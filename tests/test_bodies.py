@@ -44,7 +44,7 @@ def test_a_reopened_root_reads_its_bodies_from_the_store(tmp_path):
     assert _store(root).exists()
     with Repository(root) as repo:
         e = repo.get(ids[0])
-        assert e._body is None, "the body is kept in the store, not in memory"
+        assert not e.in_memory, "the body is kept in the store, not in memory"
         assert e.body.strip() == TEXTS[0] and e.text == TEXTS[0]
         hit = repo.search("migrations")[0]
         assert hit.entry.id == ids[0] and "migrations" in hit.snippet
@@ -105,7 +105,7 @@ def test_without_a_store_the_open_writes_one(tmp_path):
         assert _store(root).exists()
         assert repo.get(ids[2]).body.strip() == TEXTS[2]
     with Repository(root) as repo:
-        assert repo.get(ids[2])._body is None and repo.get(ids[2]).body.strip() == TEXTS[2]
+        assert not repo.get(ids[2]).in_memory and repo.get(ids[2]).body.strip() == TEXTS[2]
 
 
 def test_a_store_of_other_notes_is_not_used_for_these(tmp_path):
@@ -125,7 +125,7 @@ def test_an_entry_is_immutable_and_travels_whole(tmp_path):
         with pytest.raises(AttributeError):
             e.path = "elsewhere.md"  # type: ignore[misc]
         copy = pickle.loads(pickle.dumps(e))
-        assert copy == e and copy.body == e.body and copy._body is not None
+        assert copy == e and copy.body == e.body and type(copy) is E.Entry  # (the value, its body as text)
         assert e.warn("careful").body == e.body and e.warn("careful").warnings == ("careful",)
 
 
@@ -158,7 +158,7 @@ def test_a_warm_open_leaves_the_store_alone(tmp_path):
     first = _store(root).stat()
     with Repository(root) as repo:
         assert "written on windows" in repo.get("windows-note").body
-        assert repo.get(ids[0])._body is None
+        assert not repo.get(ids[0]).in_memory
     again = _store(root).stat()
     assert (again.st_ino, again.st_mtime_ns) == (first.st_ino, first.st_mtime_ns)
 
@@ -205,7 +205,7 @@ def test_a_damaged_record_never_reads_through_a_link_or_a_fifo(tmp_path):
     outside = tmp_path / "secret.md"
     outside.write_text("---\nid: x\ncreated: '2026-01-01T00:00:00+00:00'\n---\nOUTSIDE THE ROOT\n")
     with Repository(root) as repo:
-        got = [e for e in repo.list() if e._body is None]
+        got = [e for e in repo.list() if not e.in_memory]
         assert got, "the bodies are read from the store"
         _damage_every_text(root)
         for e in got:

@@ -14,6 +14,7 @@ from sediment.model import entry as E
 from sediment.model.lifecycle import strength
 from sediment.model.usage import Usage
 from sediment.model.policy import DEFAULT_KINDS
+from sediment.model.fields import now_iso
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc).timestamp()
 KINDS = ["core", "fact", "daily", "mood", "event", "inbox", "skill"]
@@ -24,7 +25,7 @@ note = st.tuples(st.sampled_from(KINDS), st.sampled_from(["shallow", "sediment",
 
 
 def make(i: int, kind: str, layer: str, value: float, days: int, status: str) -> E.Entry:
-    created = E.now_iso(dt.datetime.fromtimestamp(NOW - days * 86400 - i, dt.timezone.utc))
+    created = now_iso(dt.datetime.fromtimestamp(NOW - days * 86400 - i, dt.timezone.utc))
     meta = {"id": f"ID{i:04d}", "title": f"n{i}", "created": created, "kind": kind, "value": round(value, 3),
             "status": status}
     if i % 3 == 0:

@@ -141,7 +141,7 @@ def test_notes_moved_by_hand_cost_a_pooled_open_no_merge_each(tmp_path):
 @needs_fork
 def test_no_pool_while_another_thread_runs_or_when_switched_off(tmp_path):
     _alone()
-    from sediment.view.coldopen import POOL_MIN_FILES, pool_size
+    from sediment.view.load import POOL_MIN_FILES, pool_size
     assert pool_size(POOL_MIN_FILES, 0) == pool_size(10_000, 0) and pool_size(POOL_MIN_FILES - 1, 0) == 0
     assert pool_size(10_000, 1) == 0  # the policy switch
     root = _root(tmp_path)
@@ -245,12 +245,12 @@ def test_notes_the_snapshot_cannot_keep_do_not_rewrite_it_at_each_open(tmp_path,
     snapshot, store = root / "_system" / "cache" / "index.bin", root / "_system" / "cache" / "bodies.bin"
     Repository(root).close()  # the first open after the hand edits saves the snapshot
     first, kept = snapshot.stat(), store.stat()
-    real, parsed = E.parse, []
-    monkeypatch.setattr(E, "parse", lambda data, path="", **kw: parsed.append(path) or real(data, path, **kw))
+    real, parsed = E.parse_note, []
+    monkeypatch.setattr(E, "parse_note", lambda data, path="", **kw: parsed.append(path) or real(data, path, **kw))
     with Repository(root) as repo:
         assert parsed == ["props.md"]  # the only one whose frontmatter the snapshot does not keep
         for rel in (memory.path, "windows.md", "bom.md", "bare.md"):  # what a parse gives, without one
-            parse = real((root / rel).read_bytes(), rel)
+            parse = E.parse((root / rel).read_bytes(), rel)
             assert (repo.get(rel).meta, repo.get(rel).body) == (parse.meta, parse.body), rel
         assert {h.entry.path for h in repo.search("walruses windows mark nobody jotting", record=False)} == {
             memory.path, "windows.md", "bom.md", "bare.md", "props.md"}

@@ -19,6 +19,7 @@ from sediment import Repository
 from sediment.model import entry as E
 from sediment.cli.main import main
 from sediment.agent.context import CLOSE, OPEN, TITLES, estimate_tokens
+from sediment.model.fields import build_meta, new_id, now_iso
 
 NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.timezone.utc)
 HEADER = re.compile(r"^## (.+?)(?: · ([\d,]+) more not shown — search can find them)?$")
@@ -66,9 +67,9 @@ memory = st.fixed_dictionaries({
 def write_root(root: Path, mems: list[dict]) -> None:
     Repository(root).close()
     for i, m in enumerate(mems):
-        eid = E.new_id(1_700_000_000_000 + i)
+        eid = new_id(1_700_000_000_000 + i)
         title = " ".join(m["title"].split()) or f"note {i}"
-        meta = E.build_meta(id=eid, title=title, created=E.now_iso(NOW - dt.timedelta(days=i)), kind=m["kind"],
+        meta = build_meta(id=eid, title=title, created=now_iso(NOW - dt.timedelta(days=i)), kind=m["kind"],
                             tags=(), value=round(m["value"], 2), source=f"s{i}", links=(), extra={})
         meta["status"] = m["status"]
         path = root / m["layer"] / f"n{i}-{eid[-4:].lower()}.md"

@@ -14,6 +14,7 @@ from sediment import Repository
 from sediment.model import entry as E
 from sediment.model.lifecycle import is_current
 from sediment.search import query as S
+from sediment.model.fields import build_meta, new_id, now_iso
 
 NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone.utc)
 LAYERS = ("shallow", "sediment", "bedrock", "archive")
@@ -32,8 +33,8 @@ def repo(tmp_path):
         for status in STATUSES:
             n += 1
             extra = {"status": status} if status != "active" else {}
-            meta = E.build_meta(id=E.new_id(1_700_000_000_000 + n), title=f"walrus {layer} {status}",
-                                created=E.now_iso(NOW), kind="fact", tags=(), value=0.5, source=None, links=(),
+            meta = build_meta(id=new_id(1_700_000_000_000 + n), title=f"walrus {layer} {status}",
+                                created=now_iso(NOW), kind="fact", tags=(), value=0.5, source=None, links=(),
                                 extra=extra)
             path = tmp_path / layer / f"walrus-{layer}-{status}.md"
             path.parent.mkdir(exist_ok=True)

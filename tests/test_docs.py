@@ -19,8 +19,8 @@ import pytest
 
 import sediment
 from sediment import LAYERS, parse
-from sediment.model.entry import WIKILINK
 from sediment.model.names import slugify
+from sediment.model.fields import WIKILINK
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO_DIR / "memory_root"

@@ -27,9 +27,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import sediment.model.entry as E
 from sediment import Repository, SedimentError
 from sediment.cli.main import main as cli_main
+from sediment.model.fields import WIKILINK
+from sediment.model.names import LAYERS
 
 GIT = shutil.which("git")
 needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed")
@@ -82,7 +83,7 @@ def md_files(root: Path) -> list[Path]:
 
 
 def note_files(root: Path) -> list[Path]:
-    return [p for p in md_files(root) if p.relative_to(root).parts[0] in E.LAYERS]
+    return [p for p in md_files(root) if p.relative_to(root).parts[0] in LAYERS]
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -427,20 +428,20 @@ def _check_vault(root: Path) -> None:
                 m = LINK_ONLY.match(x) if isinstance(x, str) else None
                 assert m, f"{rel}: {key} item {x!r} is not a [[wikilink]]"
                 links.append(m.group(1))
-        links += E.WIKILINK.findall(body)
+        links += WIKILINK.findall(body)
         for target in links:
             name = target.split("|")[0].split("#")[0].strip()
             assert len(stems.get(name, [])) == 1, f"{rel}: [[{name}]] does not resolve to one note"
     for p in files:
         rel = p.relative_to(root).as_posix()
-        if rel.split("/")[0] in E.LAYERS:
+        if rel.split("/")[0] in LAYERS:
             continue
         assert rel.startswith("_system/"), f"a stray .md outside the layers: {rel}"
         text = p.read_bytes().decode("utf-8")  # valid UTF-8
         assert "\x00" not in text
         if text.startswith("---\n"):
             assert isinstance(yaml.safe_load(text[4:text.index("\n---", 3)]), dict), rel
-        for name in E.WIKILINK.findall(text):
+        for name in WIKILINK.findall(text):
             assert len(stems.get(name.split("|")[0], [])) == 1, f"{rel}: [[{name}]] is broken"
 
 

@@ -32,6 +32,7 @@ from sediment.model import entry as E
 from sediment.model import names as N
 from sediment.cli.main import main
 from sediment.model.lifecycle import OVERTURN_WORDS, bigram_similarity, overturns
+from sediment.model.names import split_path
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -581,8 +582,8 @@ def test_applying_is_journaled_and_changes_only_status_and_reason(repo):
         old_path, old_bytes = before[mv.id]
         assert not (repo.root / old_path).exists()
         new = on_disk(repo, mv.id)
-        assert new.layer == mv.target and new.room == E.split_path(old_path)[1]
-        assert new.name == E.split_path(old_path)[2]
+        assert new.layer == mv.target and new.room == split_path(old_path)[1]
+        assert new.name == split_path(old_path)[2]
         old = E.parse(old_bytes, old_path)
         assert new.body == old.body
         assert new.meta["reason"] == mv.reason

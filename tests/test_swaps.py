@@ -20,7 +20,7 @@ import pytest
 
 from sediment import Conflict, Repository, UnsafePath
 from sediment.store import moves
-from sediment.view import warmopen as W
+from sediment.view import load as W
 from sediment.disk.journal import Journal
 
 from _fifo import unblocked

@@ -28,6 +28,7 @@ import pytest
 import sediment
 import sediment.model.entry as E
 from sediment import Conflict, NotFound, ParseError, Repository, SedimentError
+from sediment.model.fields import new_id
 
 WAIT = 10.0  # seconds an external change may take to become visible
 
@@ -178,7 +179,7 @@ def errors_for(repo: Repository, rel: str) -> list[sediment.Problem]:
 
 def test_external_create_modify_delete(live):
     repo = live
-    eid = E.new_id()
+    eid = new_id()
     path = repo.root / "shallow" / "hand-written.md"
     write_plain(path, note_text(eid, "Hand written", "the kiwi1q7 protocol uses PKCE"))
     wait_until(lambda: found(repo, "kiwi1q7", eid), "a new file is searchable")
@@ -203,7 +204,7 @@ def test_external_create_modify_delete(live):
 
 def test_external_chinese_note_is_found_by_two_character_words(live):
     repo = live
-    eid = E.new_id()
+    eid = new_id()
     write_plain(repo.root / "shallow" / "鲸鱼.md",
                 note_text(eid, "蓝鲸的迁徙", "蓝鲸每年冬天向南迁徙", tags=("海洋", "动物")))
     wait_until(lambda: found(repo, "蓝鲸", eid), "a Chinese note is searchable by a 2-char word")
@@ -278,7 +279,7 @@ def test_moves_into_and_out_of_the_root(live, tmp_path):
     repo = live
     outside = tmp_path / "outside"
     outside.mkdir()
-    eid = E.new_id()
+    eid = new_id()
     write_plain(outside / "imported.md", note_text(eid, "imported", "the lime6p4 import"))
     os.rename(outside / "imported.md", repo.root / "sediment" / "imported.md")
     wait_until(lambda: found(repo, "lime6p4", eid), "a note moved into the root")
@@ -296,7 +297,7 @@ def test_repository_opened_with_watch_true(tmp_path):
     seed.close()
     repo = Repository(root, watch=True)
     try:
-        eid = E.new_id()
+        eid = new_id()
         write_plain(root / "shallow" / "spice" / "new.md", note_text(eid, "new", "the nutmeg1l2 addition"))
         wait_until(lambda: found(repo, "nutmeg1l2", eid), "an external create")
         save_vim(root / a.path, replace_body(root / a.path, "the nutmeg1l2 seed", "the mace2m3 seed"))
@@ -324,7 +325,7 @@ def test_layer_folder_removed_and_recreated_while_watching(live):
     os.rmdir(repo.root / "bedrock")  # what git does with a folder it emptied
     wait_until(lambda: gone(repo, "cherry7s1"), "the removed note leaves search")
     (repo.root / "bedrock").mkdir()
-    eid = E.new_id()
+    eid = new_id()
     write_plain(repo.root / "bedrock" / "came-back.md", note_text(eid, "came back", "the cherry7s1 rule again"))
     wait_until(lambda: found(repo, "cherry7s1", eid),
                "a note in a layer folder that was removed and recreated is searchable")
@@ -446,7 +447,7 @@ def test_own_writes_are_not_processed_again(tmp_path, monkeypatch):
             events.append((what, rel))
 
     parsed: list[str] = []
-    real_parse = E.parse
+    real_parse = E.parse_note
 
     def counting_parse(text, path="", **kw):
         if threading.current_thread().name == "sediment-watch":  # parsed by the watcher
@@ -454,7 +455,7 @@ def test_own_writes_are_not_processed_again(tmp_path, monkeypatch):
         return real_parse(text, path, **kw)
 
     with repo.watch(on_change=on_change):
-        monkeypatch.setattr(E, "parse", counting_parse)
+        monkeypatch.setattr(E, "parse_note", counting_parse)
         # top-level files: the watcher sees each path (and must skip it)
         a = repo.add("own note one quince5a2", title="own one")
         b = repo.add("own note two quince5a2", title="own two", event="ev")
@@ -480,7 +481,7 @@ def test_own_writes_are_not_processed_again(tmp_path, monkeypatch):
 
         # a barrier: one external change, after every own write; it is reported
         sentinel = repo.root / "shallow" / "sentinel.md"
-        sid = E.new_id()
+        sid = new_id()
         write_plain(sentinel, note_text(sid, "sentinel", "sentinel raisin6b3"))
         wait_until(lambda: found(repo, "raisin6b3", sid), "the external sentinel is searchable")
         time.sleep(0.6)
@@ -498,7 +499,7 @@ def test_callback_reports_external_changes(tmp_path):
     root = repo.root
     got: list[tuple[str, str]] = []
     with repo.watch(on_change=lambda w, p: got.append((w, p))):
-        eid = E.new_id()
+        eid = new_id()
         write_plain(root / "shallow" / "cb.md", note_text(eid, "cb", "walnut7c4"))
         wait_until(lambda: ("changed", "shallow/cb.md") in got, "the callback says 'changed'")
         write_plain(root / "shallow" / "cb.md", "---\nid: [unclosed\n---\n")
@@ -584,7 +585,7 @@ def _bulk_write(folder: Path, n: int, word: str, prefix: str = "bulk") -> dict[s
     ids = {}
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(n):
-        eid = E.new_id()
+        eid = new_id()
         ids[eid] = f"{prefix}-{i:04d}"
         write_plain(folder / f"{prefix}-{i:04d}.md",
                     note_text(eid, f"bulk {i}", f"{word} item n{i:04d}x", tags=("bulk",)))
@@ -660,19 +661,19 @@ def test_refresh_picks_up_changes_and_rereads_only_changed_files(tmp_path, monke
     repo = Repository(tmp_path / "mem")
 
     parsed: list[str] = []
-    real_parse = E.parse
+    real_parse = E.parse_note
 
     def counting_parse(text, path="", **kw):
         parsed.append(path)
         return real_parse(text, path, **kw)
 
-    monkeypatch.setattr(E, "parse", counting_parse)
+    monkeypatch.setattr(E, "parse_note", counting_parse)
 
     assert repo.refresh() == {"added": 0, "changed": 0, "removed": 0}
     assert parsed == [], "nothing changed: nothing is re-read"
 
     # a person creates one note, edits one, deletes one, moves one
-    eid = E.new_id()
+    eid = new_id()
     write_plain(repo.root / "shallow" / "by-hand.md", note_text(eid, "by hand", "cashew2h9 text"))
     edited, deleted, moved = notes[3], notes[7], notes[11]
     save_vim(repo.root / edited.path, replace_body(repo.root / edited.path, "stable note 3",

@@ -38,7 +38,9 @@ LABELLED = [
     ("我记得他上次说过这个问题。", "none"),
     ("明天天气不错。", "none"),
     ("他答应过我会来。", "none"),
-    ("昨天我把报告发给老板了。", "none"),
+    # a task reported finished, yesterday or not, is a done (benchmarks/intent/README.md: only what
+    # merely happened, 昨天开了一下午的会, is a past event); labelled "none" before that set was written
+    ("昨天我把报告发给老板了。", "done"),
     ("如果明天有空，我就去看看。", "none"),
     ("这个接口的返回值是 JSON。", "none"),
     ("我准备好了。", "none"),
@@ -109,7 +111,7 @@ LABELLED = [
     ("I will write up the postmortem by Monday.", "todo"), ("I'll probably be there around six.", "none"),
     ("She said she'll call tomorrow.", "none"), ("Remember, the office is closed on Monday.", "none"),
     ("I'll have the salmon.", "none"), ("We'll see.", "none"), ("Tomorrow is a holiday.", "none"),
-    ("Postmortem is done.", "done"), ("Just pinged the vendor.", "none"),
+    ("Postmortem is done.", "done"), ("Just pinged the vendor.", "done"),  # (was "none": as 昨天… above)
     ("I called the vendor, they will ship on Friday.", "done"), ("The plants are fine.", "none"),
     ("Not finished yet, sorry.", "none"), ("Nothing is done yet.", "none"),
 ]

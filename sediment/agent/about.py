@@ -24,6 +24,7 @@ from ..model.lifecycle import strength
 from ..model.record import Record
 from ..model.usage import Usage
 from ..store.store import Store
+from ..model.fields import unwrap_link
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,8 @@ def about(store: Store, topic: str, *, now: Any = None) -> About:
             found.append(Known(
                 e.id, e.name, e.title, e.layer, e.kind, "archived" if e.layer == "archive" and e.status == "active"
                 else e.status, created,
-                tuple(E.unwrap_link(x) for x in e.meta.get("superseded_by") or ()),
-                tuple(E.unwrap_link(x) for x in e.meta.get("supersedes") or ()),
+                tuple(unwrap_link(x) for x in e.meta.get("superseded_by") or ()),
+                tuple(unwrap_link(x) for x in e.meta.get("supersedes") or ()),
                 u.recalls, len(u.days), u.confirms, u.refutes,
                 round(strength(e, u, store.policy.kinds, when.timestamp()).strength, 4), _evidence(e),
                 round(rel, 3)))

@@ -24,7 +24,6 @@ from typing import Iterator, Mapping, Sequence
 
 from ..model.entry import Entry
 from ..model.policy import Clock
-from ..errors import ParseError
 from ..model.lifecycle import DAY, is_current, strength
 from ..model.usage import Usage
 
@@ -32,15 +31,9 @@ REBUILD = 2000  # more changed entries than this: rebuild rather than re-file
 
 
 def created_ts(e: Entry) -> float:
-    try:
-        return e._cache.created_ts  # noqa: SLF001 - memoised on the entry, until Entry keeps its own times
-    except AttributeError:  # (not known yet)
-        try:
-            t = e.created.timestamp()
-        except (ParseError, KeyError, OverflowError, ValueError):
-            t = 0.0
-        e._cache.created_ts = t  # noqa: SLF001 - (as above)
-        return t
+    """When ``e`` was created (a POSIX time); one whose time cannot be read is as old as can be (0)."""
+    t = e.created_ts
+    return 0.0 if t is None else t
 
 
 def eligible(e: Entry) -> bool:

@@ -40,7 +40,6 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
-from ..model import entry as E
 from ..search import query as S
 from ..search import tokenize as T
 from ..model import validate as V
@@ -55,6 +54,7 @@ from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..store.store import Store
 from ..view.view import View
 from .workstate import StateFile, Working
+from ..model.fields import unwrap_link
 
 OPEN, CLOSE = "<memories>", "</memories>"
 # per view, what "who I am" and "the rest" are drawn from, kept between calls
@@ -192,7 +192,7 @@ def _item(section: str, e: Entry, tz: _dt.tzinfo, focus: str | None = None) -> C
     created = created_date(e, tz)
     source = e.source or ""
     extra = ""
-    replaced = [E.unwrap_link(x) for x in e.meta.get("supersedes") or ()]
+    replaced = [unwrap_link(x) for x in e.meta.get("supersedes") or ()]
     if replaced:
         extra += " · replaces " + ", ".join(f"[[{escape(x)}]]" for x in replaced[:3]) + f" since {created}"
     since = e.meta.get("valid_since") or e.meta.get("valid_from")

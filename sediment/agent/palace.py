@@ -33,6 +33,8 @@ from ..errors import Conflict, InvalidInput, NotFound, ParseError
 from ..disk.files import atomic_write, read_nofollow
 from ..store.store import Store
 from ..view.view import View
+from ..model.fields import unwrap_link
+from ..model.names import LAYERS
 
 MARKER = "<!-- sediment map: written by map(); it is replaced the next time map() runs -->"
 MAX_DF_SHARE = 0.20  # a topic is in at most this share of the memories ...
@@ -120,7 +122,7 @@ def build(view: View) -> tuple[Palace, str]:
         layers = Counter(e.layer for e in members)
         palace.rooms[room] = len(members)
         lines += [f"## {room or '(no room)'} ({len(members)})", "",
-                  ", ".join(f"{layer} {layers[layer]}" for layer in E.LAYERS if layers[layer]), ""]
+                  ", ".join(f"{layer} {layers[layer]}" for layer in LAYERS if layers[layer]), ""]
         having: dict[str, list[Entry]] = {}
         shown: dict[str, Counter[str]] = {}
         for e in members:
@@ -187,11 +189,11 @@ def edges(view: View) -> tuple[list[Entry], list[tuple[str, str, str]]]:
             if t is not None and t.id in ids and t.id != e.id:
                 out.add((e.id, t.id, "evidence" if name in evidence else "link"))
         for x in e.meta.get("supersedes") or ():
-            t = _resolve(view, E.unwrap_link(x))
+            t = _resolve(view, unwrap_link(x))
             if t is not None and t.id in ids:
                 out.add((e.id, t.id, "supersedes"))
         for x in e.meta.get("superseded_by") or ():
-            t = _resolve(view, E.unwrap_link(x))
+            t = _resolve(view, unwrap_link(x))
             if t is not None and t.id in ids:
                 out.add((t.id, e.id, "supersedes"))
     chains: dict[str, list[Entry]] = {}

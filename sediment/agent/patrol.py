@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from . import conflicts as C
-from ..model import entry as E
 from ..search import tokenize as T
 from ..model.lexicon import CJK_RUN
 from ..model import validate as V
@@ -36,6 +35,7 @@ from ..model.lifecycle import DAY, _date
 from ..model.usage import Usage
 from ..store.store import SYSTEM, Store
 from ..view.view import View
+from ..model.fields import unwrap_link
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -157,7 +157,7 @@ def _linked(a: Entry, b: Entry) -> bool:
 
 def _link_action(a: Entry, b: Entry) -> str:
     # `update --link` replaces the frontmatter links: the command lists them all
-    links = [*dict.fromkeys(E.unwrap_link(x) for x in a.meta.get("links") or ()), b.name]
+    links = [*dict.fromkeys(unwrap_link(x) for x in a.meta.get("links") or ()), b.name]
     return f"sediment update {a.id} " + " ".join(f"--link {_q(n)}" for n in links)
 
 

@@ -36,7 +36,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from ..model import entry as E
 from ..model import names as N
 from ..model import validate as V
 from ..model.entry import Entry
@@ -44,6 +43,7 @@ from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from ..disk.files import atomic_write, read_nofollow
 from ..store.store import Store
+from ..model.fields import SECTIONS, unwrap_link
 
 _HEADER = re.compile(r"^\*\*(?P<role>[^*\n]+)\*\*(?: · (?P<time>\S+))?\s*$")
 _BLOCK_ID = re.compile(r"^\^(t\d+)\s*$")
@@ -215,7 +215,7 @@ def _pointed_at(store: Store) -> tuple[set[tuple[str, str]], set[str]]:
     with store.view.reading() as view:
         links = [x for e in view.entries.values() if e.status != "purged" for x in e.source_links]
     for x in links:
-        name, _, part = E.unwrap_link(x).split("|")[0].partition("#")
+        name, _, part = unwrap_link(x).split("|")[0].partition("#")
         part = part.strip().lstrip("^")
         if part:
             turns.add((name.strip(), part))
@@ -250,7 +250,7 @@ def unlinked_sources(store: Store, *, since: Any = None) -> list[Turn]:
 
 # the keyword arguments of add a proposal may carry
 PROPOSAL_KEYS = frozenset({"text", "title", "room", "tags", "kind", "value", "links", "event", "turns",
-                           *E.SECTIONS})
+                           *SECTIONS})
 
 LLM = Callable[[list[dict[str, Any]]], Iterable[Mapping[str, Any]]]
 

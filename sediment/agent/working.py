@@ -6,8 +6,10 @@ written atomically under its own lock; reading it never writes.
 
 * ``observe(text)`` runs ``intent.recognise`` over a message: a todo opens
   an item (at most ``working_items``, policy, 3: the next one replaces the
-  oldest), a "done" closes the open item it shares most words with, and a
-  message that shares words with an open item renews it. An item not
+  oldest), a "done" closes the open item that names the same things
+  (``closing``: "Q4 report sent" closes "Remember to send the Q4 report
+  tomorrow", not "… the Q4 budget"; each of its clauses that reports a done
+  closes one), and a message that shares words with an open item renews it. An item not
   mentioned for ``working_days`` (3) days, counted in the root's timezone,
   is gone.
 * ``mood(text)`` sets one state, overwritten by the next, gone after
@@ -21,13 +23,13 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from ..model import entry as E
-from . import intent
+from . import closing, intent
 from ..model import validate as V
 from ..errors import InvalidInput
 from ..model.lifecycle import bigram_similarity
 from ..store.store import Store
 from .workstate import Item, Mood, Observed, StateFile, Working, clip, mood_now
+from ..model.fields import now_iso
 
 RENEW_SIMILARITY = 0.6  # a todo this close to an open item is that item said again
 
@@ -47,7 +49,7 @@ def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
     when = V.now(now)
-    stamp = E.now_iso(when)
+    stamp = now_iso(when)
     found = intent.recognise(text)
     state = _state(store)
     with state.writing().hold(store.policy.lock_timeout_seconds):
@@ -58,14 +60,10 @@ def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -
         renewed: list[Item] = []
         said = intent.terms(text)
         for what, sentence in found:
-            words = intent.terms(sentence)
-            if what == "done":
-                scored = [(intent.overlap(words, intent.terms(x.text)), -i, x) for i, x in enumerate(items)]
-                scored = [s for s in scored if s[0] > 0]
-                if scored:  # the item it shares most words with; on a tie the oldest
-                    target = max(scored, key=lambda s: (s[0], s[1]))[2]
-                    items.remove(target)
-                    closed.append(target)
+            if what == "done":  # the items naming the same things; on a tie the oldest
+                done = [items[i] for i in closing.closes(sentence, [x.text for x in items])]
+                items = [x for x in items if x not in done]
+                closed.extend(done)
                 continue
             same = next((x for x in items if bigram_similarity(x.text, sentence) >= RENEW_SIMILARITY), None)
             if same is not None:
@@ -98,8 +96,8 @@ def set_mood(store: Store, text: str, *, now: _dt.datetime | str | None = None) 
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
     when = V.now(now)
     clipped = clip(text) if text.strip() else ""
-    mood = (Mood(clipped, E.now_iso(when),
-                 E.now_iso(when + _dt.timedelta(hours=store.policy.mood_hours))) if clipped else None)
+    mood = (Mood(clipped, now_iso(when),
+                 now_iso(when + _dt.timedelta(hours=store.policy.mood_hours))) if clipped else None)
     state = _state(store)
     with state.writing().hold(store.policy.lock_timeout_seconds):
         items, _ = state.load()

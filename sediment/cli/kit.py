@@ -17,9 +17,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
-from ..model.entry import SECTIONS, Entry
+from ..model.entry import Entry
 from ..errors import InvalidInput, NotFound
 from ..progress import terminal_bar
+from ..model.fields import SECTIONS
 
 Arg = tuple[Sequence[str], dict[str, Any]]
 Handler = Callable[[argparse.Namespace], tuple[Any, str]]  # → (data for --json, text)

@@ -59,11 +59,11 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..model import entry as E
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath
 from ..disk.files import resolve_inside
 from ..repository import Repository
+from ..model.names import LAYERS
 
 PREFIX = "/memories"
 LINE_WIDTH = 6  # as Anthropic's helper numbers lines
@@ -125,7 +125,7 @@ class MemoryTool:
         if not rel:
             return self.repo.root
         full = self.repo.root / rel
-        return full if rel.split("/")[0] in E.LAYERS and full.is_dir() and not full.is_symlink() else None
+        return full if rel.split("/")[0] in LAYERS and full.is_dir() and not full.is_symlink() else None
 
     # ------------------------------------------------------------------ commands
 
@@ -162,7 +162,7 @@ class MemoryTool:
             for c in children:
                 if c.name.startswith((".", "_")) or c.is_symlink():
                     continue
-                if not rel and depth == 1 and c.name not in E.LAYERS:
+                if not rel and depth == 1 and c.name not in LAYERS:
                     continue  # at the top, only the layer folders are memory
                 sub = f"{shown}/{c.name}"
                 if c.is_dir():
@@ -189,7 +189,7 @@ class MemoryTool:
         else:
             raise InvalidInput(f"File {path} already exists")
         parts = rel.split("/")
-        layer, folders = (parts[0], parts[1:-1]) if parts[0] in E.LAYERS else ("shallow", parts[:-1])
+        layer, folders = (parts[0], parts[1:-1]) if parts[0] in LAYERS else ("shallow", parts[:-1])
         if layer == "archive":
             raise InvalidInput("archive/ is for retired memories: create the note elsewhere")
         title = parts[-1][:-3].strip() or "note"
@@ -261,8 +261,8 @@ class MemoryTool:
         e = self._find(old_path)
         rel = self._rel(new_path)
         parts = rel.split("/")
-        if not rel.endswith(".md") or parts[0] not in E.LAYERS:
-            raise InvalidInput(f"{new_path}: a note moves to a layer folder ({', '.join(E.LAYERS)}), "
+        if not rel.endswith(".md") or parts[0] not in LAYERS:
+            raise InvalidInput(f"{new_path}: a note moves to a layer folder ({', '.join(LAYERS)}), "
                                "as /memories/<layer>/[room/]<name>.md")
         if parts[-1][:-3] != e.name:
             raise InvalidInput(f"rename keeps a note's file name ({e.name}.md; links use it): "

@@ -12,30 +12,20 @@ The layer is the folder, so a note a person moved by hand is where it is.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import yaml
 
 from . import obsidian as O
 from ..errors import ParseError
-from .fields import (FIELD_ORDER as FIELD_ORDER, LIST_FIELDS as LIST_FIELDS, STATUSES as STATUSES,
-                          UTC as UTC, WEIGHT_KEYS as WEIGHT_KEYS, WEIGHT_SHARES as WEIGHT_SHARES,
-                          WIKILINK as WIKILINK, build_meta as build_meta, new_id as new_id,
-                          now_iso as now_iso, parse_time as parse_time, unwrap_link as unwrap_link,
-                          validate_meta as validate_meta, value_from_weights as value_from_weights,
-                          wikilink as wikilink)
-from .fields import (SECTIONS as SECTIONS, compose_body as compose_body,  # part of this module's API
-                          split_sections as split_sections)
-from .names import LAYERS as LAYERS  # part of this module's API: entry.LAYERS
-from ..view.compact import Cache, Pool, Stored
-from ..view.compact import compact as compact_meta
-from ..view.compact import _FROZEN as _FROZEN, freeze as freeze, thaw as thaw  # part of this module's API
+from .fields import (FIELD_ORDER, UTC, parse_time, split_sections, unwrap_link, validate_meta,
+                     value_from_weights)
 from .names import in_layer, split_path
 from .shape import MAX_META_SIZE, check_shape
-from .shape import is_plain as is_plain  # part of this module's API
 
 # The C loader and emitter are several times faster than PyYAML's own. But
 # libyaml escapes characters outside the BMP (an emoji tag becomes
@@ -76,32 +66,41 @@ class Entry:
     call that returned this entry wants its caller to know (a link to no
     memory yet, a duplicate returned instead of a new note); not stored.
     Equality compares meta, body, path and version.
+
+    A value: what it derives (id, place, tags, links, …) it works out once and
+    keeps. The view holds its notes as a subclass of its own (``view.held``).
     """
 
-    __slots__ = ("meta", "_body", "path", "version", "_cache", "tz", "warnings")
+    __slots__ = ("meta", "_body", "path", "version", "tz", "warnings",
+                 # derived once, on first use (until then, reading one raises AttributeError)
+                 "_id", "_ref", "_layer", "_room", "_name", "_tags", "_tag_set", "_links", "_created_ts")
     meta: Mapping[str, Any]
-    _body: str | None  # None: kept by _cache.stored (see body)
+    _body: str
     path: str
     version: str
-    _cache: Cache
     tz: _dt.tzinfo
     warnings: tuple[str, ...]
+    _id: str
+    _ref: bool
+    _layer: str
+    _room: str
+    _name: str
+    _tags: tuple[str, ...]
+    _tag_set: frozenset[str]
+    _links: tuple[str, ...]
+    _created_ts: float | None
 
-    def __init__(self, meta: Mapping[str, Any], body: str | None, path: str = "", version: str = "",
-                 _cache: Cache | None = None, tz: _dt.tzinfo = UTC, warnings: tuple[str, ...] = (),
-                 stored: tuple[Stored, int | None] | None = None) -> None:
+    def __init__(self, meta: Mapping[str, Any], body: str, path: str = "", version: str = "", *,
+                 tz: _dt.tzinfo = UTC, warnings: tuple[str, ...] = ()) -> None:
+        if not isinstance(body, str):
+            raise TypeError("an entry needs its body")
         put = object.__setattr__
         put(self, "meta", meta)
         put(self, "_body", body)
         put(self, "path", path)
         put(self, "version", version)
-        put(self, "_cache", Cache() if _cache is None else _cache)
         put(self, "tz", tz)
         put(self, "warnings", warnings)
-        if body is None and stored is not None and stored[1] is not None:  # (the view: see keep_body)
-            self._cache.stored, self._cache.at = stored[0], stored[1]
-        elif body is None and getattr(self._cache, "at", None) is None:
-            raise TypeError("an entry needs its body")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"an Entry is immutable (cannot set {name!r})")
@@ -120,55 +119,44 @@ class Entry:
         return f"Entry(meta={dict(self.meta)!r}, body={self.body!r}, path={self.path!r}, version={self.version!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # (a worker of the open sends entries back; a body kept on disk travels as text)
-        return _rebuild, (dict(self.meta), self.body, self.path, self.version, self.tz, self.warnings,
-                          {k: self._cache.get(k) for k in ("plain", "warning", "off") if k in self._cache})
+        # a copy elsewhere (another process) is the value, its body as text
+        return _rebuild, (dict(self.meta), self.body, self.path, self.version, (self.tz, self.warnings))
 
     @property
     def body(self) -> str:
-        """The markdown after the frontmatter: the text that was indexed. The
-        view may keep it on disk (``stored``) rather than in memory."""
-        b = self._body
-        if b is None:
-            return self._cache.stored.read(self, self._cache.at)
-        return b
+        """The markdown after the frontmatter: the text that was indexed."""
+        return self._body
 
-    def compact(self, pool: Pool) -> None:
-        """(The view) keep the frontmatter as ``compact.Meta``, sharing what
-        ``pool`` holds: the same mapping, in less memory, read-only; and
-        derive the id and place now."""
-        meta = compact_meta(self.meta, pool)
-        object.__setattr__(self, "meta", meta)
-        c = self._cache  # (what every reader asks first, known now: no lookup misses later)
-        c.ref = ref = bool(self.path) and not in_layer(self.path)
-        if self.path:  # (layer and room: one string each for the whole root)
-            layer, room, c.name = split_path(self.path)
-            c.layer, c.room = pool.text.setdefault(layer, layer), pool.text.setdefault(room, room)
-        c.id = id_of(meta, self.path) if ref or "id" not in meta else meta["id"]
-
-    def keep_body(self, store: Stored, at: int) -> None:
-        """(The view) the body is now kept by ``store`` at ``at``: the text
-        in memory is let go. ``store`` must return exactly ``self.body``."""
-        self._cache.stored = store
-        self._cache.at = at
-        object.__setattr__(self, "_body", None)
+    def derive(self, strings: dict[str, str]) -> None:
+        """Work out the id and the place now rather than on first use (the view does, for every
+        note it holds: what every reader asks first), sharing layer and room strings through ``strings``."""
+        put = object.__setattr__
+        ref = bool(self.path) and not in_layer(self.path)
+        put(self, "_ref", ref)
+        if self.path:
+            layer, room, _ = self._place()
+            put(self, "_layer", strings.setdefault(layer, layer))
+            put(self, "_room", strings.setdefault(room, room))
+        put(self, "_id", id_of(self.meta, self.path) if ref or "id" not in self.meta else self.meta["id"])
 
     # --- identity and place
     @property
     def id(self) -> str:
         try:
-            return self._cache.id
-        except AttributeError:  # (the slots of the cache are read directly: this is called often)
-            i = self._cache.id = self.meta["id"] if not self.reference else id_of(self.meta, self.path)
+            return self._id
+        except AttributeError:  # (slots are read directly: this is called often)
+            i = self.meta["id"] if not self.reference else id_of(self.meta, self.path)
+            object.__setattr__(self, "_id", i)
             return i
     @property
     def reference(self) -> bool:
         """A person's note (outside the layer folders): searchable and
         linkable, never moved, decayed or written by sediment."""
         try:
-            return self._cache.ref
+            return self._ref
         except AttributeError:
-            r = self._cache.ref = bool(self.path) and not in_layer(self.path)
+            r = bool(self.path) and not in_layer(self.path)
+            object.__setattr__(self, "_ref", r)
             return r
     @property
     def title(self) -> str:
@@ -181,18 +169,22 @@ class Entry:
     def aliases(self) -> tuple[str, ...]:
         """Other names of the note (``aliases``): searched as its title is, and ``[[alias]]`` links to it."""
         return O.aliases(self.meta)
-    def _where(self) -> Cache:
-        c = self._cache
-        if not hasattr(c, "layer"):
-            c.layer, c.room, c.name = split_path(self.path) if self.path else ("", "", "")
-        return c
+
+    def _place(self) -> tuple[str, str, str]:
+        place = split_path(self.path) if self.path else ("", "", "")
+        for slot, v in zip(("_layer", "_room", "_name"), place):
+            object.__setattr__(self, slot, v)
+        return place
 
     @property
-    def layer(self) -> str: return self._where().layer
+    def layer(self) -> str:
+        return self._layer if hasattr(self, "_layer") else self._place()[0]
     @property
-    def room(self) -> str: return self._where().room
+    def room(self) -> str:
+        return self._room if hasattr(self, "_room") else self._place()[1]
     @property
-    def name(self) -> str: return self._where().name
+    def name(self) -> str:
+        return self._name if hasattr(self, "_name") else self._place()[2]
 
     # --- typed fields
     @property
@@ -209,20 +201,35 @@ class Entry:
         if self.reference:
             return self._file_time(O.UPDATED_KEYS, "updated")
         return parse_time(self.meta.get("updated") or self.meta["created"], key="updated", tz=self.tz)
+    @property
+    def created_ts(self) -> float | None:
+        """``created`` as a POSIX time (found once); None when it cannot be read."""
+        try:
+            return self._created_ts
+        except AttributeError:
+            try:
+                t: float | None = self.created.timestamp()
+            except (ParseError, KeyError, OverflowError, ValueError):
+                t = None
+            object.__setattr__(self, "_created_ts", t)
+            return t
 
     def _file_time(self, keys: tuple[str, ...], which: str) -> _dt.datetime:
-        """A person's note's time: its own property (``created``, ``date``, …),
-        else what the view knows of the file (the first commit, the mtime)."""
+        """A person's note's time: its property (``created``, ``date``, …), else its file's."""
         t = O.time_property(self.meta, keys, self.tz)
         if t is not None:
             return t
-        clock = self._cache.get("clock")
-        ts = clock(self.path, which) if clock is not None else None
+        ts = self.file_time(which)
         if ts is None:
             if which == "updated":
                 return self.created
             raise ParseError(f"{self.path}: no {which} time known", path=self.path, key=which)
         return _dt.datetime.fromtimestamp(ts, self.tz)
+
+    def file_time(self, which: str) -> float | None:
+        """The file's ``which`` time (``created``, ``updated``; POSIX) apart from its properties:
+        unknown to a value; the view knows its files' (the first commit, the mtime)."""
+        return None
     @property
     def kind(self) -> str:
         if self.reference:
@@ -232,18 +239,19 @@ class Entry:
     def tags(self) -> tuple[str, ...]:
         """The ``tags`` property, then inline ``#tags`` of the body, as written (no ``#``)."""
         try:
-            return self._cache.tags
+            return self._tags
         except AttributeError:
-            t = self._cache.tags = tuple(dict.fromkeys(
-                [*O.property_tags(self.meta.get("tags")), *O.inline_tags(self.body)]))
-        return t
+            t = tuple(dict.fromkeys([*O.property_tags(self.meta.get("tags")), *O.inline_tags(self.body)]))
+            object.__setattr__(self, "_tags", t)
+            return t
     @property
     def tag_set(self) -> frozenset[str]:
         """The tags and every tag they are nested under (``a/b`` is also ``a``)."""
         try:
-            return self._cache.tag_set
+            return self._tag_set
         except AttributeError:
-            t = self._cache.tag_set = O.tag_closure(self.tags)
+            t = O.tag_closure(self.tags)
+            object.__setattr__(self, "_tag_set", t)
             return t
     @property
     def value(self) -> float:
@@ -270,14 +278,16 @@ class Entry:
         """Notes this one links to (their names, or ``folder/name``), from the
         frontmatter and [[wikilinks]] and ![[embeds]] in the body; a person's
         note also from ``[[links]]`` in any property."""
-        out = self._cache.get("links")
-        if out is None:
+        try:
+            return self._links
+        except AttributeError:
             names = [unwrap_link(x).split("|")[0].split("#")[0] for x in O.items(self.meta.get("links"))]
             names += [x.target for x in O.wikilinks(self.body)]
             if self.reference:
                 names += O.property_links(self.meta)
-            out = self._cache["links"] = tuple(dict.fromkeys(n for n in (O.link_key(x) for x in names) if n))
-        return out
+            out = tuple(dict.fromkeys(n for n in (O.link_key(x) for x in names) if n))
+            object.__setattr__(self, "_links", out)
+            return out
     @property
     def sections(self) -> dict[str, str]:
         return split_sections(self.body)[1]
@@ -303,19 +313,21 @@ class Entry:
                      path=self.path if path is None else path, tz=self.tz)
 
     def warn(self, *warnings: str) -> "Entry":
-        """This entry, carrying warnings for the caller."""
+        """This entry, carrying warnings for the caller (a copy of its kind: the view's stays the view's)."""
         if not warnings:
             return self
-        return Entry(self.meta, self._body, self.path, self.version, self._cache, self.tz,
-                     self.warnings + warnings)
+        twin = object.__new__(type(self))
+        put, get = object.__setattr__, object.__getattribute__
+        for name in {s for c in type(self).__mro__ for s in getattr(c, "__slots__", ())}:
+            with contextlib.suppress(AttributeError):  # (derived: not worked out yet)
+                put(twin, name, get(self, name))
+        put(twin, "warnings", self.warnings + warnings)
+        return twin
 
 
-def _rebuild(meta: dict[str, Any], body: str, path: str, version: str, tz: _dt.tzinfo,
-             warnings: tuple[str, ...], cache: dict[str, Any]) -> Entry:
-    e = Entry(meta, body, path, version, tz=tz, warnings=warnings)
-    for k, v in cache.items():
-        e._cache[k] = v
-    return e
+def _rebuild(meta: dict[str, Any], body: str, path: str, version: str,
+             tz_warnings: tuple[_dt.tzinfo, tuple[str, ...]]) -> Entry:
+    return Entry(meta, body, path, version, tz=tz_warnings[0], warnings=tz_warnings[1])
 
 
 def id_of(meta: Mapping[str, Any], rel: str) -> str:
@@ -343,18 +355,6 @@ def one_line(s: Any, limit: int = 300) -> str:
 
 # ---------------------------------------------------------------------------
 # parse and render
-
-def snapshot_meta(e: Entry) -> dict[str, Any] | None:
-    """What the index snapshot keeps of a note's frontmatter: None (parse it
-    again on open) when JSON cannot keep it, or when reading it found a
-    problem ``check`` must see again."""
-    if e._cache.get("warning"):
-        return None
-    plain = e._cache.get("plain")
-    if plain is None:  # (known from the parse; else found once)
-        plain = e._cache["plain"] = is_plain(e.meta)
-    return dict(e.meta) if plain else freeze(e.meta)
-
 
 def content_version(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
@@ -392,14 +392,25 @@ def _line_of(exc: yaml.YAMLError) -> int | None:
     return None if mark is None else mark.line + 2  # +1 for 0-based, +1 for the opening '---'
 
 
+class Parsed(NamedTuple):
+    """What ``parse_note`` found: the entry, and what reading it learnt besides."""
+    entry: Entry
+    plain: bool  # its frontmatter is plain JSON data (no dates): JSON keeps it as it is
+    warning: str | None = None  # a person's note's properties that cannot be read (indexed by its text)
+
+
 def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
           max_meta_size: int = MAX_META_SIZE) -> Entry:
-    """Read a memory file. Raises ``ParseError`` (with ``path``, ``line`` where known
-    and a reason) for anything that is not a valid memory; never guesses a fix.
+    """Read a memory file. Raises ``ParseError`` (with ``path``, ``line`` where known and a
+    reason) for anything that is not a valid memory; never guesses a fix. Tolerated without
+    complaint: a UTF-8 BOM and CRLF line ends (editors on Windows write them); ``density``
+    as the old name of ``value``."""
+    return parse_note(text, path, tz=tz, max_meta_size=max_meta_size).entry
 
-    Tolerated without complaint: a UTF-8 BOM and CRLF line ends (editors on
-    Windows write them); ``density`` as the old name of ``value``.
-    """
+
+def parse_note(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
+               max_meta_size: int = MAX_META_SIZE) -> Parsed:
+    """``parse``, and what reading found besides the entry (what the view keeps of its notes)."""
     raw = text if isinstance(text, bytes) else text.encode("utf-8")
     version = content_version(raw)
     try:
@@ -431,9 +442,7 @@ def parse(text: str | bytes, path: str = "", *, tz: _dt.tzinfo = UTC,
         raise ParseError(f"{path}:2: frontmatter is not a mapping", path=path, line=2)
     plain = check_shape(meta, path, max_meta_size)
     meta = validate_meta(meta, path=path, fm_text=fm_text, tz=tz)
-    entry = Entry(meta=meta, body=body, path=path, version=version, tz=tz)
-    entry._cache["plain"] = plain
-    return entry
+    return Parsed(Entry(meta=meta, body=body, path=path, version=version, tz=tz), plain)
 
 
 def normal(s: str) -> str:
@@ -463,10 +472,10 @@ def _refuse_conflict(s: str, path: str) -> None:
                          line=line)
 
 
-def _parse_persons(s: str, path: str, version: str, tz: _dt.tzinfo, max_meta_size: int) -> Entry:
+def _parse_persons(s: str, path: str, version: str, tz: _dt.tzinfo, max_meta_size: int) -> Parsed:
     """A person's note, read as Obsidian reads it: any text is a note. Without
     a closed frontmatter it is all body; frontmatter that cannot be read is
-    left out of its properties and named in ``_cache['warning']`` (``check``
+    left out of its properties and named in ``Parsed.warning`` (``check``
     reports it), never an error that hides the note."""
     _refuse_conflict(s, path)
     meta: Any = {}
@@ -487,8 +496,5 @@ def _parse_persons(s: str, path: str, version: str, tz: _dt.tzinfo, max_meta_siz
     else:
         plain = True
     entry = Entry(meta={str(k): v for k, v in meta.items()}, body=body, path=path, version=version, tz=tz)
-    entry._cache["plain"] = plain and all(isinstance(k, str) for k in meta)
-    if warning:
-        entry._cache["warning"] = warning
-    return entry
+    return Parsed(entry, plain and all(isinstance(k, str) for k in meta), warning or None)
 

@@ -1,7 +1,6 @@
 """The frontmatter fields sediment knows: their order, their checks
 (``validate_meta``), the fields of a new memory (``build_meta``), and the
-times and ids they hold. Pure; ``entry`` builds the file format on it and
-re-exports these names (``entry.parse_time``, ``entry.new_id``, …).
+times and ids they hold. Pure; ``entry`` builds the file format on it.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import math
 import re
 import secrets
 import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import InvalidInput, ParseError
 
@@ -28,6 +27,7 @@ FIELD_ORDER = (
 )
 LIST_FIELDS = ("tags", "source_links", "links", "supersedes", "superseded_by")
 WEIGHT_KEYS = ("importance", "emotional", "recurrence", "unresolved")
+WEIGHT_MIN, WEIGHT_MAX = 1, 5  # a weight's scale
 # Tideline's weights → one value; the shares add up to 1.
 WEIGHT_SHARES = {"importance": 0.35, "emotional": 0.25, "recurrence": 0.25, "unresolved": 0.15}
 
@@ -106,6 +106,9 @@ def _line_of_key(fm_text: str, key: str) -> int | None:
     return None
 
 
+Bad = Callable[[str, str], ParseError]  # (key, why) → the error naming the key and its line
+
+
 def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
                   tz: _dt.tzinfo = UTC) -> dict[str, Any]:
     """Check types of the known fields. Times and other typed values are kept
@@ -123,6 +126,23 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
         key_for_value = "density"
     else:
         key_for_value = "value"
+    _check_identity(meta, bad, tz)
+    _check_lists(meta, bad)
+    _check_value(meta.get("value"), bad, key_for_value)
+    _check_weights(meta.get("weights"), bad)
+    for key in ("kind", "status", "source", "event", "reason"):
+        if key in meta and meta[key] is not None and not isinstance(meta[key], str):
+            if isinstance(meta[key], (int, float)) and not isinstance(meta[key], bool):
+                meta[key] = str(meta[key])
+            else:
+                raise bad(key, "must be text")
+    if meta.get("status") is not None and meta["status"] not in STATUSES:
+        raise bad("status", f"{meta['status']!r} is not one of {', '.join(STATUSES)}")
+    return meta
+
+
+def _check_identity(meta: dict[str, Any], bad: Bad, tz: _dt.tzinfo) -> None:
+    """``id`` (text, kept as text), ``title`` (text, if any), and the times."""
     mid = meta.get("id")
     if not isinstance(mid, (str, int)) or isinstance(mid, bool) or str(mid).strip() == "":
         raise bad("id", "missing or not a string")
@@ -139,6 +159,10 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
                 raise bad(key, f"not an ISO 8601 time: {meta[key]!r}") from None
     if "created" not in meta:
         raise bad("created", "missing")
+
+
+def _check_lists(meta: dict[str, Any], bad: Bad) -> None:
+    """The list fields: lists of text (one value alone is a list of one)."""
     for key in LIST_FIELDS:
         v = meta.get(key)
         if v is None:
@@ -148,7 +172,9 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
         if not isinstance(v, list) or any(isinstance(x, (dict, list)) for x in v):
             raise bad(key, "must be a list of strings")
         meta[key] = [str(x) for x in v]
-    v = meta.get("value")
+
+
+def _check_value(v: Any, bad: Bad, key: str) -> None:
     if isinstance(v, str):  # value: "0.7", as some editors write it: read as the number, kept as written
         try:
             v = float(v)
@@ -156,22 +182,15 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
             pass
     if v is not None:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
-            raise bad(key_for_value, f"must be a number from 0 to 1, not {v!r}")
-    w = meta.get("weights")
+            raise bad(key, f"must be a number from 0 to 1, not {v!r}")
+
+
+def _check_weights(w: Any, bad: Bad) -> None:
     if w is not None:
         if not isinstance(w, dict) or any(
                 k not in WEIGHT_KEYS or isinstance(x, bool) or not isinstance(x, (int, float))
-                or not 1 <= x <= 5 for k, x in w.items()):
-            raise bad("weights", f"must map {', '.join(WEIGHT_KEYS)} to numbers 1–5")
-    for key in ("kind", "status", "source", "event", "reason"):
-        if key in meta and meta[key] is not None and not isinstance(meta[key], str):
-            if isinstance(meta[key], (int, float)) and not isinstance(meta[key], bool):
-                meta[key] = str(meta[key])
-            else:
-                raise bad(key, "must be text")
-    if meta.get("status") is not None and meta["status"] not in STATUSES:
-        raise bad("status", f"{meta['status']!r} is not one of {', '.join(STATUSES)}")
-    return meta
+                or not WEIGHT_MIN <= x <= WEIGHT_MAX for k, x in w.items()):
+            raise bad("weights", f"must map {', '.join(WEIGHT_KEYS)} to numbers {WEIGHT_MIN}–{WEIGHT_MAX}")
 
 
 def build_meta(*, id: str, title: str, created: str, kind: str | None, tags: Iterable[str],

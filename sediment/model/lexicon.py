@@ -15,8 +15,14 @@ purpose (each list's comment says why it is not one of the others):
   same thing (a conflict's anchor, a place on the palace map);
 * the words of a chat message that say nothing about *which* todo it is about
   (``MESSAGE_STOP``, ``MESSAGE_FUNCTION_CHARS``): what working memory's
-  matcher (``agent/intent.py``) drops before comparing a "done" with the open
-  items.
+  matcher (``agent/intent.py``) drops before comparing a message with the open
+  items;
+* the verbs of doing (``DOING_EN``, ``DOING_ZH_CHARS``, ``DOING_ZH_WORDS``,
+  ``RESULTS_ZH``): what a todo or a "done" does to its things. The Chinese
+  recogniser (``agent/intent_zh.py``) reads a task in them, and the closer
+  (``agent/closing.py``) leaves them out, so that "sent" and "send", 发了 and
+  发 do not stand between a done and its todo, nor make two tasks that share
+  only a verb look alike.
 """
 
 from __future__ import annotations
@@ -120,3 +126,40 @@ don't dont i'll ill let sent fixed finished""".split())
 # Not ``ZH_FUNCTION_CHARS``: the matcher compares single characters, and these
 # are the ones that occur in nearly every message about a todo.
 MESSAGE_FUNCTION_CHARS = frozenset("了的是我你他她它们在把被给和也都就要会这那个一不没有很还再吧呢吗啊呀")
+
+# --------------------------------------------------------------------------- verbs of doing
+
+# English verbs a todo is done with (base forms; the closer stems what it
+# reads, so "booked" and "books" meet "book"). In the place of a verb (after
+# "to", "I'll", at the start) they are the action, not the thing: "send" of
+# "Remember to send the Q4 report"; after "the" or a noun they are a thing
+# again ("the water bill", "library books").
+DOING_EN = frozenset("""
+send pay fix book buy call email text ping reply answer submit file sign renew cancel order return pick drop
+deliver ship merge deploy push release publish upload update migrate rotate back clean wash water feed walk take
+schedule reschedule confirm finish complete write draft review approve test install upgrade configure setup
+restart reboot archive pack print post mail replace repair register apply refill cook tidy vacuum mow paint
+repaint organize organise sort handle resolve close tag label check verify move transfer wire deposit
+charge refund lock unlock prep prepare wrap do make get go bring give put set run find meet build drive sell
+hold cut throw tell read follow reach contact notify ask invite visit see look fetch collect grab redo remove
+add delete rename share forward print scan fill hand lodge change get finalize finalise patch refactor rebalance
+repot respond
+""".split())
+
+# Single characters that are a verb of doing on their own in a todo or a
+# done (发 of 合同发了, 寄 of 寄出去了), and the longer verbs (提交, 部署).
+DOING_ZH_CHARS = ("发寄交缴付买订还修改写做办弄搞打回取拿送收洗扔充续签约退换装删加补测跑拆清关贴填报存转汇接剪刷浇"
+                  "喂遛锁铺扫擦晒煮烤卖租搬借教看查问催定批审推传归迁配调印读背见陪带找请吃倒挑选放去学")
+DOING_ZH_WORDS = tuple("""
+提交 部署 上线 下线 发布 合并 迁移 备份 归档 更新 处理 确认 安排 联系 通知 回复 答复 预约 报名 报销 申请 激活 挂失
+注册 登记 缴费 交费 体检 复查 重构 重启 重做 测试 检查 整理 打扫 收拾 清理 打包 上传 下载 下单 付款 转账 还款 续费
+审核 审批 签字 盖章 起草 对接 跟进 汇报 修复 解决 配置 安装 升级 取消 退订 预订 购买 采购 发送 寄出 核对 对账 打印
+复印 扫描 填写 提取 领取 充值 续约 续签 签约 浇水 遛狗 倒垃圾 做饭 买菜 复习 排查 优化 评审 拜访 看望 探望 接送 预习
+练习 锻炼 跑步 理发 洗车 加油 上课 交接 打电话 发邮件 回邮件 回电话 打疫苗 打针 吃药 拿药 取快递 寄快递
+""".split())
+# What a verb gets to: 完 (写完), 好 (修好), 过 (打过), 出去 (寄出去).
+RESULTS_ZH = tuple("""
+完毕 干净 出去 出来 回来 回去 进去 下来 起来 完 好 过 掉 定 上 到 齐 清 妥 成 光 走 出 回 给
+""".split())
+# Talking: a task when planned (跟 HR 聊下), an event when past (下午开会讨论了预算).
+TALK_ZH = ("聊", "谈", "讨论", "沟通", "商量")

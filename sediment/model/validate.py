@@ -16,6 +16,8 @@ from typing import Any, Iterable, Mapping
 from . import entry as E
 from . import names as N
 from ..errors import InvalidInput, ParseError, TooLarge
+from .fields import STATUSES, now_iso, unwrap_link, validate_meta
+from .names import LAYERS
 
 # set by the library, never by a caller's keyword fields
 RESERVED_FIELDS = frozenset({"id", "created", "updated", "status", "path", "layer", "room", "name",
@@ -90,7 +92,7 @@ def tags(given: Iterable[str] | str | None) -> list[str]:
 
 def link(x: Any) -> str:
     """The name a link names (``[[name]]`` or a bare name)."""
-    name = E.unwrap_link(x)
+    name = unwrap_link(x)
     if not name or any(c in name for c in "\n\x00[]"):
         raise InvalidInput(f"link {x!r} is not a memory name")
     return name
@@ -142,13 +144,13 @@ def fields(given: Mapping[str, Any]) -> dict[str, Any]:
 def meta(m: dict[str, Any], *, path: str = "") -> dict[str, Any]:
     """Frontmatter we are about to write, checked as a reader would check it."""
     try:
-        return E.validate_meta(m, path=path)
+        return validate_meta(m, path=path)
     except ParseError as exc:
         raise InvalidInput(exc.message.split(": ", 1)[-1]) from None
 
 
 def weights(w: Any) -> None:
-    meta({"id": "x", "created": E.now_iso(), "weights": w})
+    meta({"id": "x", "created": now_iso(), "weights": w})
 
 
 def layer(v: Any) -> str:
@@ -220,9 +222,9 @@ def layers(v: Any) -> set[str] | None:
     if v is None:
         return None
     out = set(_one_or_many(v, what="layer"))
-    unknown = sorted(str(x) for x in out - set(E.LAYERS))
+    unknown = sorted(str(x) for x in out - set(LAYERS))
     if unknown:
-        raise InvalidInput(f"layer: {', '.join(unknown)} is not one of {', '.join(E.LAYERS)}", what="layer")
+        raise InvalidInput(f"layer: {', '.join(unknown)} is not one of {', '.join(LAYERS)}", what="layer")
     return out
 
 
@@ -240,8 +242,8 @@ def kinds(v: Any, known: Iterable[str]) -> set[str] | None:
 def status(v: Any) -> str | None:
     if v is None:
         return None
-    if v not in E.STATUSES:
-        raise InvalidInput(f"status: {v!r} is not one of {', '.join(E.STATUSES)}", what="status")
+    if v not in STATUSES:
+        raise InvalidInput(f"status: {v!r} is not one of {', '.join(STATUSES)}", what="status")
     return str(v)
 
 

@@ -27,6 +27,7 @@ from ..model.policy import Clock, Policy
 from .rank import Lane, LaneSource, vouched
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
+from ..model.fields import unwrap_link
 from ..model.markup import plain
 
 def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
@@ -67,7 +68,7 @@ class SearchHit:
     @property
     def superseded_by(self) -> tuple[str, ...]:
         """Names of what replaced this memory (a hit of ``include_superseded``)."""
-        return tuple(E.unwrap_link(x) for x in self.entry.meta.get("superseded_by") or ())
+        return tuple(unwrap_link(x) for x in self.entry.meta.get("superseded_by") or ())
 
     def to_dict(self) -> dict[str, Any]:
         out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,

@@ -198,6 +198,17 @@ class Tokenizer:
             pairs = [(p.word, p.flag) for p in jieba.posseg.POSTokenizer(seg).cut(runs, HMM=HMM)]
         return [(w, f) for w, f in pairs if not w.isspace()]
 
+    def words(self, text: str, *, hmm: bool = HMM) -> list[str]:
+        """The words of ``text`` as jieba cuts them in its precise mode (each
+        character once; not the overlapping search mode the index uses), by
+        the same segmenter and added words as ``terms``. ``hmm=False`` keeps
+        to the dictionary: on a short chat message, HMM glues unknown
+        neighbours into a word (纪要发群 of 纪要发群里了)."""
+        seg = self._seg or self._load()
+        if self.segmenter == "rjieba":
+            return [w for w in seg.cut(text, hmm) if not w.isspace()]
+        return [w for w in seg.cut(text, HMM=hmm) if not w.isspace()]
+
     def fingerprint(self) -> str:
         """Changes whenever what this tokenizer produces may change."""
         extra = "|".join(f"{w}:{f}" for w, f in self._words)

@@ -44,24 +44,24 @@ from ..disk.journal import Journal
 from ..model.policy import Policy
 from ..disk.usage import UsageLog
 from .system import CACHE, SYSTEM as SYSTEM, VECTORS_LOCK, Parts  # SYSTEM: part of this module's API
+from ..view.held import Held
 from ..view.view import View
+from ..model.fields import wikilink
+from ..model.names import LAYERS
 
 log = logging.getLogger("sediment")
 
 CLOSE_WAIT = 0.25  # seconds a close waits for the writer lock to save the index snapshot (a cache)
 
-# what a move will write: (target path, meta, same bytes?, new text or None, new copy's version)
-MovePlan = tuple[str, dict[str, Any], bool, "bytes | None", str]
-
 def add_link(meta: dict[str, Any], key: str, name: str) -> None:
     links = list(meta.get(key) or ())
-    if E.wikilink(name) not in links:
-        links.append(E.wikilink(name))
+    if wikilink(name) not in links:
+        links.append(wikilink(name))
     meta[key] = links
 
 
 class Store:
-    def __init__(self, root: Path, policy: Policy, view: View, lock: WriterLock, journal: Journal,
+    def __init__(self, root: Path, policy: Policy, view: View, *, lock: WriterLock, journal: Journal,
                  usage: UsageLog, parts: Parts | None = None) -> None:
         self.root = root
         self.parts = parts or Parts()
@@ -148,7 +148,7 @@ class Store:
         except FileExistsError:
             raise
         except Changed as exc:
-            raise self._kept(rel, exc, id=entry.meta.get("id"), expected=expected) from exc
+            raise self.conflict_kept(rel, exc, id=entry.meta.get("id"), expected=expected) from exc
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
         return self.written(rel, entry, text)
@@ -156,9 +156,9 @@ class Store:
     def written(self, rel: str, entry: Entry, text: bytes) -> Entry:
         """``entry`` as it is on disk once ``text`` (its rendering) is at ``rel``."""
         body = entry.body if not entry.body or entry.body.endswith("\n") else entry.body + "\n"
-        fresh = Entry(meta=entry.meta, body=body, path=rel, version=E.content_version(text), tz=self.view.tz)
-        fresh._cache["off"] = len(text) - len(body.encode("utf-8"))
-        return fresh
+        # (rendered: no BOM, no CR, so the body is the end of ``text``)
+        return Held(entry.meta, body, rel, E.content_version(text), tz=self.view.tz,
+                    off=len(text) - len(body.encode("utf-8")))
 
     def rewrite(self, entry: Entry, *, meta: Mapping[str, Any], body: str | None = None) -> Entry:
         """Replace a note in place with new frontmatter (and body), and tell the
@@ -174,13 +174,13 @@ class Store:
         try:
             replace_checked(target, data, expected)
         except Changed as exc:
-            raise self._kept(rel, exc, "adopting") from None
+            raise self.conflict_kept(rel, exc, "adopting") from None
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
 
-    def _kept(self, rel: str, exc: Changed, doing: str = "writing", **details: Any) -> Conflict:
-        """The Conflict for a person's save that a write found in its way (and
-        kept); the view takes the note as it is now."""
+    def conflict_kept(self, rel: str, exc: Changed, doing: str = "writing", **details: Any) -> Conflict:
+        """The Conflict for a person's save that a write (or a move) found in
+        its way at ``rel``, and kept; the view takes the note as it is now."""
         try:
             details["actual"] = E.content_version(read_nofollow(self.root / rel))
         except OSError:
@@ -253,58 +253,7 @@ class Store:
         # the view may miss a file another process wrote without journaling (a person);
         # a cheap check of the usual places
         root = str(self.root)
-        return any(os.path.exists(os.path.join(root, layer, name + ".md")) for layer in E.LAYERS)
-
-    # ------------------------------------------------------------------ moves
-
-    def prepare_move(self, entry: Entry, layer: str, room: str, meta_changes: Mapping[str, Any]) -> MovePlan:
-        """What a move of ``entry`` will write: (target path, meta, whether the
-        bytes stay the same, the new text or None, the new copy's version)."""
-        N.refuse_persons(entry.path)
-        rel = N.join_path(layer, room, entry.name)
-        meta = {**entry.meta, **meta_changes}
-        meta = {k: v for k, v in meta.items() if v is not None}
-        same_bytes = meta == dict(entry.meta)
-        # the new copy's version too (dver): recovery undoes a move only by
-        # removing a copy that is still exactly what the move wrote
-        text = None if same_bytes or rel == entry.path else E.render(entry.with_(meta=meta)).encode("utf-8")
-        dver = entry.version if text is None else E.content_version(text)
-        return rel, meta, same_bytes, text, dver
-
-    @staticmethod
-    def intent(entry: Entry, plan: MovePlan) -> dict[str, Any]:
-        """The journal record of a move's intent (``begin``). The moves
-        themselves, one or a batch, are ``moves``'s."""
-        return {"id": entry.id, "src": entry.path, "dst": plan[0], "ver": entry.version, "dver": plan[4]}
-
-    def _prune_rooms(self, folder: Path) -> None:
-        """Remove the room folders a move emptied (Obsidian shows empty folders),
-        up to the layer folder, which stays. Only an empty folder can be removed:
-        one a person put anything in (a file, a hidden file) stays as it is."""
-        layers = {self.root / layer for layer in E.LAYERS}
-        removed = False
-        while folder not in layers and self.root in folder.parents:
-            try:
-                folder.rmdir()
-            except OSError:  # not empty (or not ours to remove): stop here
-                break
-            removed = True
-            folder = folder.parent
-        if removed:  # (the move's own removal of the note synced the folder it was in)
-            fsync_dir(folder)
-
-    def _withdraw(self, copy: Path, version: str | None) -> None:
-        """Remove the new copy of a move that did not happen: the second name
-        of a hard-linked source (``version`` None), or the copy we wrote —
-        unless someone edited that copy meanwhile, then both stay."""
-        try:
-            if version is None:
-                os.unlink(copy)
-                fsync_dir(copy.parent)
-            else:
-                remove_checked(copy, version)
-        except Changed:
-            log.warning("sediment: %s was edited before a move was withdrawn; both copies kept", copy)
+        return any(os.path.exists(os.path.join(root, layer, name + ".md")) for layer in LAYERS)
 
     def supersede(self, old: Entry, new: Entry, reason: str) -> Entry:
         """Mark ``old`` superseded by ``new`` (links both ways); journaled, as it
@@ -427,7 +376,7 @@ class Store:
         n = 0
         cache = self.root / SYSTEM / CACHE
         with self.usage.lock():
-            for top in (*E.LAYERS, SYSTEM):
+            for top in (*LAYERS, SYSTEM):
                 if not (self.root / top).is_symlink():  # never delete through a link
                     n += sweep_temps(self.root / top, skip=cache)
             n += self._sweep_cache(cache)

@@ -15,10 +15,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model import entry as E
 from ..errors import NotFound, StorageError
 from ..disk.files import atomic_write, symlink_in
-from ..view.problems import Problem
+from ..model.problem import Problem
+from ..model.names import LAYERS
 
 log = logging.getLogger("sediment")
 
@@ -54,7 +54,7 @@ reports/
 working/
 patrol/
 """
-_OURS = {*E.LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: the merge driver
+_OURS = {*LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: the merge driver
 
 
 def holds_persons(root: Path) -> bool:
@@ -76,7 +76,7 @@ def init_layout(root: Path) -> None:
     nothing is made (``open_system`` says what that turns off)."""
     try:
         persons = holds_persons(root)
-        for d in (*E.LAYERS, SYSTEM):
+        for d in (*LAYERS, SYSTEM):
             with contextlib.suppress(FileExistsError):
                 (root / d).mkdir()
         gi = root / SYSTEM / ".gitignore" if persons else root / ".gitignore"

@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..model.entry import LAYERS
 from ..errors import StorageError
+from ..model.names import LAYERS
 
 # What init commits: the files sediment itself keeps in a root. Anything else
 # in the folder (a person's own notes, .obsidian/) is the person's to add.

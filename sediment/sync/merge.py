@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import names as N
-from ..model.entry import LAYERS
 from ..disk.files import atomic_write
 from .git import _run
 from .notemerge import merge_note
+from ..model.names import LAYERS
 
 LAYER_RANK = {"inbox": 0, "shallow": 1, "sediment": 2, "bedrock": 3, "archive": 9}
 _ID = re.compile(rb"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)

@@ -37,8 +37,9 @@ from typing import Any, Mapping
 
 from ..model import entry as E
 from ..errors import ParseError, StorageError
+from ..model.fields import STATUSES, parse_time
 
-STATUS_ORDER = {s: i for i, s in enumerate(E.STATUSES)}
+STATUS_ORDER = {s: i for i, s in enumerate(STATUSES)}
 SET_FIELDS = ("tags", "links", "supersedes", "superseded_by", "source_links")
 _MISSING = object()
 
@@ -49,7 +50,7 @@ def _canon(v: Any) -> str:
 
 def _time(meta: Mapping[str, Any], key: str) -> float | None:
     try:
-        return E.parse_time(meta.get(key) or meta.get("created"), key=key).timestamp()
+        return parse_time(meta.get(key) or meta.get("created"), key=key).timestamp()
     except (ParseError, TypeError, ValueError, OverflowError):
         return None
 
@@ -153,7 +154,7 @@ def _by_rule(k: str, b: Any, o: Any, t: Any, *, later: int, status_winner: int) 
 def _time_pick(k: str, o: Any, t: Any) -> Any:
     """``updated``: the later of the two; ``created``: the earlier (a time that
     does not read as one loses to one that does)."""
-    times = [(x, E.parse_time(x, key=k).timestamp()) for x in (o, t) if x is not _MISSING and _safe_time(x)]
+    times = [(x, parse_time(x, key=k).timestamp()) for x in (o, t) if x is not _MISSING and _safe_time(x)]
     if times:
         pick = max if k == "updated" else min
         return pick(times, key=lambda p: (p[1], _canon(p[0])))[0]
@@ -174,7 +175,7 @@ def _weights(b: Mapping[str, Any], o: Mapping[str, Any], t: Mapping[str, Any], l
 
 def _safe_time(x: Any) -> bool:
     try:
-        E.parse_time(x)
+        parse_time(x)
         return True
     except (ParseError, TypeError, ValueError, OverflowError):
         return False

@@ -27,6 +27,8 @@ from ..store.store import Store
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
 from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
+from ..view.held import Held, offset
+from ..model.fields import unwrap_link
 
 log = logging.getLogger("sediment")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds
@@ -284,10 +286,7 @@ def _follow_moves(g: Git, store: Store, moves: list[tuple[str, str]]) -> None:
             continue  # the rescan reads it (and reports what is wrong with it)
         if fresh.id != e.id or (fresh.title, fresh.tags, fresh.body, fresh.room) != (e.title, e.tags, e.body, e.room):
             continue
-        if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data:
-            # where the body starts in the file, for the view's body store (as written() says it)
-            fresh._cache["off"] = len(data) - len(fresh.body.encode("utf-8"))  # noqa: SLF001 - until the view takes it
-        view.relocate(e, fresh)
+        view.relocate(e, Held.of(fresh, off=offset(data, fresh.body)))
 
 
 def _head(g: Git) -> str:
@@ -373,7 +372,7 @@ def _no_cycles(store: Store, ids: list[str]) -> list[str]:
     def succ(e: E.Entry) -> list[str]:
         ids: list[str] = []
         for link in e.meta.get("superseded_by") or ():
-            ids += [i for i in view.by_name.get(E.unwrap_link(link), []) if i in view.entries]
+            ids += [i for i in view.by_name.get(unwrap_link(link), []) if i in view.entries]
         return ids
     seen: set[str] = set()
     for start in ids:
@@ -396,7 +395,7 @@ def _no_cycles(store: Store, ids: list[str]) -> list[str]:
             continue  # a person's own note: check() is the place for it
         members = {view.entries[i].name for i in cycle}
         meta: dict[str, Any] = dict(newest.meta)
-        left = [x for x in meta.get("superseded_by") or () if E.unwrap_link(x) not in members]
+        left = [x for x in meta.get("superseded_by") or () if unwrap_link(x) not in members]
         if left:
             meta["superseded_by"] = left
         else:

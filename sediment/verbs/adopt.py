@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from ..model import entry as E
 from ..errors import InvalidInput, ParseError
+from ..model.fields import now_iso
 
 
 def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> bytes:
@@ -50,7 +50,7 @@ def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> byt
             raise ParseError(f"{rel}: its frontmatter is not a mapping; fix it, then adopt", path=rel)
     if "id" in meta and "created" in meta:
         raise InvalidInput(f"{rel} has an id and a created time already", path=rel)
-    stamp = E.now_iso(when)
+    stamp = now_iso(when)
     new = [f"id: {eid}"] if "id" not in meta else []
     if "created" not in meta:
         new.append(f"created: '{stamp}'")

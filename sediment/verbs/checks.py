@@ -9,14 +9,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..model import entry as E
 from ..model import names as N
 from ..model import obsidian as O
 from ..disk.files import is_temp, read_nofollow
 from ..progress import Ticker
 from ..store.system import SYSTEM
-from ..view.problems import Problem
+from ..model.problem import Problem
 from ..view.view import View
+from ..model.fields import unwrap_link
+from ..model.names import LAYERS
 
 
 def duplicate_names(view: View) -> list[Problem]:
@@ -59,7 +60,7 @@ def not_regular(view: View) -> list[Problem]:
     folder: never followed, they may point anywhere), FIFOs, sockets and
     devices named like notes, and folders named like notes."""
     out = []
-    stack = [(view.root / layer, layer) for layer in E.LAYERS if not (view.root / layer).is_symlink()]
+    stack = [(view.root / layer, layer) for layer in LAYERS if not (view.root / layer).is_symlink()]
     while stack:
         folder, rel = stack.pop()
         try:
@@ -95,7 +96,7 @@ def unresolved_links(view: View) -> list[Problem]:
     left_out: set[str] | None = None
     out = []
     for e in view.entries.values():
-        names = [*e.links, *(E.unwrap_link(x) for k in ("supersedes", "superseded_by")
+        names = [*e.links, *(unwrap_link(x) for k in ("supersedes", "superseded_by")
                               for x in e.meta.get(k) or ())]
         missing = [n for n in dict.fromkeys(names) if n and n not in view.entries and view.link(n) is None
                    and not O.ATTACHMENT.search(n) and n.rsplit("/", 1)[-1].casefold() not in known]
@@ -131,12 +132,12 @@ def layer_links(root: Path) -> list[Problem]:
     """A layer folder that is a symlink (a symlinked ``_system/`` is one of
     the store's faults)."""
     return [Problem(top + "/", "is a symlink; sediment does not follow it", code="symlink")
-            for top in E.LAYERS if (root / top).is_symlink()]
+            for top in LAYERS if (root / top).is_symlink()]
 
 
 def temps(root: Path) -> list[Problem]:
     out = []
-    for top in (*E.LAYERS, SYSTEM):  # where sediment writes, and recover sweeps
+    for top in (*LAYERS, SYSTEM):  # where sediment writes, and recover sweeps
         if (root / top).is_symlink():
             continue
         for dirpath, _, filenames in os.walk(root / top):  # (os.walk does not follow links)

@@ -21,7 +21,9 @@ from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageErr
 from ..disk.files import has_temp, read_nofollow, resolve_inside
 from ..disk.journal import JournalRead
 from ..store.store import SYSTEM, Store
-from ..view.problems import Problem
+from ..model.problem import Problem
+from ..model.fields import new_id
+from ..model.names import LAYERS
 
 log = logging.getLogger("sediment")
 
@@ -160,8 +162,8 @@ def adopt(store: Store, path: str) -> Entry:
     if any(p == ".." or p.startswith(".") for p in parts):
         raise InvalidInput(f"adopt takes a path inside the root, without '..' or hidden folders: {path!r}")
     rel = "/".join(parts)
-    if rel.split("/", 1)[0] not in E.LAYERS:
-        raise InvalidInput(f"{rel} is not in a layer folder: move it into one ({', '.join(E.LAYERS)}) "
+    if rel.split("/", 1)[0] not in LAYERS:
+        raise InvalidInput(f"{rel} is not in a layer folder: move it into one ({', '.join(LAYERS)}) "
                            f"to hand it to the agent's memory, then adopt it")
     full = resolve_inside(store.root, rel)
     with store.writing() as view:
@@ -174,7 +176,7 @@ def adopt(store: Store, path: str) -> Entry:
         except OSError as exc:
             raise UnsafePath(f"{rel} is not a regular file; not followed", path=rel) from exc
         mtime = _dt.datetime.fromtimestamp(os.stat(full, follow_symlinks=False).st_mtime).astimezone()
-        new = adopted_bytes(data, rel, eid=E.new_id(int(mtime.timestamp() * 1000)), when=mtime)
+        new = adopted_bytes(data, rel, eid=new_id(int(mtime.timestamp() * 1000)), when=mtime)
         entry = E.parse(new, rel, tz=view.tz, max_meta_size=view.max_meta_size)  # refuses what would not read
         if not entry.body.strip():
             raise InvalidInput(f"{rel} has no text: an empty note is not a memory", path=rel)

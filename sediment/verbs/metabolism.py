@@ -128,7 +128,7 @@ def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageE
                 changes: dict[str, Any] = {"reason": E.one_line(m.reason)}
                 if m.status:
                     changes["status"] = m.status
-                batch.append((m, e, changes, store.prepare_move(e, m.target, e.room, changes)))
+                batch.append((m, e, changes, moves.plan(e, m.target, e.room, changes)))
             except SedimentError as exc:  # a note a person just broke, moved or deleted
                 tick()
                 result.skipped.append((m, str(exc)))
@@ -137,7 +137,7 @@ def _apply(store: Store, view: View, result: Plan) -> tuple[list[Move], StorageE
         try:
             if journaled:
                 seqs = dict(zip(journaled, store.journal.begin_many(
-                    "metabolize", [store.intent(batch[i][1], batch[i][3]) for i in journaled])))
+                    "metabolize", [moves.intent(batch[i][1], batch[i][3]) for i in journaled])))
         except StorageError as exc:
             if batch:
                 result.skipped.append((batch[0][0], str(exc)))

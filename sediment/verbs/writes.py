@@ -23,6 +23,7 @@ from ..disk.files import append_line, atomic_write
 from ..model.lifecycle import bigram_similarity, is_current, overturns
 from ..store.store import Store, add_link
 from ..view.view import View
+from ..model.fields import SECTIONS, build_meta, compose_body, new_id, now_iso, split_sections, unwrap_link, wikilink
 
 log = logging.getLogger("sediment")
 
@@ -38,7 +39,7 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     V.body(text, policy.max_body_bytes)
     layer = V.layer(layer)
     room = V.room(room)
-    sections = {k: V.section(k, fields.pop(k)) for k in list(fields) if k in E.SECTIONS}
+    sections = {k: V.section(k, fields.pop(k)) for k in list(fields) if k in SECTIONS}
     extra = V.fields(fields)
     tag_list = V.tags(tags)
     explicit_title = title is not None
@@ -55,10 +56,10 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     if "weights" in extra:
         V.weights(extra["weights"])
     link_names = V.links(links)
-    body = E.compose_body(text, sections)
+    body = compose_body(text, sections)
     V.body(body, policy.max_body_bytes)
     when = None if now is None else V.time(now, key="now")  # importing an older memory
-    created = E.now_iso(when)
+    created = now_iso(when)
     event = extra.get("event")
     with store.writing() as view:
         siblings = [e for e in view.entries.values() if e.event == event and not e.reference] \
@@ -77,9 +78,9 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
                                         sections=sections)
         if kind == "core":
             _check_core_cap(store)
-        eid = E.new_id(None if when is None else int(when.timestamp() * 1000))
+        eid = new_id(None if when is None else int(when.timestamp() * 1000))
         targets, warnings = _link_targets(store, link_names)
-        meta = E.build_meta(id=eid, title=title, created=created, kind=kind, tags=tag_list,
+        meta = build_meta(id=eid, title=title, created=created, kind=kind, tags=tag_list,
                             value=value, source=source, links=targets, extra=extra)
         meta = V.meta(meta)
         name = store.unique_name(N.slugify(title), eid)
@@ -107,17 +108,17 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
                            f"(now {current.version}); read it again and retry",
                            id=current.id, expected=expected, actual=current.version)
         meta = dict(current.meta)
-        main, sections = E.split_sections(current.body)
+        main, sections = split_sections(current.body)
         text = changes.pop("text", None)
         if text is not None:
             main = V.body(text, policy.max_body_bytes)
         for k in list(changes):
-            if k in E.SECTIONS:
+            if k in SECTIONS:
                 sections[k] = V.section(k, changes.pop(k))
         warnings = _changed_meta(store, current, meta, changes)
-        body = E.compose_body(main, sections)
+        body = compose_body(main, sections)
         V.body(body, policy.max_body_bytes)
-        meta["updated"] = E.now_iso()
+        meta["updated"] = now_iso()
         meta = V.meta({k: v for k, v in meta.items() if v is not None}, path=current.path)
         return store.rewrite(current, meta=meta, body=body).warn(*warnings)
 
@@ -134,7 +135,7 @@ def edit(store: Store, id: str, change: Callable[[str], str], *, expected: str |
         body = change(current.body)
         V.body(body, store.policy.max_body_bytes)
         meta = dict(current.meta)
-        meta["updated"] = E.now_iso()
+        meta["updated"] = now_iso()
         draft = current.with_(meta=meta, body=body)
         if E.parse(E.render(draft), current.path, tz=view.tz).body != draft.body + (
                 "" if draft.body.endswith("\n") else "\n"):
@@ -153,7 +154,7 @@ def _changed_meta(store: Store, current: Entry, meta: dict[str, Any], changes: d
     warnings: list[str] = []
     if "links" in changes:
         targets, warnings = _link_targets(store, V.links(changes.pop("links")))
-        meta["links"] = [E.wikilink(x) for x in targets] or None
+        meta["links"] = [wikilink(x) for x in targets] or None
     if "kind" in changes:
         k = V.kind(changes.pop("kind"), store.policy.kinds)
         if k == "core" and current.kind != "core":
@@ -239,7 +240,7 @@ def purge(store: Store, id: str, *, confirm: bool = False, reason: str = "purged
         if erase:  # text, tags and every other field go; what links need stays (and the body store's
             # copy of the text goes as this write ends: Store.writing)
             keep = {k: entry.meta[k] for k in ("id", "created", "updated") if k in entry.meta}
-            tomb = {**keep, "status": "purged", "reason": why, "erased": E.now_iso()}
+            tomb = {**keep, "status": "purged", "reason": why, "erased": now_iso()}
             entry = store.rewrite(entry, meta=tomb, body="Erased: the text of this memory was removed.\n")
         fresh = moves.move(store, entry, "archive", entry.room, op="purge",
                            meta_changes={"status": "purged", "reason": why})
@@ -286,7 +287,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         main = " ".join(text.split())
         existing = [e.id for e in view.same_text(text)
                     if e.kind == kind and is_current(e) and not e.reference]
-        done_link = E.wikilink(view.entries[existing[0]].name) if existing else None
+        done_link = wikilink(view.entries[existing[0]].name) if existing else None
         given, retired = [], []
         for e in (view.resolve(i) for i in fragment_ids):
             if done_link and done_link in (e.meta.get("superseded_by") or ()):
@@ -314,7 +315,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
             cur = store.reread(e)
             moves.move(store, cur, "archive", cur.room, op="consolidate", meta_changes={
                 "status": "superseded", "reason": f"consolidated into [[{new.name}]]",
-                "superseded_by": [E.wikilink(new.name)]})
+                "superseded_by": [wikilink(new.name)]})
         return view.entries[new.id]
 
 
@@ -330,7 +331,7 @@ def _supersedes(view: View, start: Entry, target: Entry) -> bool:
             continue
         seen.add(e.id)
         for name in e.meta.get("superseded_by") or ():
-            ids = view.by_name.get(E.unwrap_link(name), [])
+            ids = view.by_name.get(unwrap_link(name), [])
             todo += [view.entries[i] for i in ids if i in view.entries]
     return False
 
@@ -409,7 +410,7 @@ def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[
     differ = sorted(k for k, v in given.items() if v is not None and v != current[k]
                     and not (k == "kind" and extra.get("unclassified")))
     differ += sorted(k for k, v in extra.items() if k != "unclassified" and twin.meta.get(k) != v)
-    differ += sorted(k for k, v in sections.items() if v and twin.sections.get(k) != E.compose_body("", {k: v})
+    differ += sorted(k for k, v in sections.items() if v and twin.sections.get(k) != compose_body("", {k: v})
                      .split("\n", 1)[-1].strip("\n"))
     if differ:
         warnings.append(f"the same text is already memory {twin.id} ({twin.path}); returned it as it is: "
@@ -417,7 +418,7 @@ def _merge_duplicate(store: Store, twin: Entry, *, tags: list[str], links: list[
     else:
         warnings.append(f"the same text is already memory {twin.id}; returned it")
     if meta != dict(twin.meta):
-        meta["updated"] = E.now_iso()
+        meta["updated"] = now_iso()
         twin = store.rewrite(twin, meta=V.meta(meta, path=twin.path))
     return twin.warn(*warnings)
 

@@ -37,10 +37,10 @@ import os
 import struct
 import zlib
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Protocol, Sequence
 
-from ..model import entry as E
 from ..errors import LockTimeout
+from ..model.entry import content_version
 from ..disk.files import NOFOLLOW, WriterLock, atomic_write, read_nofollow
 
 log = logging.getLogger("sediment")
@@ -50,18 +50,38 @@ _RECORD = struct.Struct("<16sQII")
 _COUNT = struct.Struct("<I")
 _NONE = bytes(16)  # the version of a slot without a record
 
+_VERSION_SIZE = 16  # characters of a note's version (``entry.content_version``)
+_LENGTH = 0xFFFFFFFF  # ``at``: its low 32 bits are the record's length
+_START = 0xFFFFFFFFFFFFFFFF  # … bits 64-127 where it starts
+_GEN = 128  # … and from bit 128 on, the store's generation (``Shelf.stores``)
+
 # (os.pread: POSIX; elsewhere the bodies stay in memory)
 USABLE = hasattr(os, "pread")
 
 
-def _storable(e: Any) -> bool:
+class Kept(Protocol):
+    """An entry whose body a store may keep (``held.Held``)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def off(self) -> int | None: ...
+    def kept_in(self, shelf: object) -> int | None: ...
+    def keep(self, shelf: Shelf, at: int) -> None: ...
+
+
+def _storable(e: Kept) -> bool:
     """A body a warm open takes from the note's bytes (an ``off`` is known)."""
-    return e._cache.get("off") is not None and len(e.version) == 16
+    return e.off is not None and len(e.version) == _VERSION_SIZE
 
 
 class Shelf:
     """The stores a view has opened, and what an entry reads its body from
-    (``Entry.keep_body(shelf, at)``). ``at`` names the store, the record's
+    (``Held.keep(shelf, at)``). ``at`` names the store, the record's
     place, length and CRC in one int, so that moving an entry to a newer
     store is one attribute write: a reader in another thread sees the old
     place or the new one, never half of each."""
@@ -95,15 +115,15 @@ class Shelf:
             self.loading = None
             del self.find  # (Shelf.find again)
 
-    def read(self, entry: Any, at: int) -> str:
-        return self.stores[at >> 128].read(entry, at)
+    def read(self, entry: Kept, at: int) -> str:
+        return self.stores[at >> _GEN].read(entry, at)
 
-    def lacks(self, entries: Iterable[Any]) -> bool:
+    def lacks(self, entries: Iterable[Kept]) -> bool:
         """Whether a body the store could hold is in memory (written by an
         older version, or the store was deleted, or an edit): ``keep`` is due."""
-        return self.path is not None and any(e._body is not None and _storable(e) for e in entries)
+        return self.path is not None and any(e.kept_in(self) is None and _storable(e) for e in entries)
 
-    def save(self, keys: Sequence[str | None], entries: Mapping[str, Any], lock: WriterLock | None = None,
+    def save(self, keys: Sequence[str | None], entries: Mapping[str, Kept], lock: WriterLock | None = None,
              timeout: float = 0.0) -> None:
         """``keep``, if a body it could hold is not there, holding the writer
         ``lock`` (so that recovery may sweep any temp file it finds) unless
@@ -117,7 +137,7 @@ class Shelf:
         except (OSError, LockTimeout) as exc:
             log.debug("could not write the body store: %s", exc)
 
-    def keep(self, keys: Sequence[str | None], entries: Mapping[str, Any]) -> None:
+    def keep(self, keys: Sequence[str | None], entries: Mapping[str, Kept]) -> None:
         """Write a new store of the entries' bodies in the order of the
         index's ``keys`` (its slots), then let each entry read its body from
         there (the text leaves memory); ``save`` calls it only when something
@@ -130,18 +150,18 @@ class Shelf:
             return
         for slot, e in enumerate(order):
             if e is not None and _storable(e):
-                at = self.find(slot, e.version, len(e.body.encode("utf-8")) if e._body is not None else
-                               e._cache.at & 0xFFFFFFFF)
+                was = e.kept_in(self)
+                at = self.find(slot, e.version, len(e.body.encode("utf-8")) if was is None else was & _LENGTH)
                 if at is not None:
-                    e.keep_body(self, at)
+                    e.keep(self, at)
         self.done()
         self.close_unused(entries.values())
 
-    def close_unused(self, entries: Iterable[Any]) -> None:
+    def close_unused(self, entries: Iterable[Kept]) -> None:
         """Close the older stores no entry reads from: each holds a deleted
         file open (its disk space, and any text erased since). An entry a
         caller kept from before reads its note instead (``_from_note``)."""
-        used = {e._cache.at >> 128 for e in entries if e._body is None and e._cache.get("stored") is self}
+        used = {at >> _GEN for at in (e.kept_in(self) for e in entries) if at is not None}
         for store in self.stores[:-1]:
             if store.gen not in used:
                 store.close()
@@ -197,14 +217,15 @@ class Bodies:
         records = self.records
         if records is None or not 0 <= slot < len(records) // _RECORD.size:
             return None
-        v, start, size, crc = _RECORD.unpack_from(records, slot * _RECORD.size)
+        record: tuple[bytes, int, int, int] = _RECORD.unpack_from(records, slot * _RECORD.size)
+        v, start, size, crc = record
         if size != length or v != version.encode("ascii", "replace"):
             return None
-        return (self.gen << 128) | (start << 64) | (crc << 32) | size
+        return (self.gen << _GEN) | (start << 64) | (crc << 32) | size
 
-    def read(self, entry: Any, at: int) -> str:
+    def read(self, entry: Kept, at: int) -> str:
         """The body kept for ``entry`` at ``at``: exactly the text it was indexed with."""
-        start, crc, length = (at >> 64) & 0xFFFFFFFFFFFFFFFF, (at >> 32) & 0xFFFFFFFF, at & 0xFFFFFFFF
+        start, crc, length = (at >> 64) & _START, (at >> 32) & _LENGTH, at & _LENGTH
         if self._fd < 0:  # closed: no entry of the view reads from here (see Shelf.close_unused)
             return self._from_note(entry, damaged=False)
         try:
@@ -215,7 +236,7 @@ class Bodies:
             pass
         return self._from_note(entry)
 
-    def _from_note(self, entry: Any, damaged: bool = True) -> str:
+    def _from_note(self, entry: Kept, damaged: bool = True) -> str:
         """A damaged record: the note's own text, if its bytes are still the
         ones indexed; else "" (a person edited it as well, and the watcher is
         about to apply the edit). Only a regular file at the note's own name
@@ -223,17 +244,17 @@ class Bodies:
         a FIFO would block the reader."""
         if damaged:
             log.warning("sediment: the body store is damaged at %s; reading the note", entry.path)
-        off = entry._cache.get("off")
+        off = entry.off
         try:
             data = read_nofollow(self.root / entry.path)
         except OSError:
             return ""
-        if off is not None and E.content_version(data) == entry.version:
+        if off is not None and content_version(data) == entry.version:
             return data[off:].decode("utf-8", "replace")
         return ""
 
 
-def write(path: Path, order: Sequence[Any]) -> None:
+def write(path: Path, order: Sequence[Kept | None]) -> None:
     """Write a store of these entries' bodies, one record per slot (an
     entry, or None for a dead slot)."""
     texts = [e.body.encode("utf-8") if e is not None and _storable(e) else b"" for e in order]

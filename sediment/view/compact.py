@@ -1,20 +1,17 @@
-"""How an entry is kept: compactly in the view's memory (``Meta``, the
-frontmatter; ``Cache``, what an entry derives once), and as JSON in the index
-snapshot (``freeze`` / ``thaw``). Pure.
+"""How the view keeps frontmatter: compactly in memory (``Meta``, sharing
+what a ``Pool`` holds), and as JSON in the index snapshot (``freeze`` /
+``thaw``); and the view's map of names (``Named``). Pure.
 
 At 100,000 notes every byte an entry holds is 100 kB: a parsed frontmatter
-dict of 9 keys takes 272 bytes before its values, a dict of 3 cached values
-184; the forms here take 160 and 120.
+dict of 9 keys takes 272 bytes before its values; a ``Meta`` 160.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, Iterator, Mapping, Protocol
+from typing import Any, Iterator, Mapping
 
-
-_new = object.__new__
 
 
 class Meta(Mapping[str, Any]):
@@ -82,6 +79,11 @@ class Meta(Mapping[str, Any]):
         return {**other, **self}
 
 
+# text this long or shorter repeats (kinds, statuses, tags) and is shared;
+# longer text is a title or a time, one of a kind
+SHORT_TEXT = 40
+
+
 class Pool:
     """What notes' frontmatter shares (``compact``): one key map for each
     layout of keys, one object for each repeated short value (a kind, a
@@ -100,15 +102,16 @@ class Pool:
         t = type(v)
         if t is str:
             # short text repeats (kinds, statuses, tags); long text is a title or a time
-            return self.text.setdefault(v, v) if len(v) <= 40 else v
+            return self.text.setdefault(v, v) if len(v) <= SHORT_TEXT else v
         if t is float:
-            # (0.0 stays itself: -0.0 equals it but is written differently)
-            return self.numbers.setdefault(v, v) if v and v == v else v
+            # (0.0 stays itself: -0.0 equals it but is written differently;
+            # NaN equals nothing, so it is never shared)
+            return self.numbers.setdefault(v, v) if v and not math.isnan(v) else v
         if t is list:
             # a list of short text (tags, the kind of list that repeats) is kept
             # as one shared tuple, and read back as a new list (YAML and JSON
             # never make a tuple, so a tuple always stands for a list)
-            if all(type(x) is str and len(x) <= 40 for x in v):
+            if all(type(x) is str and len(x) <= SHORT_TEXT for x in v):
                 kept = tuple(self.text.setdefault(x, x) for x in v)
                 return self.lists.setdefault(kept, kept)
             return v
@@ -133,16 +136,16 @@ def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
                                        at.get("updated", -1), at.get("created", -1))
     at, shared, iu, ic = layout
     # (Pool.value, inlined: this runs for every note of a warm open)
-    text, numbers, lists, value = pool.text, pool.numbers, pool.lists, pool.value
+    text, numbers, lists, value, isnan = pool.text, pool.numbers, pool.lists, pool.value, math.isnan
     values = list(meta.values())
     for i in shared:
         v = values[i]
         t = type(v)
         if t is str:
-            if len(v) <= 40:
+            if len(v) <= SHORT_TEXT:
                 values[i] = text.setdefault(v, v)
         elif t is float:
-            if v and v == v:  # (see Pool.value; NaN equals nothing: never shared)
+            if v and not isnan(v):  # (see Pool.value)
                 values[i] = numbers.setdefault(v, v)
         elif t is list:
             try:
@@ -151,9 +154,7 @@ def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
                 pass
     if iu >= 0 and ic >= 0 and values[iu] == values[ic]:
         values[iu] = values[ic]  # never updated: one string for both
-    m = _new(Meta)  # (no __init__ call: this runs for every note of a warm open)
-    m._at, m._values = at, tuple(values)
-    return m
+    return Meta(at, tuple(values))
 
 
 class Named(Mapping[str, tuple[str, ...]]):
@@ -195,67 +196,6 @@ class Named(Mapping[str, tuple[str, ...]]):
             self._ids[name] = left[0]
         else:
             self._ids.pop(name, None)
-
-
-class Cache:
-    """What an entry derives once and keeps (its id, place, tags, links, …),
-    and what the view records of it (``off``: where the body starts in the
-    file; ``plain``: JSON keeps its frontmatter; ``clock``; ``stored``: where
-    its body is kept, see ``Entry.body``). Read and set as a dict is
-    (``get``, ``[k]``, ``in``); named slots cost less memory than a dict per
-    entry. Any other key goes into ``more``."""
-
-    __slots__ = ("id", "ref", "layer", "room", "name", "tags", "tag_set", "links", "clock", "warning", "off",
-                 "plain", "created_ts", "stored", "at", "more")
-    # (each set once; until then reading one raises AttributeError, as a missing key would KeyError)
-    id: str
-    ref: bool
-    layer: str
-    room: str
-    name: str
-    tags: tuple[str, ...]
-    tag_set: frozenset[str]
-    off: int | None
-    plain: bool
-    created_ts: float
-    stored: Stored  # with ``at``: where the body is kept (Entry.keep_body)
-    at: int
-    more: dict[str, Any]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return getattr(self, key)
-        except AttributeError:
-            more = getattr(self, "more", None)
-            return default if more is None else more.get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        got = self.get(key, _MISSING)
-        if got is _MISSING:
-            raise KeyError(key)
-        return got
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        if key in Cache.__slots__ and key != "more":
-            setattr(self, key, value)
-        else:
-            more = getattr(self, "more", None)
-            if more is None:
-                more = self.more = {}
-            more[key] = value
-
-    def __contains__(self, key: str) -> bool:
-        return self.get(key, _MISSING) is not _MISSING
-
-
-_MISSING = object()
-
-
-class Stored(Protocol):
-    """Where the view keeps bodies out of memory (``bodies.Bodies``): gives
-    back exactly the text it was given for this entry."""
-
-    def read(self, entry: Any, at: int) -> str: ...
 
 
 _FROZEN = "\x00dated"  # a snapshot's frontmatter holding tagged dates (see freeze)

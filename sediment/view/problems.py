@@ -1,31 +1,12 @@
-"""What ``check`` reports, and the rules of the files alone that decide, the
-same on every machine, which of two files is a memory. Pure."""
+"""The rules of the files alone that decide, the same on every machine, which
+of two files is a memory, and how the view compares texts for duplicates. Pure."""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 from ..model.entry import Entry
-from ..model.record import Record
 from ..errors import ParseError
-
-
-@dataclass(frozen=True)
-class Problem(Record):
-    """Something ``check`` found. ``severity`` is 'error' (the file is left out of
-    the index) or 'warning' (it is indexed; a person may want to look)."""
-    path: str
-    reason: str
-    line: int | None = None
-    severity: str = "error"
-    code: str = "parse"
-    _keys = ("path", "line", "reason", "severity", "code")
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{self.severity}: {where}: {self.reason}"
-
 
 
 def text_key(text: str) -> str:

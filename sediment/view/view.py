@@ -26,7 +26,7 @@ holding it for a call costs a watcher batch a short wait, nothing more.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
+import functools
 import logging
 import os
 import re
@@ -35,27 +35,30 @@ import struct
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from . import bodies as B
-from . import coldopen as C
-from ..model import entry as E
+from ..disk.files import WriterLock, atomic_write, read_nofollow
+from ..disk.journal import Feed
+from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
+from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
 from ..model import names as N
 from ..model import obsidian as O
+from ..model.entry import Entry
+from ..model.fields import unwrap_link
+from ..model.names import LAYERS
+from ..model.policy import Policy
+from ..model.problem import Problem
+from ..progress import Progress, Ticker
 from ..search import query as S
 from ..search import tokenize as T
-from . import warmopen as W
-from .compact import Named, Pool
-from ..model.entry import Entry
-from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
-from ..disk.files import WriterLock, atomic_write, read_nofollow
 from ..search.index import DocTerms, Index, Pending
 from ..search.rank import LaneSource
-from ..disk.journal import Feed
-from ..progress import Progress, Ticker
-from .problems import Problem, keep_first, text_key  # noqa: F401 - Problem is imported from here too
+from . import bodies as B
+from . import load as L
+from .compact import Named, Pool
+from .held import Held
+from .problems import keep_first, text_key
 from .renames import Renames
-from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
 
 log = logging.getLogger("sediment")
 
@@ -67,27 +70,28 @@ class View:
     ``index`` and ``problems``; only the store and the watcher change it."""
 
     def __init__(self, root: Path, *, tokenizer: T.Tokenizer, feed: Feed, snapshot_path: Path | None,
-                 writer_lock: WriterLock, lock_timeout: float, save_snapshots: bool = True,
-                 tz: _dt.tzinfo = E.UTC, max_meta_size: int = E.MAX_META_SIZE,
-                 open_processes: int = 0, own: tuple[str, ...] = ()) -> None:
+                 writer_lock: WriterLock, policy: Policy, save_snapshots: bool = True) -> None:
+        """``policy``: the root's settings the view reads (its timezone, the
+        largest frontmatter, the open's processes, the lock timeout, the
+        files that are sediment's own: the map and the sources folder)."""
         self.root = root
-        self.tz = tz  # the root's timezone, for dates a person wrote without one
+        self.tz = policy.tz  # the root's timezone, for dates a person wrote without one
         self.progress: Progress | None = None  # long jobs report here (a cold open, metabolize)
-        self.max_meta_size = max_meta_size
-        self.open_processes = open_processes  # the policy's: 0 = one per core, 1 = no pool
+        self.max_meta_size = policy.max_meta_size
+        self.open_processes = policy.open_processes  # 0 = one per core, 1 = no pool
         self.tokenizer = tokenizer
         self.feed = feed
         self.snapshot_path = snapshot_path
         self.save_snapshots = save_snapshots and snapshot_path is not None
         self._writer_lock = writer_lock
-        self._lock_timeout = lock_timeout
+        self._lock_timeout = policy.lock_timeout_seconds
         self.lock = threading.RLock()
         self.ready = False  # loaded: from now on writers sync before writing
-        self.entries: dict[str, Entry] = {}
+        self._entries: dict[str, Held] = {}  # (see entries)
         self.by_path: dict[str, str] = {}
         self.by_name = Named()  # name → ids (more than one only by hand)
         self._names: O.Names | None = None  # what [[links]] may name (see names)
-        self.rules = Rules(own=own)  # what the vault's settings leave out; own: MAP.md, sources/
+        self.rules = Rules(own=(policy.map_file, policy.sources_folder))  # what the vault's settings leave out
         self.problems: dict[str, Problem] = {}
         self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
@@ -96,8 +100,8 @@ class View:
         self.dirty = False  # changed since the snapshot was written
         self.erased_pending = False  # an erased note loaded since the body store was written (Store.writing)
         self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use
-        self._pool = Pool()  # what the entries' frontmatter shares (see Entry.compact)
-        self._shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
+        self._pool = Pool()  # what the entries' frontmatter shares (see Held.settle)
+        self.shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
         self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None  # (old, new id): renamed by hand
         self._renames = Renames()
         # temp files of interrupted writes in the layer folders that the open's
@@ -106,7 +110,13 @@ class View:
         self.temps_seen: set[str] | None = None
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self._entries)
+
+    @property
+    def entries(self) -> Mapping[str, Entry]:
+        """Every memory of the view by id, as the view holds it (``held.Held``:
+        an ``Entry``). Read-only: only the store and the watcher change it."""
+        return self._entries
 
     @contextlib.contextmanager
     def reading(self) -> Iterator["View"]:
@@ -120,16 +130,16 @@ class View:
         an alias accepted). A name several notes have is ``Ambiguous``."""
         if not isinstance(key, str) or not key:
             raise NotFound(f"no memory {key!r}", id=key)
-        e = self.entries.get(key)
+        e = self._entries.get(key)
         if e is None and (key in self.by_path or key + ".md" in self.by_path):
-            e = self.entries[self.by_path.get(key) or self.by_path[key + ".md"]]
+            e = self._entries[self.by_path.get(key) or self.by_path[key + ".md"]]
         if e is None:
-            ids = self.names.candidates(E.unwrap_link(key).split("|")[0].split("#")[0])
+            ids = self.names.candidates(unwrap_link(key).split("|")[0].split("#")[0])
             if len(ids) > 1:  # a person's notes of one name in several folders
-                paths = sorted((self.entries[i].path for i in ids), key=lambda p: (len(p), p))
+                paths = sorted((self._entries[i].path for i in ids), key=lambda p: (len(p), p))
                 raise Ambiguous(f"{key!r} names {len(ids)} notes: {', '.join(paths)}; name one by its "
                                 f"id or as folder/name", candidates=paths)
-            e = self.entries[ids[0]] if ids else None
+            e = self._entries[ids[0]] if ids else None
         if e is None:
             broken = self._damaged(key)
             if broken is not None:  # it exists: say so, and why it cannot be read
@@ -144,7 +154,7 @@ class View:
         """What ``[[links]]`` may name (``obsidian.Names``); built on first use, then kept current."""
         if self._names is None:
             self._names = O.Names()
-            for e in self.entries.values():
+            for e in self._entries.values():
                 self._names.add(e.id, e.path, e.name, e.aliases)
         return self._names
 
@@ -152,12 +162,12 @@ class View:
         """The note ``[[target]]`` links to, as Obsidian resolves it (one name
         in several folders: the shortest path, then path order), or None."""
         eid = self.names.resolve(target)
-        return None if eid is None else self.entries.get(eid)
+        return None if eid is None else self._entries.get(eid)
 
     def _damaged(self, key: str) -> Problem | None:
         """The problem of a file that would be the memory ``key`` (by file
         name, or by an ``id:`` line) if it could be read."""
-        name = E.unwrap_link(key)
+        name = unwrap_link(key)
         for rel, p in self.problems.items():
             if p.code not in ("parse", "storage") or not rel.endswith(".md"):
                 continue
@@ -176,22 +186,22 @@ class View:
         """Memories whose main text is ``text`` once whitespace is normalised."""
         if self._by_text is None:
             self._by_text = {}
-            for e in self.entries.values():
+            for e in self._entries.values():
                 self._by_text.setdefault(text_key(e.text), set()).add(e.id)
         norm = " ".join(text.split())
-        found = (self.entries[i] for i in self._by_text.get(text_key(text), ()))
+        found = (self._entries[i] for i in self._by_text.get(text_key(text), ()))
         return sorted((e for e in found if " ".join(e.text.split()) == norm), key=lambda e: e.id)
 
     def knows(self, key: Any) -> bool:
-        return isinstance(key, str) and (key in self.entries or E.unwrap_link(key) in self.by_name
+        return isinstance(key, str) and (key in self._entries or unwrap_link(key) in self.by_name
                                          or key in self.by_path)
 
     def counts(self) -> dict[str, Any]:
-        es = self.entries.values()
+        es = self._entries.values()
         return {
             "root": str(self.root),
-            "memories": len(self.entries),
-            "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in E.LAYERS},
+            "memories": len(self._entries),
+            "layers": {layer: sum(1 for e in es if e.layer == layer) for layer in LAYERS},
             "reference": sum(1 for e in es if e.reference),  # a person's notes, outside the layers
             "kinds": dict(sorted(Counter(e.kind for e in es).items())),
             "rooms": dict(sorted(Counter(e.room or "-" for e in es).items())),
@@ -218,13 +228,13 @@ class View:
         """Build the view. Every file is still read, so the snapshot can never
         hide an edit; anything not matching it is parsed and indexed afresh.
         The feed is placed before, by the open's recovery (``health``)."""
-        snap: dict[str, tuple[int, list[Any]]] = {}
+        snap: dict[str, tuple[int, L.Doc]] = {}
         try:
             if self.snapshot_path is not None:
                 with open(self.snapshot_path, "rb") as fh:
                     self.index, docs = Index.restore(fh, self.tokenizer.fingerprint())
                 snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
-                self._shelf.open()
+                self.shelf.open()
         except FileNotFoundError:
             pass
         except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
@@ -235,49 +245,56 @@ class View:
         # the notes the snapshot cannot give (all of them on a cold open):
         # parsed and tokenized by a pool of processes when there are many
         fresh = [rel for rel, _ in files if rel not in snap]
-        workers = C.pool_size(len(fresh), self.open_processes)
-        parsed = C.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
-                          tok=self.tokenizer, workers=workers, first=len(self.index.key_of)) if workers else None
+        workers = L.pool_size(len(fresh), self.open_processes)
+        parsed = L.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
+                          terms=functools.partial(S.doc_terms, self.tokenizer), workers=workers,
+                          first=len(self.index.key_of)) if workers else None
         try:
-            matched = W.load_files(self, files, snap, parsed, tick)
+            matched = L.load_files(self, files, snap, parsed, tick)
         finally:
             if parsed is not None:
                 parsed.close()  # stops the pool
         self.index.settle()  # the workers' postings merged, in one pass
         for rel, (slot, doc) in snap.items() if len(matched) != len(snap) else ():
             key = self.index.key_of[slot]
-            if slot not in matched and key is not None and key not in self.entries:
+            if slot not in matched and key is not None and key not in self._entries:
                 self._renames.left(key, rel, doc[1])  # (gone from the snapshot's path)
         for slot, key in enumerate(list(self.index.key_of)):
-            if key is not None and slot not in matched and self.entries.get(key) is None:
+            if key is not None and slot not in matched and self._entries.get(key) is None:
                 self.index.remove(key, None)  # its body is gone: compacted below
         self._follow_renames()
         if not self.index.exact:
             self.index.compact()
-        self._shelf.done()
+        self.shelf.done()
         if self.dirty or len(matched) != len(snap):  # (a cache: saved only if the lock is free now)
             self.save_snapshot(timeout=0.0)
         elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
-            self._shelf.save(self.index.key_of, self.entries, self._writer_lock, 0.0)
+            self.shelf.save(self.index.key_of, self._entries, self._writer_lock, 0.0)
 
     def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
         if not self.save_snapshots or self.snapshot_path is None:
             return
-        docs = {eid: [e.path, e.version, E.snapshot_meta(e), e._cache.get("off")] for eid, e in self.entries.items()}
+        docs = {eid: [e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off]
+                for eid, e in self._entries.items()}
         try:
             data = self.index.snapshot(docs, self.tokenizer.fingerprint())
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout if timeout is None else timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
-                self._shelf.save(self.index.key_of, self.entries)  # (the bodies, out of memory: bodies.py)
+                self.shelf.save(self.index.key_of, self._entries)  # (the bodies, out of memory: bodies.py)
             self.dirty = False
         except (OSError, LockTimeout, TypeError, ValueError) as exc:
             # a cache: failing to write it costs the next open time, nothing else
             log.debug("could not write the index snapshot: %s", exc)
 
+    def _warned(self, rel: str) -> bool:
+        """Whether reading the note at ``rel`` found properties that cannot be read."""
+        p = self.problems.get(rel)
+        return p is not None and p.code == "properties"
+
     def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
-                  outcome: C.Outcome | None = None) -> None:
+                  outcome: L.Outcome | None = None) -> None:
         """(Re)read one file into the view, or drop it from the view if gone/bad.
         ``outcome``: its ``read_parse`` done already (by a worker of the open)."""
         self.forget_path(rel)
@@ -295,18 +312,19 @@ class View:
                                          code="not_a_file")
             return
         if outcome is None:
-            outcome = C.read_parse(self.root, rel, self.tz, self.max_meta_size, data)
-        if outcome[0] == "gone":
+            outcome = L.read_parse(self.root, rel, self.tz, self.max_meta_size, data=data)
+        if isinstance(outcome, L.Gone):
             return
-        if outcome[0] == "unreadable":
-            self.problems[rel] = Problem(rel, outcome[1], code="storage")
+        if isinstance(outcome, L.Unreadable):
+            self.problems[rel] = Problem(rel, outcome.reason, code="storage")
             return
-        self.file_stats[rel] = C.stamp(st)
-        if outcome[0] == "bad":
-            self.problems[rel] = Problem(rel, outcome[1], line=outcome[2])
+        self.file_stats[rel] = L.stamp(st)
+        if isinstance(outcome, L.Bad):
+            self.problems[rel] = Problem(rel, outcome.reason, line=outcome.line)
             return
-        _, entry, off, terms = outcome
-        other = self.entries.get(entry.id)
+        parsed = outcome.parsed
+        entry = Held.of(parsed.entry, off=outcome.off, plain=parsed.plain)
+        other = self._entries.get(entry.id)
         if other is not None and not (self.root / other.path).exists():
             self.forget_path(other.path)  # moved by hand; the old path's event is still on its way
             other = None
@@ -320,34 +338,34 @@ class View:
             self.file_stats.pop(drop.path, None)
             if keep is other:
                 return
-        if off is not None:
-            entry._cache["off"] = off
-        self._add(entry, terms)
+        self._add(entry, outcome.terms, parsed.warning)
         self._renames.came(entry.id, rel, entry.version)
 
     def load_known(self, entry: Entry) -> None:
-        """Put an entry we just wrote into the view without reading it back."""
+        """Put an entry we just wrote into the view without reading it back
+        (a ``Held`` tells where its body starts in the file, ``off``)."""
         self.forget_path(entry.path)
         try:
             st = (self.root / entry.path).stat()
-            self.file_stats[entry.path] = C.stamp(st)
+            self.file_stats[entry.path] = L.stamp(st)
         except OSError:
             pass
-        self._add(entry)
+        self._add(Held.of(entry))
 
-    def relocate(self, old: Entry, fresh: Entry) -> None:
+    def relocate(self, old: Entry, moved: Entry) -> None:
         """The view after a move that changed no indexed text: same index slot,
         new path and flags. No tokenizing: moves are metabolism's bulk work."""
+        fresh = Held.of(moved)
         self.problems.pop(old.path, None)
         self.file_stats.pop(old.path, None)
         self.by_path.pop(old.path, None)
-        self.entries[fresh.id] = fresh
+        self._entries[fresh.id] = fresh
         self.by_path[fresh.path] = fresh.id
         if self._names is not None:
             self._names.path_of[fresh.id] = fresh.path
         try:
             st = os.stat(self.root / fresh.path)
-            self.file_stats[fresh.path] = C.stamp(st)
+            self.file_stats[fresh.path] = L.stamp(st)
         except OSError:
             pass
         self.index.set_flags(fresh.id, S.flags(fresh))
@@ -360,7 +378,7 @@ class View:
         eid = self.by_path.pop(rel, None)
         if eid is None:
             return
-        old = self.entries.pop(eid, None)
+        old = self._entries.pop(eid, None)
         if old is not None:
             self._renames.left(eid, rel, old.version)
             if self._by_text is not None:
@@ -372,23 +390,27 @@ class View:
         self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
         self.dirty = True
 
-    def _register(self, entry: Entry) -> None:
-        entry.compact(self._pool)
+    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None) -> None:
+        """Put a note read against the index snapshot into the view: its
+        slot's terms are kept (the same bytes, the same terms), nothing is
+        indexed again. ``warning``: its properties cannot be read."""
+        self.file_stats[entry.path] = L.stamp(st)
+        self._register(entry, warning)
+
+    def _register(self, entry: Held, warning: str | None = None) -> None:
+        entry.settle(self._pool, self.clock)
         if self._by_text is not None:
             self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
-        self.entries[entry.id] = entry
+        self._entries[entry.id] = entry
         self.by_path[entry.path] = entry.id
         self.by_name.add(entry.name, entry.id)
         if self._names is not None:
             self._names.add(entry.id, entry.path, entry.name, entry.aliases)
-        if entry.reference:
-            entry._cache["clock"] = self.clock
-            if entry._cache.get("warning"):  # properties that cannot be read: indexed by its text
-                self.problems[entry.path] = Problem(entry.path, entry._cache["warning"], severity="warning",
-                                                    code="properties")
+        if warning:  # a person's note's properties that cannot be read: indexed by its text
+            self.problems[entry.path] = Problem(entry.path, warning, severity="warning", code="properties")
 
-    def _add(self, entry: Entry, terms: DocTerms | Pending | None = None) -> None:
-        self._register(entry)
+    def _add(self, entry: Held, terms: DocTerms | Pending | None = None, warning: str | None = None) -> None:
+        self._register(entry, warning)
         self.index.put(entry.id, terms if terms is not None else S.doc_terms(self.tokenizer, entry), S.flags(entry))
         self.dirty = True
         if self.ready and "erased" in entry.meta:  # (its old text may be in the body store: see save_bodies)
@@ -403,7 +425,7 @@ class View:
         view's lock only, and the writer lock is not taken under it."""
         self.erased_pending = False
         if self.save_snapshots:
-            self._shelf.save(self.index.key_of, self.entries)
+            self.shelf.save(self.index.key_of, self._entries)
 
     # ------------------------------------------------------------------ keeping current
 
@@ -438,7 +460,7 @@ class View:
                 present += [(rel, None) for rel, p in self.problems.items()
                             if p.code == "duplicate_id" and rel not in named]
             for rel, st in present:
-                if st is not None and self.file_stats.get(rel) == C.stamp(st):
+                if st is not None and self.file_stats.get(rel) == L.stamp(st):
                     continue  # our own write, or a touch that changed nothing
                 self.load_file(rel, st)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
@@ -453,7 +475,7 @@ class View:
             for rel, st in self.walk():
                 seen.add(rel)
                 old = self.file_stats.get(rel)
-                if old == C.stamp(st):
+                if old == L.stamp(st):
                     continue
                 if old is None:
                     added += 1

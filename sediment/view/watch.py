@@ -17,10 +17,10 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Callable, Iterable, Iterator, Protocol, TypeVar
 
 from ..disk.files import is_temp
-from .view import View
+from ..disk.vault import Rules
 
 log = logging.getLogger("sediment")
 
@@ -33,9 +33,21 @@ Callback = Callable[[str, str], None]  # (what, relative path): 'changed', 'remo
 T = TypeVar("T")
 
 
+class Watched(Protocol):
+    """What the watcher asks of the view (``view.View``)."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def rules(self) -> Rules: ...
+
+    def refresh(self) -> dict[str, int]: ...
+    def apply_paths(self, rels: Iterable[str]) -> list[tuple[str, str]]: ...
+
+
 class Watcher:
-    def __init__(self, view: View, on_change: Callback | None = None) -> None:
-        from watchdog.events import FileSystemEventHandler
+    def __init__(self, view: Watched, on_change: Callback | None = None) -> None:
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
 
         self.view = view
@@ -52,7 +64,7 @@ class Watcher:
         watcher = self
 
         class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: Any) -> None:  # runs on the observer thread: be quick
+            def on_any_event(self, event: FileSystemEvent) -> None:  # runs on the observer thread: be quick
                 if event.event_type in ("opened", "closed", "closed_no_write"):
                     return
                 if event.is_directory and event.event_type == "modified":
@@ -148,7 +160,7 @@ class Watching:
     """A repository's one watcher, started by ``Repository(watch=True)`` or a
     ``watch()`` block and stopped at its end (or at ``close``)."""
 
-    def __init__(self, view: View) -> None:
+    def __init__(self, view: Watched) -> None:
         self.view = view
         self.watcher: Watcher | None = None
 
