@@ -195,21 +195,25 @@ def snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
-def written(entry: Entry, terms: Sequence[str], query: str = "") -> tuple[str, ...]:
-    """The index ``terms`` (stemmed, folded: 'databas', '#移动端') as words
-    written in the memory — its title, aliases, tags or text — else in the
-    ``query``, else as they are; in the order given, each word once."""
+def written(entry: Entry, terms: Sequence[str], query: str = "") -> dict[str, str]:
+    """Index term (stemmed, folded: 'databas', '#移动端') → the word written
+    in the memory — its title, aliases, tags or text — else in the ``query``,
+    else the term as it is (without a tag's '#')."""
     if not terms:
-        return ()
+        return {}
     tags = {whole(t): t for t in entry.tag_set}
-    texts = ["\n".join([entry.title, *entry.aliases, *entry.tags]), E.display_text(entry.body), query]
     shown: dict[str, str] = {t: tags[t] for t in terms if t in tags}
-    for text in texts:
+    for text in ("\n".join([entry.title, *entry.aliases, *entry.tags]), E.display_text(entry.body), query):
         rest = [t for t in terms if t not in shown]
         if not rest:
             break
         shown.update(T.surfaces(text, rest))
-    return tuple(dict.fromkeys(shown.get(t, t.lstrip("#")) for t in terms))
+    return {t: shown.get(t, t.lstrip("#")) for t in terms}
+
+
+def _words(terms: Sequence[str], shown: Mapping[str, str]) -> tuple[str, ...]:
+    """``terms`` as ``shown`` writes them, in order, each word once."""
+    return tuple(dict.fromkeys(shown[t] for t in terms))
 
 
 class Tiebreak:
@@ -256,7 +260,8 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     out = []
     for h in hits:
         e = entries[h.key]
-        terms, via = written(e, h.terms, asked.text), written(e, h.expansion)
+        shown = written(e, h.terms + h.expansion, asked.text)
+        terms, via = _words(h.terms, shown), _words(h.expansion, shown)
         why = None
         if explain:  # (the index's own terms too: what the ranking weighed)
             why = {"lanes": dict(h.lanes), "terms": list(terms), "expansion_matched": list(via),

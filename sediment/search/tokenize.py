@@ -25,7 +25,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
 from . import textnorm as TN
@@ -330,7 +330,7 @@ def find_term(text: str, terms: set[str]) -> int:
     return best
 
 
-_WORD_AT = re.compile(rf"[{CJK}]+|[^\W_{CJK}]+")
+_LATIN_AT = re.compile(rf"[^\W_{CJK}]+")
 
 
 def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
@@ -343,40 +343,70 @@ def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
     for t in terms:
         if t.lstrip("#"):
             want.setdefault(t.lstrip("#"), []).append(t)
-    cjk = [t for t in want if is_cjk_char(t[0])]
     out: dict[str, str] = {}
-    left = len(want)
 
-    def found(key: str, word: str) -> None:
-        nonlocal left
+    def found(key: str, word: str) -> bool:
         named = want.get(key)
-        if named is not None and named[0] not in out:
-            left -= 1
-            for term in named:
-                out[term] = word
+        if named is None or named[0] in out:
+            return False
+        for term in named:
+            out[term] = word
+        return True
 
-    toks = [(m.start(), m.end(), m.group(0)) for m in _WORD_AT.finditer(text)]
-    for i, (start, end, tok) in enumerate(toks):
-        if not left:
-            break
-        if is_cjk_char(tok[0]):
-            run = fold(tok)  # one character for one on a CJK run: positions hold
-            for t in cjk:
-                k = run.find(t)
-                if k >= 0:
-                    found(t, tok[k:k + len(t)])
-            continue
-        norm = normalize(tok)
-        found(norm, tok)
-        found(_stem(norm), tok)
+    cjk = [t for t in want if is_cjk_char(t[0])]
+    if cjk:
+        _cjk_surfaces(text, cjk, found)
+    latin = len(want) - len(cjk)
+    if not latin:
+        return out
+    # Latin words, each with the one after it (two words written as one name)
+    toks = _LATIN_AT.finditer(text)
+    m = next(toks, None)
+    while m is not None and latin:
+        nxt = next(toks, None)
+        tok, norm = m.group(0), normalize(m.group(0))
+        latin -= found(norm, tok) + found(_stem(norm), tok)
         for part in TN.parts(fold(tok)):  # a piece of a compound name (Argo of ArgoCD)
-            found(_stem(part.lower()), part)
-        if i + 1 < len(toks):  # two words written as one name (max_connections, Argo CD)
-            nstart, nend, nxt = toks[i + 1]
-            sep = text[end:nstart]
-            if len(sep) == 1 and TN.joins(fold(tok), sep, fold(nxt)):
-                found(_stem(normalize(tok + nxt)), text[start:nend])
+            latin -= found(_stem(part.lower()), part)
+        if nxt is not None and nxt.start() - m.end() == 1:
+            sep = text[m.end()]
+            if TN.joins(fold(tok), sep, fold(nxt.group(0))):  # max_connections, Argo CD
+                latin -= found(_stem(normalize(tok + nxt.group(0))), text[m.start():nxt.end()])
+        m = nxt
     return out
+
+
+def _cjk_surfaces(text: str, terms: list[str], found: Callable[[str, str], bool]) -> None:
+    """``surfaces`` of CJK terms: found in the folded text (one character for
+    one on CJK text; where folding changed the length elsewhere, run by run)."""
+    folded = fold(text)
+    if folded == text:  # (most text: written as the index spells it)
+        for t in terms:
+            if t in text:
+                found(t, t)
+        return
+    left = terms
+    if len(folded) == len(text):
+        left = []
+        for t in terms:
+            k = folded.find(t)
+            if k >= 0 and fold(text[k:k + len(t)]) == t:
+                found(t, text[k:k + len(t)])
+            elif k >= 0:  # (folding moved it: rare)
+                left.append(t)
+    if not left:
+        return
+    for m in CJK_RUN.finditer(text):
+        run, rest = fold(m.group(0)), []
+        for t in left:
+            k = run.find(t)
+            if k >= 0:
+                found(t, m.group(0)[k:k + len(t)])
+            else:
+                rest.append(t)
+        if not rest:
+            return
+        left = rest
 
 
 def normalize(text: str) -> str:
