@@ -6,6 +6,8 @@
 * the candidate rule: such a memory comes only through a lexical match of the
   expanded query, and the lanes beyond the query's own lexical match never
   push every direct hit out of the first ``limit``;
+* a question its matches answer (a rare word, every word of it in one
+  note) brings no company: the lane reorders, never adds;
 * ``explain=True``: each hit's lane ranks and the expansion terms;
 * what counts as a recall: a hit the expansion alone brought is shown, never
   counted, so four days of the same question promote only what answered it;
@@ -63,6 +65,23 @@ def test_policy_turns_the_lane_off(second_hop, tmp_path):
     repo, m = second_hop
     off = Repository(repo.root, policy={"feedback_docs": 0})
     assert [h.entry.id for h in off.search("which phone did Wei buy", record=False)] == [m["buy"]]
+
+
+def test_a_unique_word_brings_no_company(tmp_path):
+    # 'fitatovax' is in one note: it answers the question, and the expansion
+    # (ferret, trial) may reorder the query's matches but adds no note
+    with Repository(tmp_path / "root") as repo:
+        vax = repo.add("Fitatovax is the adjuvant used in the ferret trial.", kind="fact")
+        moved = repo.add("The ferret trial moved to building C.", kind="fact")
+        for text in ("Weekly sync is on Tuesday.", "The office plants need water on Mondays.",
+                     "Lunch orders go in by eleven.", "Badge readers reset at midnight."):
+            repo.add(text, kind="fact")
+        hits = repo.search("fitatovax", record=False, explain=True)
+        assert [h.entry.id for h in hits] == [vax.id]
+        assert "feedback" in hits[0].lanes and "ferret" in hits[0].explain["expansion"]
+        # a question the note does not answer in full still reaches the second hop
+        found = [h.entry.id for h in repo.search("fitatovax dose", record=False)]  # (no note says dose)
+        assert found[0] == vax.id and moved.id in found
 
 
 def test_explain_shows_lane_ranks_and_expansion_terms(second_hop):
@@ -225,7 +244,9 @@ def test_the_best_match_leads_the_expansion_of_a_chinese_query(tmp_path):
         "walk": "周末去公园散步，天气很好。",
         "work": "今天加班到九点，很累。",
     }
-    found, expansion = _found_and_expansion(tmp_path, mem, "新手机的屏幕")
+    # (续航, battery life, is in no note: the best match answers the question
+    # only in part, so the expansion may bring what it does not say)
+    found, expansion = _found_and_expansion(tmp_path, mem, "新手机的屏幕和续航")
     assert found[0] == "mine"
     # the first memory found only through the expansion is the one about my phone
     assert [k for k in found if k.endswith("_later")][0] == "mine_later"
@@ -265,7 +286,7 @@ def test_the_best_match_leads_the_expansion_of_an_english_query(tmp_path):
         "lunch": "Lunch was beef noodles, nice and spicy.",
         "walk": "A walk in the park on Sunday, sunny weather.",
     }
-    found, expansion = _found_and_expansion(tmp_path, mem, "new phone screen")
+    found, expansion = _found_and_expansion(tmp_path, mem, "new phone screen glare")  # (no note says glare)
     assert found[0] == "mine" and [k for k in found if k.endswith("_later")][0] == "mine_later"
     assert max(expansion, key=expansion.get) == "pixel8"
     assert expansion["pixel8"] > 1.5 * expansion["reno"]
@@ -311,3 +332,11 @@ def test_a_hit_found_only_by_expansion_is_shown_but_never_promoted(zebrafish):
     assert m["fly"] not in moved
     assert sorted(p.parent.name for p in repo.root.glob("*/*.md") if "实验" in p.read_text()) == [
         "bedrock", "shallow"]
+
+
+def test_a_chinese_question_its_note_answers_brings_no_company(zebrafish):
+    # 斑马鱼 alone: the zebrafish note holds every word and bigram of it; with
+    # 'zebrafish', a word no note has, the expansion may still add (above)
+    repo, m = zebrafish
+    hits = repo.search("斑马鱼", record=False)
+    assert [h.entry.id for h in hits] == [m["zebrafish"]] and "feedback" in hits[0].lanes

@@ -327,7 +327,8 @@ class Index:
         are further rankings fused the same way (``rank.Lane``: each is handed
         the lexical rankings just made, so none scores them again). With ``feedback``, the
         feedback lane too. Those lanes can bring keys with no term of the query
-        (the feedback lane: only keys matching the expanded query), but never
+        (the feedback lane: only keys matching the expanded query, and none
+        when the query's own matches answer it: ``feedback.answered``), but never
         all of the first ``limit`` (``_keep_direct``); a hit says whether it
         has direct evidence for the query (``Hit.direct``).
         ``prune=False`` scores every posting (the same results, slower: for
@@ -373,6 +374,8 @@ class Index:
                     top = F.score(self.words, scored, expanded, mask, allowed=allow_slot, depth=depth, prune=prune)
                 else:
                     top, _ = bm25(self.words, expanded, mask, allow_slot, depth, prune=prune)
+                if F.answered(self.words, self.bigrams, words, bigrams, seeds, fb=feedback):
+                    top = [x for x in top if x[1] in direct]  # (it may reorder the query's matches, never add)
                 rankings.append(("feedback", top))
                 # (the dense lane may reweigh it)
                 fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0) * feedback.damp(rankings, scored)
