@@ -401,6 +401,18 @@ def test_snippets_and_terms_show_the_note_as_written(repo):
     assert h.snippet.endswith("see the review") and h.terms == ("review",)
 
 
+
+def test_a_note_of_unclosed_marks_is_shown_like_any(repo):
+    # long lines of marks that open and never close (emphasis, code, links,
+    # comments: pasted text, a log): the snippet is made and shows the words
+    # (each unclosed mark used to scan to the end of its line: a 90 KB line
+    # took over ten minutes)
+    lines = [" *a" * 30_000, " _a" * 30_000, "**a " * 20_000, "==a " * 20_000, "[a" * 40_000,
+             "![a" * 30_000, "``a" * 30_000, "<!--a" * 20_000]
+    e = repo.add("Rotate the PKCE verifier weekly.\n" + "\n".join(lines), title="pasted")
+    (h,) = repo.search("verifier", record=False)
+    assert h.entry.id == e.id and "Rotate the PKCE verifier weekly." in h.snippet
+
 # ---------------------------------------------------------------------------
 # index consistency
 
