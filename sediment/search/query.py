@@ -64,6 +64,9 @@ class SearchHit:
     # hit brought only by query expansion (or a lane's tail) is shown but
     # never counted as a recall (DESIGN, "What counts as a recall").
     direct: bool = False
+    # the index's terms it holds (stemmed, folded: 'deploy' for 'Deploys'):
+    # what the ranking weighed, and what ``relevance`` weighs
+    index_terms: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def superseded_by(self) -> tuple[str, ...]:
@@ -268,5 +271,5 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
                    "index_terms": list(h.terms), "expansion": {t: round(w, 4) for t, w in h.expanded.items()},
                    "direct": h.direct}
         out.append(SearchHit(e, h.score, terms, snippet(e, h.terms or h.expansion), h.lanes, via, why,
-                             h.direct))
+                             h.direct, h.terms))
     return out
