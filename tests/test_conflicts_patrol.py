@@ -68,6 +68,21 @@ def test_conflicts_in_english_and_chinese_each_with_its_clue(repo):
     assert repo.conflicts()[0].kind == "numbers"
 
 
+def test_conflicts_and_patrol_say_the_words_as_the_notes_write_them(repo):
+    # the index holds 'stag', 'databas', 'maxconnection', 'connection': a
+    # person reads 'staging', 'Databases', 'max_connections', 'connections'
+    a = _add(repo, "The staging Databases allow 100 connections (max_connections).", 1)
+    b = _add(repo, "The staging Databases allow 200 connections now (max_connections).", 2)
+    (c,) = repo.conflicts()
+    assert (c.a, c.b, c.kind) == (a.id, b.id, "numbers")
+    assert c.clue == "allow: 100 connections vs 200 connections"
+    assert set(c.anchors) == {"allow", "connections", "Databases", "max", "max_connections", "staging"}
+    r1 = _add(repo, "Quarkus and Vertx power the Billing service's staging.", 3)
+    r2 = _add(repo, "Billing latency: Quarkus with Vertx, tuned pools.", 4)
+    (item,) = [it for it in repo.patrol(now=at(30)).sections["unlinked"] if set(it.ids) == {r1.id, r2.id}]
+    assert item.what.endswith("share Billing, Quarkus, Vertx")
+
+
 def test_generic_words_are_no_anchor(repo):
     # they share only generic words ('user', 'like'; '用户', '喜欢') and one
     # negates: nothing concrete is in dispute

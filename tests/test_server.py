@@ -149,6 +149,23 @@ def test_answers_stay_within_the_budget_and_say_how_many_more(root):
         assert 0 < len(recalled) < 40
 
 
+def test_recall_counts_only_hits_with_direct_evidence(root):
+    # the fruit-fly note shares only 实验 with the zebrafish note, and no word with the question
+    with Repository(root) as repo:
+        zebrafish = repo.add("斑马鱼实验的喂食时间是早上八点", kind="fact").id
+        fly = repo.add("果蝇实验的温度是二十五度", kind="fact").id
+        for text in ("周末去公园跑步", "晚饭吃了一碗牛肉面", "明天要交季度报告", "猫喜欢在窗台上晒太阳"):
+            repo.add(text, kind="fact")
+
+    async def main() -> None:
+        async with connect(root) as c:
+            _, found = await call(c, "recall", query="斑马鱼 zebrafish")
+            assert [h["id"] for h in found["hits"]] == [zebrafish, fly]  # both shown
+    run(main)
+    with Repository(root) as repo:
+        assert {i: u.recalls for i, u in repo.usage.load().items() if u.recalls} == {zebrafish: 1}
+
+
 def test_resources_memory_by_id_and_map(root):
     async def main() -> None:
         async with connect(root) as c:

@@ -85,7 +85,7 @@ def about(store: Store, topic: str, *, now: Any = None) -> About:
                      tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
         found = []
         for h in hits:
-            rel = relevance(view.index, asked.words, asked.bigrams, h.terms)
+            rel = relevance(view.index, asked.words, asked.bigrams, h.index_terms)
             if rel < store.policy.context_floor and not S.by_meaning(h.lanes, asked.lanes,
                                                                      view.index.slot_of[h.entry.id]):
                 continue

@@ -26,8 +26,9 @@ The order is a function of the root, the query and ``now`` — never of the
 recalls a call records — so consecutive calls give the same block and a
 client's prompt cache holds: sections in order, then within a section a key
 no recall changes (search ties are broken by value and age, not usage). Only
-the injected items of "what this reminds me of" count as recalled (DESIGN,
-"What counts as a recall"), once per memory per day.
+the injected items of "what this reminds me of" with direct evidence for the
+query count as recalled (DESIGN, "What counts as a recall"), once per memory
+per day: the hits over the floor, never the neighbours they brought along.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from ..model import entry as E
 from ..search import query as S
 from ..search import tokenize as T
 from ..model import validate as V
@@ -48,6 +48,7 @@ from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
 from ..model.lexicon import TOKEN_WIDE
+from ..model.markup import plain
 from ..model.usage import Usage
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from .workstate import StateFile, Working
@@ -126,7 +127,9 @@ class Context(Record):
 
 def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mapping[str, Entry]]
                ) -> tuple[list[Entry], dict[str, str]]:
-    """Hits over the floor, then their neighbours; and per id the terms to centre a snippet on."""
+    """Hits over the floor, then their neighbours; and per id of a hit (what
+    the query itself found: the ids that may count as recalled) the terms to
+    centre a snippet on."""
     asked = S.ask(view.tokenizer, query, view.lanes)  # (with the semantic lane, when on)
     words, bigrams = asked.words, asked.bigrams
     # the index's own search, as search.run does it, without the snippets a
@@ -143,8 +146,8 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
         e = view.entries[h.key]
         if e.id in seen or not eligible(e) or is_core(e):
             continue
-        if (relevance(view.index, words, bigrams, h.terms) < floor
-                and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
+        if not h.direct or (relevance(view.index, words, bigrams, h.terms) < floor
+                            and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
             continue
         seen.add(e.id)
         direct.append(e)
@@ -171,7 +174,7 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
 # rendering
 
 def _snippet(e: Entry, focus: str | None) -> str:
-    text = " ".join(E.display_text(e.text).split())
+    text = " ".join(plain(e.text).split())
     title = " ".join(e.title.split())
     if title and text.startswith(title):
         title = ""
@@ -292,7 +295,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
             omitted[section] = left
             room -= len(text)
     block = head + "".join(parts) + tail
-    recalled = _record(store, [i.id for i in shown if i.section == "reminds" and i.id], usage, when)
+    recalled = _record(store, [i.id for i in shown if i.section == "reminds" and i.id in focus], usage, when)
     return Context(block, tuple(shown), omitted, budget, recalled)
 
 

@@ -224,8 +224,10 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
             old, new = C.order(a, b)
             unlinked.append((-len(rare), old.id, new.id, old, new, rare))
     unlinked.sort(key=lambda x: x[:3])
-    sec["unlinked"] = [_pair_item(old, new, "share " + ", ".join(rare[:6]), _link_action(new, old))
-                       for _, _, _, old, new, rare in unlinked]
+    sec["unlinked"] = []
+    for _, _, _, old, new, rare in unlinked:
+        shown = dict.fromkeys(C.as_written(rare[:6], new, old).values())  # as the notes write them
+        sec["unlinked"].append(_pair_item(old, new, "share " + ", ".join(shown), _link_action(new, old)))
 
     sec["events"] = _events(view)
     sec["inbox"] = _inbox(view, words, similarity)

@@ -35,6 +35,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -76,6 +77,9 @@ class UsageLog:
         self._totals: tuple[object, dict[str, Usage]] = ((), {})
         self._dated_cache: tuple[object, tuple[dict[str, list[tuple[float, str, str]]], dict[str, list[str]]]] = \
             ((), ({}, {}))
+        # the time of a record made without ``now`` (a search's recalls): the
+        # wall clock, which a caller may set (a test searching on four days)
+        self.clock: Callable[[], float] = time.time
 
     @property
     def writable(self) -> bool:
@@ -113,7 +117,7 @@ class UsageLog:
             return
         if request is not None and len(ids) != 1:
             raise ValueError("a request key names one event")
-        t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
+        t = round(self.clock() if now is None else now, 3)
         extra = {} if request is None else {"req": request}
         self._append("".join(json.dumps({"t": t, "id": i, "ev": ev, **extra}, separators=(",", ":")) + "\n"
                              for i in ids))

@@ -31,7 +31,8 @@ class ForAgent(Part):
         one hop along their links, newer memories of their events), and the
         strongest of the rest. An item that does not fit is skipped and the
         next tried; each header says how many were left out. Only the injected
-        "reminds me of" items count as recalled (once per memory a day); the
+        "reminds me of" items the query found itself (not their neighbours)
+        count as recalled (once per memory a day); the
         same root, query and ``now`` give the same block, call after call.
         ``ctx.items``, ``ctx.omitted``, ``ctx.size`` and ``ctx.tokens`` are for
         programs.

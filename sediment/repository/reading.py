@@ -114,8 +114,11 @@ class Reading(Part):
         only with ``include_superseded=True`` (a hit then names its successor in
         ``hit.superseded_by``), purged memories never. ``since``/``until`` bound
         the updated time (aware datetimes or ISO 8601 with an offset). Each
-        memory returned counts as recalled (``record=False`` to not count; the
-        CLI records only with ``--record``). ``explain=True`` gives each hit
+        memory returned with direct evidence for the query (``hit.direct``: a
+        term of the query's own, or the semantic lane's similarity) counts as
+        recalled; one brought only by the expansion is shown, never counted
+        (``record=False`` to count none; the CLI records only with
+        ``--record``). ``explain=True`` gives each hit
         an ``explain`` dict (also in ``to_dict()``): its rank in each lane, the
         query terms it matched, the query's expansion terms and those it matched.
 
@@ -123,7 +126,7 @@ class Reading(Part):
         >>> repo = Repository(tempfile.mkdtemp())
         >>> e = repo.add("Deploys go through ArgoCD.", title="Deploy tool", kind="fact")
         >>> [(h.entry.title, h.terms) for h in repo.search("deploy", record=False)]
-        [('Deploy tool', ('deploy',))]
+        [('Deploy tool', ('Deploy',))]
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,

@@ -96,8 +96,8 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
         hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
                      fb=S.feedback(store.policy), explain=explain)
-    if record:
-        store.usage.record_recalls([h.entry.id for h in hits])
+    if record:  # only what answered the question itself (SearchHit.direct)
+        store.usage.record_recalls([h.entry.id for h in hits if h.direct])
     return hits
 
 
