@@ -99,8 +99,11 @@ def link(x: Any) -> str:
 
 
 def kind(k: Any, kinds: Iterable[str]) -> str:
+    """A kind the policy knows (``kinds`` in policy.yaml adds more); else
+    ``InvalidInput`` naming the kinds there are."""
     if not isinstance(k, str) or k not in kinds:
-        raise InvalidInput(f"kind {k!r} is not one of {', '.join(kinds)}")
+        raise InvalidInput(f"kind {k!r} is not one of {', '.join(kinds)} (policy.yaml 'kinds' adds one)",
+                           what="kind")
     return k
 
 

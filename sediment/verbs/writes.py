@@ -48,11 +48,11 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
         title = first[:80] or "note"
     title = V.title(title, required=True)
     V.value(value)
-    if kind is not None and not isinstance(kind, str):
-        raise InvalidInput("kind must be a string")
-    if kind is None or kind not in policy.kinds:
-        extra["unclassified"] = True if kind is None else str(kind)
+    if kind is None:  # no kind given: filed for a person to classify (the library never guesses one)
+        extra["unclassified"] = True
         kind = "inbox"
+    else:  # a kind given but unknown is a mistake (a typo would decay as inbox): refused, as update does
+        kind = V.kind(kind, policy.kinds)
     if "weights" in extra:
         V.weights(extra["weights"])
     link_names = V.links(links)

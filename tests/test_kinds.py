@@ -1,0 +1,103 @@
+"""Kinds, layers and tags as a caller gives them (issue 26, items 6-9): what
+is refused, what is kept, and the same in the library, the CLI and over MCP
+(the SDK's own client, a real ``sediment serve`` process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sediment import InvalidInput, Repository
+from sediment.cli.main import main
+
+DEFAULT_KINDS = ("core", "fact", "rule", "skill", "event", "daily-core", "daily", "mood", "inbox")
+
+
+def notes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.md"))}
+
+
+def cli(capsys: Any, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = 0 if exc.code is None else int(exc.code)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def mcp_calls(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, str, dict[str, Any]]]:
+    """Each call over a real stdio server: (is_error, text, structured content)."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    project = Path(__file__).resolve().parents[1]
+    path = os.pathsep.join(p for p in (str(project), os.environ.get("PYTHONPATH", "")) if p)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "sediment", "serve"],
+                                   env={"SEDIMENT_ROOT": str(root), "PYTHONPATH": path})
+    out: list[tuple[bool, str, dict[str, Any]]] = []
+
+    async def go() -> None:
+        async with Client(params, mode="legacy") as c:
+            for tool, args in calls:
+                r = await c.call_tool(tool, args)
+                out.append((bool(r.is_error), r.content[0].text, r.structured_content or {}))
+    anyio.run(go)
+    return out
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repository:
+    return Repository(tmp_path / "mem")
+
+
+# --------------------------------------------------------------------------- 6. unknown kinds
+
+def test_an_unknown_kind_is_refused_by_add_and_update_naming_the_kinds(repo):
+    before = notes(repo.root)
+    with pytest.raises(InvalidInput) as exc:
+        repo.add("the cat is fed at seven", kind="fcat")
+    assert "'fcat'" in str(exc.value) and all(k in str(exc.value) for k in DEFAULT_KINDS)
+    assert notes(repo.root) == before  # nothing written
+    e = repo.add("the cat is fed at seven", kind="fact")
+    with pytest.raises(InvalidInput) as exc:
+        repo.update(e.id, kind="fcat")
+    assert "'fcat'" in str(exc.value) and "fact" in str(exc.value)
+    # no kind at all is still a fragment for a person to classify, as before
+    f = repo.add("something to sort out later")
+    assert f.kind == "inbox" and f.meta["unclassified"] is True
+
+
+def test_a_kind_the_policy_adds_is_accepted(tmp_path):
+    repo = Repository(tmp_path / "mem", policy={"kinds": {"recipe": [30, 365, 1000]}})
+    assert repo.add("rice: 1 cup to 1.5 cups of water", kind="recipe").kind == "recipe"
+
+
+def test_the_cli_refuses_an_unknown_kind_naming_the_kinds(tmp_path, capsys):
+    root = tmp_path / "mem"
+    assert cli(capsys, "--root", root, "init")[0] == 0
+    code, _, err = cli(capsys, "--root", root, "add", "the cat is fed at seven", "--kind", "fcat")
+    assert code == 1 and err.startswith("error: invalid: ") and "kind 'fcat' is not one of core, fact" in err
+    assert not list((root / "shallow").rglob("*.md"))
+    code, out, _ = cli(capsys, "--root", root, "--json", "add", "the cat is fed at seven", "--kind", "fact")
+    eid = json.loads(out)["id"]
+    code, _, err = cli(capsys, "--root", root, "update", eid, "--kind", "fcat")
+    assert code == 1 and "kind 'fcat' is not one of" in err
+
+
+def test_mcp_refuses_an_unknown_kind_naming_the_kinds(tmp_path):
+    root = tmp_path / "mem"
+    e = Repository(root).add("the cat is fed at seven", kind="fact")
+    (bad_add, text, data), (bad_update, text2, _) = mcp_calls(root, [
+        ("remember", {"text": "the dog is fed at eight", "kind": "fcat"}),
+        ("update", {"id": e.id, "expected": e.version, "kind": "fcat"})])
+    assert bad_add and data["error"]["code"] == "invalid" and "core, fact, rule" in text
+    assert bad_update and "kind 'fcat' is not one of" in text2
+    assert [x.kind for x in Repository(root).list()] == ["fact"]
