@@ -4,6 +4,7 @@ is refused, what is kept, and the same in the library, the CLI and over MCP
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import sys
@@ -101,3 +102,33 @@ def test_mcp_refuses_an_unknown_kind_naming_the_kinds(tmp_path):
     assert bad_add and data["error"]["code"] == "invalid" and "core, fact, rule" in text
     assert bad_update and "kind 'fcat' is not one of" in text2
     assert [x.kind for x in Repository(root).list()] == ["fact"]
+
+
+# --------------------------------------------------------------------------- 7. adopt's kind
+
+def test_an_adopted_note_keeps_its_kind_or_becomes_a_fact_that_outlives_the_inbox(repo):
+    (repo.root / "shallow" / "plain.md").write_text("The boiler is serviced every October.\n", encoding="utf-8")
+    (repo.root / "shallow" / "ruled.md").write_text("---\nkind: rule\n---\nNever deploy on Fridays.\n",
+                                                    encoding="utf-8")
+    plain, ruled = repo.adopt("shallow/plain.md"), repo.adopt("shallow/ruled.md")
+    assert (plain.kind, ruled.kind) == ("fact", "rule")
+    assert "kind: fact" in (repo.root / plain.path).read_text(encoding="utf-8")  # in the file, for Obsidian
+    # the inbox's clock archived a handed-over note 18 days later; a fact's does not
+    later = plain.created + dt.timedelta(days=18)
+    assert not [m for m in repo.metabolize(now=later).moves if m.target == "archive"]
+
+
+def test_adopt_kind_sets_the_kind_of_a_note_that_declares_none(repo, capsys):
+    (repo.root / "shallow" / "how.md").write_text("Bleed the radiators from the top floor down.\n",
+                                                  encoding="utf-8")
+    (repo.root / "shallow" / "ruled.md").write_text("---\nkind: rule\n---\nNever deploy on Fridays.\n",
+                                                    encoding="utf-8")
+    before = (repo.root / "shallow" / "ruled.md").read_bytes()
+    with pytest.raises(InvalidInput):
+        repo.adopt("shallow/how.md", kind="fcat")
+    with pytest.raises(InvalidInput, match="declares kind: rule"):
+        repo.adopt("shallow/ruled.md", kind="skill")  # the person's own kind is kept, never overwritten
+    assert (repo.root / "shallow" / "ruled.md").read_bytes() == before
+    code, out, err = cli(capsys, "--root", repo.root, "--json", "adopt", "shallow/how.md", "--kind", "skill")
+    assert code == 0, err
+    assert json.loads(out)["kind"] == "skill" and Repository(repo.root).get("how").kind == "skill"

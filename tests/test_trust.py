@@ -277,12 +277,12 @@ def test_adopt_inserts_only_the_new_keys_and_keeps_every_other_byte(repo):
     a = repo.adopt("shallow/周会记录.md")
     b = repo.adopt("sediment/ideas.md")
     assert a.title == "周会记录" and a.id and a.layer == "shallow" and b.title == "Ideas" and b.value == 0.7
-    ours = (b"id:", b"created:", b"updated:", b"title:")
+    ours = (b"id:", b"created:", b"updated:", b"kind:", b"title:")
     _, header, rest = bare.read_bytes().split(b"---\n", 2)  # a new frontmatter, then the file as it was
     assert rest == originals[bare] and all(ln.startswith(ours) for ln in header.splitlines())
     lines = titled.read_bytes().split(b"\r\n")  # inserted lines in the file's own line ends
-    kept = [ln for ln in lines if not ln.startswith(ours[:3])]
-    assert b"\r\n".join(kept) == originals[titled] and len(lines) - len(kept) == 3
+    kept = [ln for ln in lines if not ln.startswith(ours[:4])]
+    assert b"\r\n".join(kept) == originals[titled] and len(lines) - len(kept) == 4
     assert b'value: "0.7"' in titled.read_bytes()  # read as a number, never rewritten
     assert repo.adopt("shallow/周会记录.md").id == a.id  # idempotent
     assert [h.entry.id for h in repo.search("发版", record=False)] == [a.id]

@@ -269,10 +269,11 @@ def cmd_restore(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("adopt", "make a note a person wrote (no frontmatter or no id) a memory, keeping its bytes",
-         arg("path", help="relative to the root, inside a layer folder"))
+         arg("path", help="relative to the root, inside a layer folder"),
+         arg("--kind", help="the kind of a note that declares none (default: fact); a note keeps its own"))
 def cmd_adopt(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _open(ns).adopt(ns.path)
-    return e.to_dict(), f"adopted {e.id}  {e.path}"
+    e = _open(ns).adopt(ns.path, kind=ns.kind)
+    return entry_out(e, "adopted")
 
 
 @command("links-to", "memories that link to this one (backlinks)", arg("id"))
