@@ -365,8 +365,10 @@ class Repository:
         reasoning goes in ``evidence``, ``hesitation``, ``conclusion``; narrative in
         ``context``, ``gesture``, ``direction`` (strings or lists): they are written
         as markdown sections. Other keyword fields (``event``, ``source_links``, …)
-        are stored in the frontmatter as given. ``now`` sets the creation time
-        (timezone-aware; for importing older memories).
+        are stored in the frontmatter as given. ``layer`` is shallow (default),
+        sediment or bedrock: ``archive`` holds retired memories (``archive()``)
+        and is refused. ``now`` sets the creation time (for importing older
+        memories; a date or a time without an offset is in the root's timezone).
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())

@@ -132,3 +132,16 @@ def test_adopt_kind_sets_the_kind_of_a_note_that_declares_none(repo, capsys):
     code, out, err = cli(capsys, "--root", repo.root, "--json", "adopt", "shallow/how.md", "--kind", "skill")
     assert code == 0, err
     assert json.loads(out)["kind"] == "skill" and Repository(repo.root).get("how").kind == "skill"
+
+
+# --------------------------------------------------------------------------- 8. add into archive/
+
+def test_add_refuses_the_archive_layer_everywhere(repo, capsys):
+    before = notes(repo.root)
+    with pytest.raises(InvalidInput, match="shallow, sediment or bedrock"):
+        repo.add("an old phone number", kind="fact", layer="archive")
+    code, _, err = cli(capsys, "--root", repo.root, "add", "an old phone number", "--layer", "archive")
+    assert code == 1 and "archive" in err
+    assert notes(repo.root) == before and repo.check() == []
+    e = repo.add("an old phone number", kind="fact", layer="bedrock")  # the other layers are fine
+    assert e.layer == "bedrock" and e.status == "active"

@@ -38,6 +38,9 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     policy = store.policy
     V.body(text, policy.max_body_bytes)
     layer = V.layer(layer)
+    if layer == "archive":  # an active note there is one nothing finds or decays: retiring is archive()'s job
+        raise InvalidInput("add writes an active memory: choose shallow, sediment or bedrock; archive/ holds "
+                           "retired ones (add it, then archive(id, reason=...))", what="layer")
     room = V.room(room)
     sections = {k: V.section(k, fields.pop(k)) for k in list(fields) if k in SECTIONS}
     extra = V.fields(fields)
