@@ -387,8 +387,11 @@ class Repository:
         """Change a memory in place (its file name and folder stay).
 
         ``changes`` may set ``text`` (the main text; sections are kept unless
-        given), ``title``, ``tags``, ``kind``, ``value``, ``links``, ``source``,
-        section names, and other frontmatter fields (``None`` removes one).
+        given), ``title``, ``tags`` (replaces the tags), ``add_tags`` and
+        ``remove_tags`` (change them, keeping the others; not with ``tags``;
+        a tag to remove that the note lacks is a warning), ``kind``, ``value``,
+        ``links``, ``source``, section names, and other frontmatter fields
+        (``None`` removes one).
         ``expected`` is the ``version`` the caller read: if the file changed since
         (another process, or a person in an editor), ``Conflict`` is raised and
         nothing is written.

@@ -145,3 +145,40 @@ def test_add_refuses_the_archive_layer_everywhere(repo, capsys):
     assert notes(repo.root) == before and repo.check() == []
     e = repo.add("an old phone number", kind="fact", layer="bedrock")  # the other layers are fine
     assert e.layer == "bedrock" and e.status == "active"
+
+
+# --------------------------------------------------------------------------- 9. changing tags
+
+def test_update_replaces_tags_with_tags_and_changes_them_with_add_and_remove(repo):
+    e = repo.add("the boiler is serviced in October", kind="fact", tags=["a", "b"])
+    assert repo.update(e.id, add_tags=["c"]).meta["tags"] == ["a", "b", "c"]
+    assert repo.update(e.id, remove_tags=["a"], add_tags=["d"]).meta["tags"] == ["b", "c", "d"]
+    gone = repo.update(e.id, remove_tags=["zzz"])
+    assert gone.meta["tags"] == ["b", "c", "d"] and any("no tag 'zzz'" in w for w in gone.warnings)
+    assert repo.update(e.id, tags=["x"]).meta["tags"] == ["x"]
+    with pytest.raises(InvalidInput, match="one or the other"):
+        repo.update(e.id, tags=["y"], add_tags=["z"])
+    assert "tags" not in repo.update(e.id, remove_tags=["x"]).meta
+    assert [x.id for x in repo.list(tags="x")] == []
+
+
+def test_the_cli_says_what_each_tag_option_does(repo, capsys):
+    e = repo.add("the boiler is serviced in October", kind="fact", tags=["a", "b"])
+    code, _, err = cli(capsys, "--root", repo.root, "update", e.id, "--tag", "c")
+    assert code == 0, err
+    assert repo.get(e.id).meta["tags"] == ["a", "b", "c"]  # --tag adds: it replaced them with [c]
+    assert cli(capsys, "--root", repo.root, "update", e.id, "--add-tag", "d", "--remove-tag", "a")[0] == 0
+    assert Repository(repo.root).get(e.id).meta["tags"] == ["b", "c", "d"]
+    assert cli(capsys, "--root", repo.root, "update", e.id, "--tags", "x,y")[0] == 0
+    assert Repository(repo.root).get(e.id).meta["tags"] == ["x", "y"]
+    code, out, _ = cli(capsys, "--root", repo.root, "update", "--help")
+    assert "replace the tags" in out and "add a tag, keeping the others" in out and "remove a tag" in out
+
+
+def test_mcp_update_adds_and_removes_tags(tmp_path):
+    root = tmp_path / "mem"
+    e = Repository(root).add("the boiler is serviced in October", kind="fact", tags=["a", "b"])
+    (err, text, data), = mcp_calls(root, [("update", {"id": e.id, "expected": e.version,
+                                                      "add_tags": ["c"], "remove_tags": ["a"]})])
+    assert not err, text
+    assert Repository(root).get(e.id).meta["tags"] == ["b", "c"]

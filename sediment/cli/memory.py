@@ -51,7 +51,11 @@ def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
 @command("update", "change a memory in place; --expected refuses a stale edit",
          arg("id"), arg("--expected", help="the version you read (sediment get ID --json): Conflict if it changed"),
          arg("--text", help="new main text; '-' reads stdin (sections stay unless given)"),
-         arg("--title"), arg("--tag", "--tags", dest="tags", action="append", help="replace the tags"),
+         arg("--title"),
+         arg("--tags", dest="tags", action="append",
+             help="replace the tags with these (comma-separated or repeated; --tags '' removes them all)"),
+         arg("--add-tag", "--tag", dest="add_tags", action="append", help="add a tag, keeping the others (repeatable)"),
+         arg("--remove-tag", dest="remove_tags", action="append", help="remove a tag (repeatable)"),
          arg("--kind"), arg("--value", type=float), arg("--source"),
          arg("--link", "--links", dest="links", action="append", help="replace the links"),
          arg("--unset", action="append", metavar="KEY", help="remove a frontmatter field (repeatable)"),
@@ -65,6 +69,9 @@ def cmd_update(ns: argparse.Namespace) -> tuple[Any, str]:
             changes[key] = getattr(ns, key)
     if ns.tags is not None:
         changes["tags"] = split_values(ns.tags)
+    for key in ("add_tags", "remove_tags"):
+        if getattr(ns, key):
+            changes[key] = split_values(getattr(ns, key))
     if ns.links is not None:
         changes["links"] = split_values(ns.links)
     changes.update({k: None for k in ns.unset or ()})

@@ -135,11 +135,15 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
 
     @tool
     async def update(id: str, expected: Annotated[str, Field(description="the version read gave")],
-                     text: str | None = None, title: str | None = None, tags: list[str] | None = None,
+                     text: str | None = None, title: str | None = None,
+                     tags: Annotated[list[str] | None, Field(description="replaces the tags")] = None,
+                     add_tags: Annotated[list[str] | None, Field(description="added, the others kept")] = None,
+                     remove_tags: list[str] | None = None,
                      kind: str | None = None, value: float | None = None, links: list[str] | None = None,
                      source: str | None = None, request_id: RequestId = None,
                      budget: Budget = WRITE_BUDGET) -> CallToolResult:
-        changes = {k: v for k, v in dict(text=text, title=title, tags=tags, kind=kind, value=value, links=links,
+        changes = {k: v for k, v in dict(text=text, title=title, tags=tags, add_tags=add_tags,
+                                         remove_tags=remove_tags, kind=kind, value=value, links=links,
                                          source=source).items() if v is not None}
 
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:

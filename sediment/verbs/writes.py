@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 from ..model import entry as E
 from ..store import moves
 from ..model import names as N
+from ..model import obsidian as O
 from ..model import validate as V
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
@@ -152,12 +153,11 @@ def _changed_meta(store: Store, current: Entry, meta: dict[str, Any], changes: d
     (a field given None goes); the warnings of the links."""
     if "title" in changes:
         meta["title"] = V.title(changes.pop("title"), required=True)
-    if "tags" in changes:
-        meta["tags"] = V.tags(changes.pop("tags")) or None
-    warnings: list[str] = []
+    warnings = _changed_tags(current, meta, changes)
     if "links" in changes:
-        targets, warnings = _link_targets(store, V.links(changes.pop("links")))
+        targets, link_warnings = _link_targets(store, V.links(changes.pop("links")))
         meta["links"] = [wikilink(x) for x in targets] or None
+        warnings += link_warnings
     if "kind" in changes:
         k = V.kind(changes.pop("kind"), store.policy.kinds)
         if k == "core" and current.kind != "core":
@@ -176,6 +176,36 @@ def _changed_meta(store: Store, current: Entry, meta: dict[str, Any], changes: d
     for k, v in changes.items():
         if v is None:
             meta.pop(k, None)
+    return warnings
+
+
+def _changed_tags(current: Entry, meta: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+    """``tags`` replaces the tags property; ``add_tags`` and ``remove_tags``
+    change it (the two ways do not mix). Returns warnings: a tag to remove
+    that the note does not have, or has only in its text (``#tag``)."""
+    replace, given = "tags" in changes, changes.pop("tags", None)
+    add_tags = V.tags(changes.pop("add_tags", None))
+    remove_tags = V.tags(changes.pop("remove_tags", None))
+    if replace and (add_tags or remove_tags):
+        raise InvalidInput("tags replaces the tags; add_tags and remove_tags change them: give one or the other",
+                           what="tags")
+    both = sorted(set(add_tags) & set(remove_tags))
+    if both:
+        raise InvalidInput(f"tag {both[0]!r} is both added and removed", what="tags")
+    if replace:
+        meta["tags"] = V.tags(given) or None
+        return []
+    if not add_tags and not remove_tags:
+        return []
+    had = O.property_tags(meta.get("tags"))
+    warnings = []
+    for t in remove_tags:
+        if t not in had:
+            inline = t in current.tags
+            warnings.append(f"tag {t!r} is written in the text (#{t}); edit the text to remove it" if inline
+                            else f"the memory had no tag {t!r}")
+    kept = [t for t in had if t not in remove_tags]
+    meta["tags"] = [*kept, *(t for t in add_tags if t not in kept)] or None
     return warnings
 
 
