@@ -196,7 +196,8 @@ class Repository:
     # ------------------------------------------------------------------ reading
 
     def get(self, id: str) -> Entry:
-        """The memory with this id (or name). Raises ``NotFound`` (a ``KeyError``).
+        """The memory with this id, path, name or exact title (a title or name
+        several notes have is ``Ambiguous``). Raises ``NotFound`` (a ``KeyError``).
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())

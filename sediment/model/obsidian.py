@@ -298,26 +298,32 @@ def excluded(rel: str, filters: Iterable[str]) -> bool:
 
 class Names:
     """What ``[[…]]`` may name, kept current with the notes: file names (as
-    written and case-folded) and aliases → ids, and each id's path."""
+    written and case-folded), aliases and the titles of sediment's own
+    memories → ids, and each id's path."""
 
     def __init__(self) -> None:
         self.exact: dict[str, list[str]] = {}
         self.folded: dict[str, list[str]] = {}
         self.alias: dict[str, list[str]] = {}
+        self.title: dict[str, list[str]] = {}
         self.path_of: dict[str, str] = {}
 
-    def add(self, eid: str, rel: str, name: str, aliases: Iterable[str]) -> None:
-        self.path_of[eid] = rel
-        self.exact.setdefault(name, []).append(eid)
-        self.folded.setdefault(name.casefold(), []).append(eid)
-        if aliases:
-            for a in dict.fromkeys(x.casefold() for x in aliases):
-                self.alias.setdefault(a, []).append(eid)
+    def _keys(self, name: str, aliases: Iterable[str], title: str | None) -> list[tuple[dict[str, list[str]], str]]:
+        return [(self.exact, name), (self.folded, name.casefold()),
+                *((self.alias, a) for a in dict.fromkeys(x.casefold() for x in aliases or ())),
+                *([(self.title, title.casefold())] if title else [])]
 
-    def remove(self, eid: str, name: str, aliases: Iterable[str]) -> None:
+    def add(self, eid: str, rel: str, name: str, aliases: Iterable[str], title: str | None = None) -> None:
+        """``title``: a memory's title, which ``[[title]]`` names when no file
+        name or alias does (a link written before the memory existed, when
+        its name was not known yet); None for a person's note."""
+        self.path_of[eid] = rel
+        for table, key in self._keys(name, aliases, title):
+            table.setdefault(key, []).append(eid)
+
+    def remove(self, eid: str, name: str, aliases: Iterable[str], title: str | None = None) -> None:
         self.path_of.pop(eid, None)
-        for table, key in ((self.exact, name), (self.folded, name.casefold()),
-                           *((self.alias, a) for a in dict.fromkeys(x.casefold() for x in aliases))):
+        for table, key in self._keys(name, aliases, title):
             ids = table.get(key)
             if ids and eid in ids:
                 ids.remove(eid)
@@ -327,21 +333,27 @@ class Names:
     def candidates(self, target: str) -> list[str]:
         """The ids ``[[target]]`` may mean, in the first way that finds any:
         ``folder/name`` (a path's tail), the file name as written, the file
-        name in any case, an alias (in any case). Obsidian then takes the
-        shortest path (``pick``)."""
+        name in any case, an alias (in any case), a memory's title (in any
+        case). Obsidian then takes the shortest path (``pick``)."""
+        return self._found(target)[0]
+
+    def _found(self, target: str) -> tuple[list[str], bool]:
+        """``candidates``, and whether they were found by title only."""
         key = link_key(target.split("|", 1)[0].split("#", 1)[0])
         if not key:
-            return []
+            return [], False
         if "/" in key:
             tail = "/" + key.casefold()
             ids = self.folded.get(key.rsplit("/", 1)[-1].casefold(), [])
-            return [i for i in ids if ("/" + self.path_of[i][:-3].casefold()).endswith(tail)]
-        return list(self.exact.get(key) or self.folded.get(key.casefold()) or self.alias.get(key.casefold()) or ())
+            return [i for i in ids if ("/" + self.path_of[i][:-3].casefold()).endswith(tail)], False
+        named = self.exact.get(key) or self.folded.get(key.casefold()) or self.alias.get(key.casefold())
+        return (list(named), False) if named else (list(self.title.get(key.casefold(), ())), True)
 
     def resolve(self, target: str) -> str | None:
-        """The id ``[[target]]`` links to, by Obsidian's rule; None for no note."""
-        ids = self.candidates(target)
-        if not ids:
+        """The id ``[[target]]`` links to, by Obsidian's rule; None for no
+        note, or for a title several memories have (no file name says which)."""
+        ids, by_title = self._found(target)
+        if not ids or (by_title and len(ids) > 1):
             return None
         best = pick(self.path_of[i] for i in ids)
         return next(i for i in ids if self.path_of[i] == best)

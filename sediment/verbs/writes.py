@@ -394,12 +394,12 @@ def _check_core_cap(store: Store) -> None:
 
 def _link_targets(store: Store, keys: list[str]) -> tuple[list[str], list[str]]:
     """The names links should carry, and a warning for each that names no
-    memory. A caller may name a memory by its name, its id or its exact title;
-    anything else is kept as written (a link to a note not written yet, as in
-    Obsidian) and warned about."""
+    memory. A caller may name a memory by its name, its id or its exact title
+    (``View.link``); anything else is kept as written (a link to a note not
+    written yet, as in Obsidian: it resolves by title once that memory is
+    written) and warned about."""
     view = store.view
     names, warnings = [], []
-    titles: dict[str, list[Entry]] | None = None
     for key in keys:
         target = key.split("|")[0].split("#")[0].strip()
         e = view.entries.get(target) or view.link(target)
@@ -407,14 +407,7 @@ def _link_targets(store: Store, keys: list[str]) -> tuple[list[str], list[str]]:
             names.append(target)  # a person's note whose name other notes share: as written (folder/name)
             continue
         if e is None:
-            if titles is None:
-                titles = {}
-                for x in view.entries.values():
-                    titles.setdefault(x.title, []).append(x)
-            titled = titles.get(target, [])
-            e = titled[0] if len(titled) == 1 else None
-            if e is None:
-                warnings.append(f"link [[{key}]] names no memory (yet)")
+            warnings.append(f"link [[{key}]] names no memory (yet)")
         names.append(e.name if e is not None else key)
     return names, warnings
 

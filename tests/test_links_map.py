@@ -1,0 +1,49 @@
+"""Links and the map as a person and an agent follow them (issue 26, items
+10-12): a link written before its target resolves once the target is
+written; code is not a link; ``MAP.md`` of a small root reaches every memory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sediment import Ambiguous, Repository
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repository:
+    return Repository(tmp_path / "mem")
+
+
+def unresolved(repo: Repository) -> list[str]:
+    return [p.reason for p in repo.check() if p.code == "unresolved_link"]
+
+
+# --------------------------------------------------------------------------- 10. links written before their target
+
+def test_a_link_written_before_its_target_resolves_when_the_target_is_written(repo):
+    a = repo.add("Alpha calls Beta for every checkout.", title="Alpha service", kind="fact",
+                 links=["Beta service"])
+    assert a.warnings and unresolved(repo) == ["[[Beta service]] names no note"]
+    b = repo.add("Beta prices the basket.", title="Beta service", kind="fact")
+    assert [e.id for e in repo.links_to(b.id)] == [a.id]
+    assert unresolved(repo) == []
+    assert repo.patrol(now="2027-01-01T09:00:00+00:00").counts["unresolved"] == 0
+    again = Repository(repo.root)  # the same from the files alone
+    assert [e.id for e in again.links_to(b.id)] == [a.id] and unresolved(again) == []
+    assert again.get("Beta service").id == b.id  # get() takes an exact title, as links= does
+    edges = json.loads(again.graph("json"))["edges"]
+    assert {"source": a.id, "target": b.id, "type": "link"} in edges
+
+
+def test_a_title_several_memories_have_links_nowhere_and_get_says_which(repo):
+    a = repo.add("Checkout calls it.", title="Caller", kind="fact", links=["Gamma"])
+    repo.add("Gamma, the first.", title="Gamma", kind="fact")
+    repo.add("Gamma, the second.", title="Gamma", kind="fact")
+    assert repo.links_to(repo.list(kind="fact", sort="created")[1].id) == []
+    assert unresolved(repo) == ["[[Gamma]] names no note"]
+    with pytest.raises(Ambiguous):
+        repo.get("Gamma")
+    assert repo.get(a.name).id == a.id  # names and ids as before
