@@ -47,3 +47,34 @@ def test_a_title_several_memories_have_links_nowhere_and_get_says_which(repo):
     with pytest.raises(Ambiguous):
         repo.get("Gamma")
     assert repo.get(a.name).id == a.id  # names and ids as before
+
+
+# --------------------------------------------------------------------------- 11. code is not a link
+
+CODE_NOTE = """How to link in Obsidian: type `[[Note name]]`, or ``[[Other | shown]]`` in a table.
+
+```markdown
+See [[Some page]] and ![[picture.png]].
+```
+
+- In a list:
+    ~~~
+    [[Indented fence]]
+    ~~~
+
+A real link: [[Beta service]].
+"""
+
+
+def test_links_inside_code_spans_and_fences_are_not_links(repo):
+    target = repo.add("Beta prices the basket.", title="Beta service", kind="fact")
+    e = repo.add(CODE_NOTE, title="Linking help", kind="fact")
+    assert repo.get(e.id).links == ("Beta service",)  # (as written; it resolves by title)
+    assert [x.id for x in repo.links_to(target.id)] == [e.id]
+    assert unresolved(repo) == []
+    assert repo.patrol(now="2027-01-01T09:00:00+00:00").counts["unresolved"] == 0
+    # a person's note outside the layer folders reads the same way
+    (repo.root / "help.md").write_text("Write `[[Nowhere]]` to link.\n\n```\n[[Nowhere else]]\n```\n",
+                                       encoding="utf-8")
+    repo.refresh()
+    assert repo.get("help").links == () and unresolved(repo) == []

@@ -183,7 +183,7 @@ def edges(view: View) -> tuple[list[Entry], list[tuple[str, str, str]]]:
     out: set[tuple[str, str, str]] = set()
     for e in nodes:
         # (parsed as Entry.links parses them, so that the names compare)
-        evidence = {O.link_key(x.target) for x in O.wikilinks(e.sections.get("evidence", ""))}
+        evidence = {O.link_key(x.target) for x in O.wikilinks(O.outside_code(e.sections.get("evidence", "")))}
         for name in e.links:
             t = _resolve(view, name)
             if t is not None and t.id in ids and t.id != e.id:

@@ -140,8 +140,10 @@ def aliases(meta: Mapping[str, Any]) -> tuple[str, ...]:
 
 _TAG_CHARS = r"[^\s!\"#$%&'()*+,.:;<=>?@\[\\\]^`{|}~]"
 _INLINE_TAG = re.compile(r"(?<!\S)#(" + _TAG_CHARS + r"+)", re.MULTILINE)
-_FENCE = re.compile(r"^(```|~~~)[^\n]*\n.*?(?:^\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
-_CODE = re.compile(r"`[^`\n]*`")
+# a code block: a fence of 3+ backticks or tildes (indented too: in a list item), to a
+# line that starts with the same fence, or to the end
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_TICKS = re.compile(r"`+")
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 
 
@@ -168,7 +170,7 @@ def inline_tags(body: str) -> list[str]:
     (``# Heading``, ``[[note#part]]`` and ``url#anchor`` are no tags.)"""
     if "#" not in body:
         return []
-    text = _COMMENT.sub(" ", _CODE.sub(" ", _FENCE.sub("", body)))
+    text = _COMMENT.sub(" ", outside_code(body))
     return [t for t in (_tag(m) for m in _INLINE_TAG.findall(text)) if t]
 
 
@@ -205,6 +207,38 @@ def wikilinks(text: str) -> list[Link]:
         target, _, heading = target.partition("#")
         out.append(Link(target.strip(), heading.strip(), label.strip(), bool(m.group(1))))
     return out
+
+
+def _without_spans(line: str) -> str:
+    """A line without its code spans: a run of backticks to the next run of
+    the same length (``a `b` c``), as CommonMark pairs them. Linear: each
+    run's partner is found once, from the right (a regex backtracks over
+    every unmatched run, quadratic in a line of many)."""
+    runs = list(_TICKS.finditer(line))
+    partner: list[int | None] = [None] * len(runs)
+    later: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        n = len(runs[i].group())
+        partner[i] = later.get(n)
+        later[n] = i
+    out, at, i = [], 0, 0
+    while i < len(runs):
+        j = partner[i]
+        if j is None:
+            i += 1
+            continue
+        out += [line[at:runs[i].start()], " "]
+        at, i = runs[j].end(), j + 1
+    return "".join(out) + line[at:] if out else line
+
+
+def outside_code(text: str) -> str:
+    """``text`` without its code blocks and code spans, where ``[[…]]`` and
+    ``#tags`` are text, not links or tags (as Obsidian reads them)."""
+    if "`" not in text and "~~~" not in text:
+        return text
+    return "".join(_without_spans(line) if "`" in line else line
+                   for line in _FENCE.sub("", text).splitlines(keepends=True))
 
 
 def link_key(target: str) -> str:
