@@ -5,6 +5,7 @@ written; code is not a link; ``MAP.md`` of a small root reaches every memory."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,28 @@ def test_links_inside_code_spans_and_fences_are_not_links(repo):
                                        encoding="utf-8")
     repo.refresh()
     assert repo.get("help").links == () and unresolved(repo) == []
+
+
+# --------------------------------------------------------------------------- 12. the map reaches every memory
+
+MAP_LINK = re.compile(r"\[\[([^\]|]+)(?:\|[^\]]*)?\]\]")
+
+
+def test_the_map_of_a_small_root_links_every_memory(repo):
+    texts = ["Deploys go through ArgoCD.", "The office is on floor 3.", "Standup is at 9:30.",
+             "Alice owns billing.", "Backups run nightly at 02:00.", "The VPN needs a hardware key.",
+             "Invoices go out on the 1st.", "咖啡机在三楼茶水间。", "周五不发版。", "Use PKCE on mobile."]
+    made = [repo.add(t, kind="fact", room="ops" if i < 3 else None) for i, t in enumerate(texts)]
+    m = repo.map()
+    text = (repo.root / "MAP.md").read_text(encoding="utf-8")
+    assert set(MAP_LINK.findall(text)) == {e.name for e in made}
+    assert m.listed == {"": sorted(e.name for e in made[3:]), "ops": sorted(e.name for e in made[:3])}
+
+
+def test_a_large_room_shows_topics_and_counts_what_they_do_not_reach(repo):
+    for i in range(24):  # 'ledger' in 4 of 24 memories: a topic; the rest under none
+        repo.add(f"item{i} {'ledger ' if i < 4 else ''}entry{i}", kind="fact", room="books")
+    m = repo.map()
+    text = (repo.root / "MAP.md").read_text(encoding="utf-8")
+    assert list(m.topics["books"]) == ["ledger"] and "books" not in m.listed
+    assert "- 20 more memories under no topic shown here (`sediment list --room books`)" in text
