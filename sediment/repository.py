@@ -361,7 +361,8 @@ class Repository:
 
         ``text`` is the markdown body. ``title`` defaults to the first line of the
         text. ``kind`` is one of the policy's kinds (another is ``InvalidInput``
-        naming them); missing → ``inbox``, marked ``unclassified``. ``value`` 0–1, or ``weights={'importance': 1–5, …}``.
+        naming them); missing → ``inbox``, marked ``unclassified``. ``value``
+        0–1, or ``weights={'importance': 1–5, …}``.
         ``links`` are names (or ``[[name]]``) of other memories. Structured
         reasoning goes in ``evidence``, ``hesitation``, ``conclusion``; narrative in
         ``context``, ``gesture``, ``direction`` (strings or lists): they are written
