@@ -223,7 +223,7 @@ class Repository:
         """Memories that match every filter given (``tags``: one tag or a list,
         all required; ``tag`` is the same), ordered by ``sort``: 'path', or
         'updated' / 'created' newest first; at most ``limit``. ``since`` and
-        ``until`` bound the updated time. An unknown layer, kind or status is
+        ``until`` bound the updated time (as in ``search``). An unknown layer, kind or status is
         ``InvalidInput`` naming the allowed values.
 
         >>> import tempfile
@@ -255,7 +255,8 @@ class Repository:
         ``include_archive=True`` (or ``layer='archive'``), superseded memories
         only with ``include_superseded=True`` (a hit then names its successor in
         ``hit.superseded_by``), purged memories never. ``since``/``until`` bound
-        the updated time (aware datetimes or ISO 8601 with an offset). Each
+        the updated time (datetimes, dates or ISO 8601; without an offset, in the
+        root's timezone; or ``7d``, ``12h``, ``today``, ``yesterday``). Each
         memory returned counts as recalled (``record=False`` to not count; the
         CLI records only with ``--record``). ``explain=True`` gives each hit
         an ``explain`` dict (also in ``to_dict()``): its rank in each lane, the

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,8 @@ import pytest
 
 from sediment import InvalidInput, Repository
 from sediment.cli.main import main
+
+from _mcp import mcp_calls
 
 DEFAULT_KINDS = ("core", "fact", "rule", "skill", "event", "daily-core", "daily", "mood", "inbox")
 
@@ -31,27 +31,6 @@ def cli(capsys: Any, *args: str) -> tuple[int, str, str]:
         code = 0 if exc.code is None else int(exc.code)
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def mcp_calls(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, str, dict[str, Any]]]:
-    """Each call over a real stdio server: (is_error, text, structured content)."""
-    pytest.importorskip("mcp")
-    import anyio
-    from mcp import Client, StdioServerParameters
-
-    project = Path(__file__).resolve().parents[1]
-    path = os.pathsep.join(p for p in (str(project), os.environ.get("PYTHONPATH", "")) if p)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sediment", "serve"],
-                                   env={"SEDIMENT_ROOT": str(root), "PYTHONPATH": path})
-    out: list[tuple[bool, str, dict[str, Any]]] = []
-
-    async def go() -> None:
-        async with Client(params, mode="legacy") as c:
-            for tool, args in calls:
-                r = await c.call_tool(tool, args)
-                out.append((bool(r.is_error), r.content[0].text, r.structured_content or {}))
-    anyio.run(go)
-    return out
 
 
 @pytest.fixture

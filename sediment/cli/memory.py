@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .kit import (FIELD_ARG, SECTION_ARGS, arg, command, entry_out, entry_text, field_args, filter_args,
-                  open_root, split_values, text_arg)
+from .kit import (FIELD_ARG, SECTION_ARGS, SINCE_HELP, TIME_HELP, arg, command, entry_out, entry_text, field_args,
+                  filter_args, open_root, split_values, text_arg)
 
 if TYPE_CHECKING:
     from ..repository import Repository
@@ -38,7 +38,7 @@ def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--kind"), arg("--value", type=float), arg("--source"),
          arg("--link", "--links", dest="links", action="append", help="name of a linked memory (repeatable)"),
          arg("--layer", default="shallow"), arg("--event"),
-         arg("--now", help="creation time, ISO 8601 with an offset (importing older memories)"),
+         arg("--now", help=f"creation time, {TIME_HELP} (importing older memories)"),
          *SECTION_ARGS, FIELD_ARG)
 def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
     extra = {"event": ns.event} if ns.event else {}
@@ -86,7 +86,8 @@ def cmd_get(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("list", "list memories, filtered by layer, room, tag, kind, status, time",
-         *filter_args(), arg("--status"), arg("--since"), arg("--until"),
+         *filter_args(), arg("--status"), arg("--since", help=f"updated at or after: {SINCE_HELP}"),
+         arg("--until", help=f"updated at or before: {SINCE_HELP}"),
          arg("--sort", default="path", choices=["path", "updated", "created"],
              help="path, or updated / created newest first"),
          arg("--limit", type=int))
@@ -99,7 +100,8 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
 
 @command("search", "ranked search (jieba words + CJK bigrams)",
          arg("query"), arg("--limit", type=int, default=10), *filter_args(),
-         arg("--since"), arg("--until"), arg("--archive", action="store_true",
+         arg("--since", help=f"updated at or after: {SINCE_HELP}"),
+         arg("--until", help=f"updated at or before: {SINCE_HELP}"), arg("--archive", action="store_true",
                                              help="also search archive/"),
          arg("--superseded", action="store_true", help="also superseded memories (each names its successor)"),
          arg("--record", action=argparse.BooleanOptionalAction, default=False,
@@ -228,7 +230,7 @@ def _cell(value: Any) -> str:
 @command("metabolize", "plan promotions and decay (dry run); --apply carries the plan out",
          arg("--apply", action="store_true", help="apply the plan"),
          arg("--confirm", action="store_true", help="allow the plan to archive (policy confirm_destructive)"),
-         arg("--now", help="ISO 8601 time to plan for (default: now)"))
+         arg("--now", help=f"the time to plan for, {TIME_HELP} (default: now)"))
 def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
     p = _open(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=ns.now)
     return p.to_dict(), str(p) + (f"\nreport: {p.report}" if p.report else "")
@@ -237,7 +239,7 @@ def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
 @command("touch", "record that a memory proved right (confirm) or wrong (refute)",
          arg("id"), arg("outcome", choices=["confirm", "refute"]),
          arg("--confirm", action="store_true", help="with refute: archive at once"),
-         arg("--now", help="when it happened, ISO 8601 with an offset"))
+         arg("--now", help=f"when it happened, {TIME_HELP}"))
 def cmd_touch(ns: argparse.Namespace) -> tuple[Any, str]:
     e = _open(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now)
     return e.to_dict(), f"{ns.outcome} recorded for {e.id}  {e.path}"
@@ -262,7 +264,7 @@ def cmd_consolidate(ns: argparse.Namespace) -> tuple[Any, str]:
     return e.to_dict(), f"added {e.id}  {e.path}; covers {', '.join(e.meta.get('supersedes') or []) or 'nothing'}"
 
 
-@command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now"))
+@command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now", help=TIME_HELP))
 def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
     s = _open(ns).strength(ns.id, now=ns.now)
     return s.to_dict(), s.explain()

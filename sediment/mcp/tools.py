@@ -35,7 +35,8 @@ log = logging.getLogger("sediment")
 Budget = Annotated[int, Field(description="characters of the answer (200-50000)")]
 RequestId = Annotated[str | None, Field(description="a retry with the same id returns the first answer")]
 Tags = Annotated[list[str] | None, Field(description="all must match")]
-Since = Annotated[str | None, Field(description="ISO date or time with offset")]
+Since = Annotated[str | None, Field(description="ISO date or time (the root's timezone without an offset), "
+                                                "or 7d, 12h, today, yesterday")]
 
 WRITE_BUDGET = 2_000
 READ_BUDGET = 4_000

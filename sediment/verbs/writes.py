@@ -62,7 +62,7 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
     link_names = V.links(links)
     body = compose_body(text, sections)
     V.body(body, policy.max_body_bytes)
-    when = None if now is None else V.time(now, key="now")  # importing an older memory
+    when = None if now is None else V.time(now, key="now", tz=policy.tz)  # importing an older memory
     created = now_iso(when)
     event = extra.get("event")
     with store.writing() as view:
@@ -300,7 +300,7 @@ def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
           now: _dt.datetime | str | None = None) -> Entry:
     if outcome not in ("confirm", "refute"):
         raise InvalidInput("outcome must be 'confirm' or 'refute'")
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     with store.view.reading() as view:
         e = view.resolve(id)
     store.usage.record([e.id], outcome, now=when.timestamp())
