@@ -19,6 +19,9 @@ from .model.problem import Problem
 from .model.lifecycle import Strength
 from .verbs.metabolism import Plan
 from .agent.about import About
+from .agent.attention import Attention
+from .agent.history import History
+from .agent.outlook import Forecast
 from .agent.conflicts import ConflictPair
 from .agent.context import Context
 from .agent.palace import Palace
@@ -52,6 +55,9 @@ __all__ = [
     "Turn",
     "Consolidation",
     "SyncResult",
+    "Forecast",
+    "History",
+    "Attention",
     # errors
     "SedimentError",
     "NotFound",

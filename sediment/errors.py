@@ -40,6 +40,8 @@ __all__ = [
     "StorageError",
     "Loading",
     "NotInstalled",
+    "DISTRIBUTION",
+    "install_hint",
 ]
 
 
@@ -118,3 +120,22 @@ class Loading(SedimentError):
 
 class NotInstalled(SedimentError, ImportError):
     code = "not_installed"
+
+
+#: This project's name on the package index. The import name stays ``sediment``,
+#: but ``sediment`` and ``sediment-*`` on PyPI are other people's projects: an
+#: install line that names them installs something else (with its own
+#: ``sediment`` command).
+DISTRIBUTION = "agent-sediment"
+
+
+def install_hint(extra: str) -> str:
+    """The install line for one optional extra, as every message prints it.
+
+    A checkout installs itself, editable; the index name is given for a
+    release, and is the one name there that is this project.
+
+    >>> install_hint("mcp")
+    "pip install -e '.[mcp]' in a checkout, or pip install 'agent-sediment[mcp]'"
+    """
+    return f"pip install -e '.[{extra}]' in a checkout, or pip install '{DISTRIBUTION}[{extra}]'"

@@ -18,7 +18,7 @@ PUBLIC = {
     "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
     # what the verbs return
     "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "ConflictPair", "Report", "Palace",
-    "Source", "Turn", "Consolidation", "SyncResult",
+    "Source", "Turn", "Consolidation", "SyncResult", "Forecast", "History", "Attention",
     "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
     "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError",
     "__version__",

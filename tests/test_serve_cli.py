@@ -28,7 +28,7 @@ def test_without_the_extra_serve_says_what_to_install(tmp_path):
     out = _run("--root", str(tmp_path / "root"), "serve")
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.strip() == ("error: not_installed: sediment serve needs the MCP SDK (mcp 2.x): "
-                                  "pip install 'sediment[mcp]'")
+                                  "pip install -e '.[mcp]' in a checkout, or pip install 'agent-sediment[mcp]'")
 
 
 def test_serve_refuses_a_folder_that_is_not_a_root(tmp_path):

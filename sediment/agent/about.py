@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import entry as E
 from ..search import query as S
@@ -23,8 +23,10 @@ from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..model.lifecycle import strength
 from ..model.record import Record
 from ..model.usage import Usage
-from ..store.store import Store
 from ..model.fields import unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..model import entry as E
 from ..search import query as S
@@ -39,7 +39,9 @@ from ..model.entry import Entry
 from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
 from ..model.lifecycle import OVERTURN_WORDS, is_current, overturns
 from ..model.record import Record
-from ..view.view import View
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 # Negation markers. Latin ones as words; Chinese ones as characters, minus the
 # common words in which the character negates nothing (不错 "good", 不同

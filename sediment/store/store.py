@@ -31,7 +31,7 @@ import contextlib
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ..model import entry as E
 from ..model import names as N
@@ -45,9 +45,11 @@ from ..model.policy import Policy
 from ..disk.usage import UsageLog
 from .system import CACHE, SYSTEM as SYSTEM, VECTORS_LOCK, Parts  # SYSTEM: part of this module's API
 from ..view.held import Held
-from ..view.view import View
 from ..model.fields import wikilink
 from ..model.names import LAYERS
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 log = logging.getLogger("sediment")
 

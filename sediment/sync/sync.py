@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..model import entry as E
 from ..model.record import Record
@@ -23,12 +23,14 @@ from ..agent.conflicts import active
 from ..errors import Conflict, SedimentError, StorageError
 from .git import append_missing, git_exe, identity_options, install_driver, merge_options
 from ..disk.shared import SharedUsage
-from ..store.store import Store
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
 from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
 from ..view.held import Held, offset
 from ..model.fields import unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 log = logging.getLogger("sediment")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds

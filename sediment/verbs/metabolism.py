@@ -12,7 +12,7 @@ import logging
 import re
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import entry as E
 from ..model import validate as V
@@ -22,9 +22,11 @@ from ..model.record import Record
 from ..errors import PolicyError, SedimentError, StorageError
 from ..disk.files import atomic_write
 from ..model.lifecycle import Move, Strength, plan, strength as _strength
-from ..store.store import Store
 from ..progress import Ticker
-from ..view.view import View
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
+    from ..view.view import View
 
 log = logging.getLogger("sediment")
 

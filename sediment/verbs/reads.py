@@ -6,7 +6,7 @@ search records its recalls outside the notes, in the usage log.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..search import query as S
 from ..model import validate as V
@@ -14,8 +14,10 @@ from ..model.entry import Entry
 from ..errors import Ambiguous, InvalidInput, NotFound, ParseError, StorageError
 from ..disk.files import read_nofollow, resolve_inside, symlink_in
 from ..search.query import SearchHit
-from ..store.store import Store
 from ..store.system import SYSTEM
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 SORTS = ("path", "updated", "created")
 

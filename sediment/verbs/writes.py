@@ -11,7 +11,7 @@ import datetime as _dt
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..model import entry as E
 from ..store import moves
@@ -23,8 +23,10 @@ from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
 from ..disk.files import append_line, atomic_write
 from ..model.lifecycle import bigram_similarity, is_current, overturns
 from ..store.store import Store, add_link
-from ..view.view import View
 from ..model.fields import SECTIONS, build_meta, compose_body, new_id, now_iso, split_sections, unwrap_link, wikilink
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 log = logging.getLogger("sediment")
 
