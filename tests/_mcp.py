@@ -87,3 +87,16 @@ def raw(root: Path, lines: list[str], *, answers: set[object]) -> dict[object, d
     proc.stdin.close()
     assert proc.wait(60) == 0
     return got
+
+
+def mcp_calls(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, str, dict[str, Any]]]:
+    """Each call over one real stdio server, in order: (is_error, text, structured content)."""
+    out: list[tuple[bool, str, dict[str, Any]]] = []
+
+    async def go() -> None:
+        async with connect(root) as c:
+            for tool, args in calls:
+                r = await c.call_tool(tool, args)
+                out.append((bool(r.is_error), r.content[0].text, r.structured_content or {}))
+    run(go)
+    return out

@@ -159,12 +159,12 @@ def test_entry_fields(tmp_path):
     assert Repository(tmp_path).get(f"[[{e.name}]]").id == e.id
 
 
-def test_unknown_kind_goes_to_inbox_marked_unclassified(tmp_path):
+def test_no_kind_goes_to_inbox_marked_unclassified_an_unknown_one_is_refused(tmp_path):
     repo = Repository(tmp_path)
     a = repo.add("x", title="no kind")
-    b = repo.add("y", title="odd kind", kind="whatever")
     assert a.kind == "inbox" and a.meta.get("unclassified") is True
-    assert b.kind == "inbox" and b.meta.get("unclassified") == "whatever"
+    with pytest.raises(InvalidInput):
+        repo.add("y", title="odd kind", kind="whatever")
 
 
 # --------------------------------------------------------------------------- list and search

@@ -178,7 +178,11 @@ def _messy(repo) -> dict[str, str]:
     ids["r2"] = _add(repo, "Billing latency: Quarkus with Vertx, tuned pools.", 8).id
     ids["i1"] = repo.add("likes green tea", now=at(9)).id
     ids["i2"] = repo.add("likes green tea a lot", now=at(10)).id
-    ids["u"] = repo.add("a kind nobody knows", kind="whatever", now=at(11)).id
+    u = repo.add("a kind nobody knows", kind="fact", now=at(11))  # (add refuses one: a person typed it)
+    path = repo.root / u.path
+    path.write_text(path.read_text(encoding="utf-8").replace("kind: fact", "kind: whatever"), encoding="utf-8")
+    repo.refresh()
+    ids["u"] = u.id
     ids["link"] = _add(repo, "See [[nowhere-to-be-found]] for the plan.", 12).id
     return ids
 

@@ -293,7 +293,8 @@ def test_every_verb_parameter_is_a_cli_option_and_every_option_a_parameter():
                 if verb != "update" and not {"fields", "evidence"} <= dests:
                     missing.append(f"{verb}(**{name})")
                 named |= {"fields", "evidence", "hesitation", "conclusion", "context", "gesture", "direction",
-                          "unset", "text", "title", "tags", "kind", "value", "source", "links", "event", "room"}
+                          "unset", "text", "title", "tags", "add_tags", "remove_tags", "kind", "value", "source",
+                          "links", "event", "room"}
                 continue
             dest = CLI_NAMES.get((verb, name), name)
             named.add(dest)

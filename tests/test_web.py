@@ -327,9 +327,11 @@ def _demo_root(root: Path) -> None:
             links = [rng.choice(made).name] if made and rng.random() < 0.35 else []
             event = {"event": f"{room}-{topic}"} if rng.random() < 0.1 else {}
             e = repo.add(f"{topic}: note {i} on {topic}, what we decided and why.", title=f"{topic} ({i})",
-                         kind=rng.choice(kinds), room=room, layer=layer, links=links,
-                         value=round(rng.uniform(0.3, 0.95), 2), now=now - dt.timedelta(days=rng.randint(0, 200)),
-                         **event)
+                         kind=rng.choice(kinds), room=room, layer="sediment" if layer == "archive" else layer,
+                         links=links, value=round(rng.uniform(0.3, 0.95), 2),
+                         now=now - dt.timedelta(days=rng.randint(0, 200)), **event)
+            if layer == "archive":  # (add writes no memory into archive/: it is retired there)
+                e = repo.archive(e.id, reason="decayed")
             made.append(e)
         for e in rng.sample(made, 120):
             for _ in range(rng.randint(1, 4)):
@@ -337,7 +339,7 @@ def _demo_root(root: Path) -> None:
         for old, new in zip(made[:6], made[6:12]):
             repo.supersede(old.id, new.id)
         argo = repo.add("Deploys go through ArgoCD: sync the app in its UI.", title="Deploying with ArgoCD",
-                        kind="skill", room="infra", layer="archive", now=now - dt.timedelta(days=150))
+                        kind="skill", room="infra", layer="sediment", now=now - dt.timedelta(days=150))
         flux = repo.add("Push to `main`; **Flux** applies it within two minutes.\n\n"
                         "Roll back with `flux suspend kustomization app` and a revert.",
                         title="Deploying with Flux", kind="skill", room="infra", layer="sediment", value=0.85,
@@ -345,6 +347,7 @@ def _demo_root(root: Path) -> None:
                         evidence=["the March migration moved every service to Flux"],
                         hesitation=["the billing service still has a manual step"])
         repo.supersede(argo.id, flux.id)
+        repo.archive(argo.id, reason="superseded by Flux")  # (add writes no memory into archive/)
         for days in (38, 30, 21, 12, 4):
             repo.usage.record([flux.id], "recall", now=(now - dt.timedelta(days=days)).timestamp())
         repo.touch(flux.id, "confirm", now=now - dt.timedelta(days=4))

@@ -75,7 +75,7 @@ def _evidence(e: E.Entry) -> tuple[str, ...]:
 
 def about(store: Store, topic: str, *, now: Any = None) -> About:
     V.query(topic)
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     tz = store.policy.tz
     usage = store.usage.load()
     with store.view.reading() as view:

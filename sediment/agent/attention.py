@@ -63,7 +63,7 @@ def attention(store: Store, *, weeks: int = 12, desert_days: int = 90,
     deserts. Raises ``InvalidInput`` for a span out of bounds."""
     weeks = _bounded(weeks, "weeks", MAX_WEEKS)
     desert_days = _bounded(desert_days, "desert_days", MAX_DESERT_DAYS)
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     today = when.astimezone(store.policy.tz).date()
     first = today - _dt.timedelta(days=today.weekday() + 7 * (weeks - 1))
     usage = store.usage.totals()

@@ -257,7 +257,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
         if not isinstance(query, str):
             raise InvalidInput(f"query must be text, not {type(query).__name__}", what="query")
         query = query if query.strip() else None
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     tz = store.policy.tz
     head, tail = f"{OPEN}\n{PREAMBLE}\n", f"{CLOSE}\n"
     fixed = len(head) + len(tail)

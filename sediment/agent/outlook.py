@@ -49,7 +49,7 @@ class Forecast(Record):
 
 def strengths(store: Store, *, now: _dt.datetime | str | None = None) -> dict[str, Strength]:
     """Every memory's strength at ``now`` (purged ones left out), by id."""
-    when = V.now(now).timestamp()
+    when = V.now(now, store.policy.tz).timestamp()
     usage = store.usage.totals()
     kinds = store.policy.kinds
     with store.view.reading() as view:
@@ -68,7 +68,7 @@ def forecast(store: Store, id: str, *, days: int = 180, now: _dt.datetime | str 
     Raises ``NotFound``, ``InvalidInput`` for days outside 1..3650."""
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
         raise InvalidInput(f"days must be a whole number from 1 to {MAX_DAYS}, not {days!r}", what="days")
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     with store.view.reading() as view:
         e = view.resolve(id)
     u = store.usage.totals().get(e.id)

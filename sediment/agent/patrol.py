@@ -336,7 +336,7 @@ def render(report: Report, n: int) -> str:
 
 
 def patrol(store: Store, *, now: _dt.datetime | str | None = None) -> Report:
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     with store.view.reading() as view:
         report = build(store, view, when)
     if store.parts.writes_off or not store.parts.writable("patrol"):

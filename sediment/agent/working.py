@@ -46,7 +46,7 @@ def _state(store: Store) -> StateFile:
 
 
 def working(store: Store, *, now: _dt.datetime | str | None = None) -> Working:
-    return _state(store).current(V.now(now))
+    return _state(store).current(V.now(now, store.policy.tz))
 
 
 def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None,
@@ -54,7 +54,7 @@ def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None,
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
     key = V.request(request)
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     stamp = now_iso(when)
     found = intent.recognise(text)
     state = _state(store)
@@ -103,7 +103,7 @@ def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None,
 def set_mood(store: Store, text: str, *, now: _dt.datetime | str | None = None) -> Mood | None:
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     clipped = clip(text) if text.strip() else ""
     mood = (Mood(clipped, now_iso(when),
                  now_iso(when + _dt.timedelta(hours=store.policy.mood_hours))) if clipped else None)

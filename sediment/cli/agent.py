@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .kit import arg, command, open_root, split_values, text_arg
+from .kit import SINCE_HELP, TIME_HELP, arg, command, open_root, split_values, text_arg
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _open(ns: argparse.Namespace, **options: Any) -> Repository:
     return open_root(Repository, ns, **options)
 
 
-NOW = arg("--now", help="ISO 8601 time with an offset (default: now)")
+NOW = arg("--now", help=f"{TIME_HELP} (default: now)")
 
 
 @command("context", "the context block for a system prompt, packed into a character budget; "
@@ -78,7 +78,7 @@ def cmd_conflicts(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("patrol", "write today's patrol report to _system/patrol/ (changes no memory)",
-         arg("--now", help="the time of the report, ISO 8601 with an offset (default: now)"))
+         arg("--now", help=f"the time of the report, {TIME_HELP} (default: now)"))
 def cmd_patrol(ns: argparse.Namespace) -> tuple[Any, str]:
     report = _open(ns).patrol(now=ns.now)
     return report.to_dict(), str(report)
@@ -110,14 +110,14 @@ def _turns(path: str | None) -> Any:
 @command("add-source", "store a raw conversation under sources/ (turns as JSON from --turns or stdin)",
          arg("session", help="the session name, which is also the file name"),
          arg("--turns", help="a JSON file of turns ('-' or nothing: stdin)"),
-         arg("--now", help="the time of the turns, ISO 8601 with an offset (default: now)"))
+         arg("--now", help=f"the time of the turns, {TIME_HELP} (default: now)"))
 def cmd_add_source(ns: argparse.Namespace) -> tuple[Any, str]:
     src = _open(ns).add_source(ns.session, _turns(ns.turns), now=ns.now)
     return src.to_dict(), f"{src.path}: {src.added} turn(s) added, {len(src.turns)} in all"
 
 
 @command("unlinked-sources", "turns of stored sessions that no memory's source_links points to",
-         arg("--since", help="only turns of this time or later (ISO 8601 with an offset)"))
+         arg("--since", help=f"only turns of this time or later: {SINCE_HELP}"))
 def cmd_unlinked_sources(ns: argparse.Namespace) -> tuple[Any, str]:
     turns = _open(ns).unlinked_sources(since=ns.since)
     text = "\n".join(f"{t.link}  {t.role}: {' '.join(t.text.split())[:100]}" for t in turns) or "(none)"

@@ -161,6 +161,11 @@ def entry_out(e: Entry, verb: str) -> tuple[Any, str]:
     return e.to_dict(), "\n".join([text, *(f"warning: {w}" for w in e.warnings)])
 
 
+# what a person types for a time: the root's timezone (policy.yaml) unless an offset says otherwise
+TIME_HELP = "ISO 8601 date or time (without an offset: the root's timezone)"
+SINCE_HELP = f"{TIME_HELP}, or 7d, 12h, 2w, today, yesterday"
+
+
 def filter_args(p_args: tuple[Arg, ...] = ()) -> tuple[Arg, ...]:
     return (arg("--layer", action="append"), arg("--room"),
             arg("--tag", "--tags", dest="tags", action="append", help="a tag (repeatable): all are required"),

@@ -218,7 +218,7 @@ def retired(e: Entry) -> tuple[str, dict[str, Any]]:
 
 
 def since(v: str | None) -> str | None:
-    """``since`` as the library takes it (an ISO 8601 time with an offset, or a date)."""
-    if isinstance(v, str) and len(v.strip()) == 10:  # a date: midnight UTC
-        return v.strip() + "T00:00:00+00:00"
-    return v
+    """``since`` as the library takes it: as given (a date, or a time without
+    an offset, is in the root's timezone; ``7d``, ``yesterday`` are accepted),
+    and no bound for an empty string."""
+    return v if v else None

@@ -101,7 +101,7 @@ DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
     "remember": ("Store a new memory: one fact, decision, rule or lesson that proved true. Give a kind "
                  "(fact, rule, skill, event, …) and tags. Returns its id.", _writes()),
     "recall": ("Search memory by words, any language. Returns ids, titles and snippets, best first; "
-               "each hit counts as recalled. read gives a whole note.", RO),
+               "a hit it answers counts as recalled.", RO),
     "context": ("A memory block for the start of a task: core memories, what query recalls, then the "
                 "strongest rest, packed into budget characters.", RO),
     "read": ("One memory by id or name: its fields, version and body from character start (a long note "

@@ -41,7 +41,7 @@ log = logging.getLogger("sediment")
 # whose values are fixed is a Literal (an enum the SDK's validation enforces);
 # ``kind`` is the policy's list, an enum added to the schema at build time.
 Budget = Annotated[int, Field(description="max answer chars (200-50000)")]
-RequestId = Annotated[str | None, Field(description="a retry with it gets the first answer")]
+RequestId = Annotated[str | None, Field(description="a retry with it: the first answer")]
 Id = Annotated[str, Field(description="a memory's id or name")]
 Text = Annotated[str, Field(description="markdown: one point")]
 NewText = Annotated[str | None, Field(description="new text (sections stay)")]
@@ -53,9 +53,9 @@ Room = Annotated[str | None, Field(description="topic folder, a/b")]
 Links = Annotated[list[str] | None, Field(description="names of related memories")]
 Value = Annotated[float | None, Field(description="0-1, how much it matters")]
 Source = Annotated[str | None, Field(description="where it came from (session id)")]
-Event = Annotated[str | None, Field(description="what it is about: a newer note of one event retires the older")]
+Event = Annotated[str | None, Field(description="an event: a newer note of it retires the older")]
 Evidence = Annotated[list[str] | None, Field(description="why it is true")]
-Since = Annotated[str | None, Field(description="ISO date or time with offset")]
+Since = Annotated[str | None, Field(description="a date or time (root's zone), 7d, yesterday")]
 Layer = Annotated[Literal["shallow", "sediment", "bedrock", "archive"] | None, Field(description="a layer folder")]
 Live = Annotated[Literal["shallow", "sediment", "bedrock"], Field(description="where it goes")]
 Status = Annotated[Literal["active", "superseded", "archived", "purged"] | None,
@@ -199,10 +199,15 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
 
     @tool
     async def update(id: Id, expected: Annotated[str, Field(description="the version read gave")],
-                     text: NewText = None, title: Title = None, tags: NewTags = None, kind: Kind = None,
-                     value: Value = None, links: Links = None, source: Source = None, request_id: RequestId = None,
+                     text: NewText = None, title: Title = None,
+                     tags: Annotated[list[str] | None, Field(description="replaces the tags")] = None,
+                     add_tags: Annotated[list[str] | None, Field(description="added")] = None,
+                     remove_tags: Annotated[list[str] | None, Field(description="removed")] = None,
+                     kind: Kind = None, value: Value = None, links: Links = None, source: Source = None,
+                     request_id: RequestId = None,
                      budget: Budget = WRITE_BUDGET) -> CallToolResult:
-        changes = {k: v for k, v in dict(text=text, title=title, tags=tags, kind=kind, value=value, links=links,
+        changes = {k: v for k, v in dict(text=text, title=title, tags=tags, add_tags=add_tags,
+                                         remove_tags=remove_tags, kind=kind, value=value, links=links,
                                          source=source).items() if v is not None}
 
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:

@@ -122,7 +122,8 @@ class Policy:
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"
-        "A memory with no kind, or a kind not known, goes to inbox.")})
+        "A memory written with no kind goes to inbox; a kind not listed here is refused\n"
+        "(a note a person wrote with one decays as inbox until it is classified).")})
     metabolism: Rules = field(default_factory=Rules, metadata={"doc": (
         'Thresholds of the metabolism rules (README, "Lifecycle"). Uncomment to change.')})
 

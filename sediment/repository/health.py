@@ -35,20 +35,24 @@ class Health(Part):
         """
         return health.recover(self.store)
 
-    def adopt(self, path: str) -> Entry:
+    def adopt(self, path: str, *, kind: str | None = None) -> Entry:
         r"""Make a note a person wrote (no frontmatter, or no id) a memory: its
-        id, times and (when missing) a title from its file name are inserted
-        as lines; every other byte of the file stays as it was. ``path`` is
-        relative to the root, inside a layer folder.
+        id, times and (when missing) a title from its file name and a kind are
+        inserted as lines; every other byte of the file stays as it was.
+        ``path`` is relative to the root, inside a layer folder. The note keeps
+        the kind it declares; one that declares none gets ``kind``, by default
+        ``fact`` (a note a person hands over is not an inbox fragment to decay
+        in days). A ``kind`` other than the one the note declares, or one the
+        policy does not list, is ``InvalidInput``.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
         >>> _ = (repo.root / "shallow" / "我的想法.md").write_text("周五前发版\n", encoding="utf-8")
         >>> e = repo.adopt("shallow/我的想法.md")
-        >>> e.title, e.body, (repo.root / e.path).read_text(encoding="utf-8").endswith("---\n周五前发版\n")
-        ('我的想法', '周五前发版\n', True)
+        >>> e.title, e.kind, e.body, (repo.root / e.path).read_text(encoding="utf-8").endswith("---\n周五前发版\n")
+        ('我的想法', 'fact', '周五前发版\n', True)
         """
-        return health.adopt(self.store, path)
+        return health.adopt(self.store, path, kind=kind)
 
     def embed(self) -> dict[str, Any]:
         """Compute the semantic lane's missing vectors now (with progress as

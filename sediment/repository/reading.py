@@ -54,7 +54,8 @@ class Reading(Part):
     # ------------------------------------------------------------------ reading
 
     def get(self, id: str) -> Entry:
-        """The memory with this id (or name). Raises ``NotFound`` (a ``KeyError``).
+        """The memory with this id, path, name or exact title (a title or name
+        several notes have is ``Ambiguous``). Raises ``NotFound`` (a ``KeyError``).
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -80,9 +81,9 @@ class Reading(Part):
         """Memories that match every filter given (``tags``: one tag or a list,
         all required; ``tag`` is the same), ordered by ``sort``: 'path', or
         'updated' / 'created' newest first; at most ``limit``. ``since`` and
-        ``until`` bound the updated time. Purged (and erased) memories are
-        listed only when asked for: ``status="purged"``. An unknown layer,
-        kind or status is ``InvalidInput`` naming the allowed values.
+        ``until`` bound the updated time (as in ``search``). Purged (and erased)
+        memories are listed only when asked for: ``status="purged"``. An
+        unknown layer, kind or status is ``InvalidInput`` naming the allowed values.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -113,7 +114,8 @@ class Reading(Part):
         ``include_archive=True`` (or ``layer='archive'``), superseded memories
         only with ``include_superseded=True`` (a hit then names its successor in
         ``hit.superseded_by``), purged memories never. ``since``/``until`` bound
-        the updated time (aware datetimes or ISO 8601 with an offset). Each
+        the updated time (datetimes, dates or ISO 8601; without an offset, in the
+        root's timezone; or ``7d``, ``12h``, ``today``, ``yesterday``). Each
         memory returned with direct evidence for the query (``hit.direct``: a
         term of the query's own, or the semantic lane's similarity) counts as
         recalled; one brought only by the expansion is shown, never counted

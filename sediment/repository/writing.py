@@ -26,14 +26,17 @@ class Writing(Part):
         """Write a new memory and return it.
 
         ``text`` is the markdown body. ``title`` defaults to the first line of the
-        text. ``kind`` is one of the policy's kinds; missing or unknown → ``inbox``,
-        marked ``unclassified``. ``value`` 0–1, or ``weights={'importance': 1–5, …}``.
+        text. ``kind`` is one of the policy's kinds (another is ``InvalidInput``
+        naming them); missing → ``inbox``, marked ``unclassified``. ``value``
+        0–1, or ``weights={'importance': 1–5, …}``.
         ``links`` are names (or ``[[name]]``) of other memories. Structured
         reasoning goes in ``evidence``, ``hesitation``, ``conclusion``; narrative in
         ``context``, ``gesture``, ``direction`` (strings or lists): they are written
         as markdown sections. Other keyword fields (``event``, ``source_links``, …)
-        are stored in the frontmatter as given. ``now`` sets the creation time
-        (timezone-aware; for importing older memories).
+        are stored in the frontmatter as given. ``layer`` is shallow (default),
+        sediment or bedrock: ``archive`` holds retired memories (``archive()``)
+        and is refused. ``now`` sets the creation time (for importing older
+        memories; a date or a time without an offset is in the root's timezone).
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -52,8 +55,11 @@ class Writing(Part):
         """Change a memory in place (its file name and folder stay).
 
         ``changes`` may set ``text`` (the main text; sections are kept unless
-        given), ``title``, ``tags``, ``kind``, ``value``, ``links``, ``source``,
-        section names, and other frontmatter fields (``None`` removes one).
+        given), ``title``, ``tags`` (replaces the tags), ``add_tags`` and
+        ``remove_tags`` (change them, keeping the others; not with ``tags``;
+        a tag to remove that the note lacks is a warning), ``kind``, ``value``,
+        ``links``, ``source``, section names, and other frontmatter fields
+        (``None`` removes one).
         ``expected`` is the ``version`` the caller read: if the file changed since
         (another process, or a person in an editor), ``Conflict`` is raised and
         nothing is written.

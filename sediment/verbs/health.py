@@ -15,8 +15,9 @@ from collections import Counter
 from typing import Iterable
 
 from ..model import entry as E
+from ..model import validate as V
 from . import checks as C
-from .adopt import adopted_bytes
+from .adopt import ADOPTED_KIND, adopted_bytes
 from ..model.entry import Entry
 from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageError, UnsafePath
 from ..disk.files import has_temp, read_nofollow, resolve_inside
@@ -158,9 +159,14 @@ def _journal(store: Store) -> list[Problem]:
     return out
 
 
-def adopt(store: Store, path: str) -> Entry:
+def adopt(store: Store, path: str, *, kind: str | None = None) -> Entry:
     """Make the note at ``path`` (relative to the root, inside a layer folder)
-    a memory. An adopted note is returned as it is (adopting is idempotent)."""
+    a memory. An adopted note is returned as it is (adopting is idempotent).
+    It keeps the kind it declares; one that declares none gets ``kind``
+    (default ``adopt.ADOPTED_KIND``). A ``kind`` other than the one the note
+    declares is ``InvalidInput`` (the note's is the person's word)."""
+    if kind is not None:
+        kind = V.kind(kind, store.policy.kinds)
     if not isinstance(path, str) or not path.endswith(".md"):
         raise InvalidInput(f"adopt takes the path of a .md note relative to the root, not {path!r}")
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -181,8 +187,12 @@ def adopt(store: Store, path: str) -> Entry:
         except OSError as exc:
             raise UnsafePath(f"{rel} is not a regular file; not followed", path=rel) from exc
         mtime = _dt.datetime.fromtimestamp(os.stat(full, follow_symlinks=False).st_mtime).astimezone()
-        new = adopted_bytes(data, rel, eid=new_id(int(mtime.timestamp() * 1000)), when=mtime)
+        new = adopted_bytes(data, rel, eid=new_id(int(mtime.timestamp() * 1000)), when=mtime,
+                            kind=kind or ADOPTED_KIND)
         entry = E.parse(new, rel, tz=view.tz, max_meta_size=view.max_meta_size)  # refuses what would not read
+        if kind is not None and entry.kind != kind:
+            raise InvalidInput(f"{rel} declares kind: {entry.kind}; adopt keeps a person's kind: change it "
+                               f"in the note, or adopt it and then update its kind", path=rel, what="kind")
         if not entry.body.strip():
             raise InvalidInput(f"{rel} has no text: an empty note is not a memory", path=rel)
         if entry.id in view.entries:
@@ -190,7 +200,11 @@ def adopt(store: Store, path: str) -> Entry:
         store.replace_bytes(rel, new, expected=E.content_version(data))
         view.load_file(rel)
         store.note_done(rel, op="adopt")
-        return view.resolve(entry.id)
+        adopted = view.resolve(entry.id)
+        if adopted.kind not in store.policy.kinds:
+            return adopted.warn(f"kind {adopted.kind!r} is not one of the policy's kinds: it decays as inbox "
+                                f"until it is (update --kind, or 'kinds' in policy.yaml)")
+        return adopted
 
 
 def adopt_all(store: Store) -> list[str]:

@@ -69,7 +69,7 @@ def _plan(store: Store, view: View, when: _dt.datetime) -> Plan:
 
 
 def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) -> Strength:
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     with store.view.reading() as view:
         e = view.resolve(id)
     return _strength(e, store.usage.totals().get(e.id), store.policy.kinds, when.timestamp())
@@ -77,7 +77,7 @@ def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) ->
 
 def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | str | None = None,
                confirm: bool = False) -> Plan:
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     if not dry_run:
         store.check_writable()  # applying is a write, even of an empty plan
     if dry_run:

@@ -47,7 +47,8 @@ def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status
         return None
     return S.make_filter(layers=V.layers(layer), room=V.room_filter(room), tags=V.tags(tags) or None,
                          kinds=V.kinds(kind, store.policy.kinds), status=V.status(status),
-                         since=V.optional_time(since, key="since"), until=V.optional_time(until, key="until"))
+                         since=V.optional_time(since, key="since", tz=store.policy.tz),
+                         until=V.optional_time(until, key="until", tz=store.policy.tz))
 
 
 def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room: str | None = None,

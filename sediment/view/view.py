@@ -156,7 +156,7 @@ class View:
         if self._names is None:
             self._names = O.Names()
             for e in self._entries.values():
-                self._names.add(e.id, e.path, e.name, e.aliases)
+                self._names.add(e.id, e.path, e.name, e.aliases, None if e.reference else e.title)
         return self._names
 
     def link(self, target: str) -> Entry | None:
@@ -386,7 +386,7 @@ class View:
                 self._by_text.get(text_key(old.text), set()).discard(eid)
             self.by_name.discard(old.name, eid)
             if self._names is not None:
-                self._names.remove(eid, old.name, old.aliases)
+                self._names.remove(eid, old.name, old.aliases, None if old.reference else old.title)
         # the terms it was indexed with, so document frequencies stay exact
         self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
         self.dirty = True
@@ -406,7 +406,7 @@ class View:
         self.by_path[entry.path] = entry.id
         self.by_name.add(entry.name, entry.id)
         if self._names is not None:
-            self._names.add(entry.id, entry.path, entry.name, entry.aliases)
+            self._names.add(entry.id, entry.path, entry.name, entry.aliases, None if entry.reference else entry.title)
         if warning:  # a person's note's properties that cannot be read: indexed by its text
             self.problems[entry.path] = Problem(entry.path, warning, severity="warning", code="properties")
 
