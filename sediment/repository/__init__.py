@@ -3,11 +3,17 @@ each verb its signature and documentation; the work is done elsewhere:
 
 * ``view`` — the memories in memory (by id, path, name), the index, problems;
 * ``store`` — the writer lock, the journal, atomic and journaled writes;
-* ``reads``, ``writes``, ``metabolism``, ``health`` — the verbs themselves;
+* ``verbs``, ``agent``, ``sync`` — the verbs themselves;
 * ``watch`` — keeping the view current while people edit the folder.
+
+This module opens and wires; the verbs are the class's groups, one module each
+(``reading``, ``writing``, ``lifecycle``, ``agent``, ``health``, ``hygiene``),
+every verb its documentation and one statement handing the call on.
 
 Writers take the lock; readers never do. Reading never writes a memory file.
 """
+
+from __future__ import annotations
 
 import os
 from pathlib import Path
