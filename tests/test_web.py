@@ -336,7 +336,8 @@ def _demo_root(root: Path) -> None:
         for e in rng.sample(made, 120):
             for _ in range(rng.randint(1, 4)):
                 repo.usage.record([e.id], "recall", now=(now - dt.timedelta(days=rng.randint(0, 80))).timestamp())
-        for old, new in zip(made[:6], made[6:12]):
+        active = [e for e in made if e.status == "active"]  # an archived memory supersedes nothing
+        for old, new in zip(active[:6], active[6:12]):
             repo.supersede(old.id, new.id)
         argo = repo.add("Deploys go through ArgoCD: sync the app in its UI.", title="Deploying with ArgoCD",
                         kind="skill", room="infra", layer="sediment", now=now - dt.timedelta(days=150))
