@@ -218,11 +218,14 @@ class Repository:
     def list(self, *, layer: str | Iterable[str] | None = None, room: str | None = None,
              tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
              status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
-             limit: int | None = None, tag: str | Iterable[str] | None = None) -> builtins.list[Entry]:
+             limit: int | None = None, tag: str | Iterable[str] | None = None,
+             entity: str | None = None) -> builtins.list[Entry]:
         """Memories that match every filter given (``tags``: one tag or a list,
         all required; ``tag`` is the same), ordered by ``sort``: 'path', or
         'updated' / 'created' newest first; at most ``limit``. ``since`` and
-        ``until`` bound the updated time. An unknown layer, kind or status is
+        ``until`` bound the updated time. ``entity``: the memories that name
+        that person, by any of their names (their ``entities`` property, or a
+        known person's name in their text). An unknown layer, kind or status is
         ``InvalidInput`` naming the allowed values.
 
         >>> import tempfile
@@ -232,13 +235,14 @@ class Repository:
         ['fact']
         """
         return reads.list_entries(self.store, layer=layer, room=room, tags=tags, kind=kind, status=status,
-                                  since=since, until=until, sort=sort, limit=limit, tag=tag)
+                                  since=since, until=until, sort=sort, limit=limit, tag=tag, entity=entity)
 
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
                kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
                include_archive: bool = False, include_superseded: bool = False,
-               record: bool = True, explain: bool = False) -> builtins.list[SearchHit]:
+               record: bool = True, explain: bool = False,
+               entity: str | None = None) -> builtins.list[SearchHit]:
         """Memories that share words with ``query`` (or with the memories that
         answer it), best first.
 
@@ -259,6 +263,7 @@ class Repository:
         CLI records only with ``--record``). ``explain=True`` gives each hit
         an ``explain`` dict (also in ``to_dict()``): its rank in each lane, the
         query terms it matched, the query's expansion terms and those it matched.
+        ``entity`` keeps the memories that name that person (``list`` has it too).
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
@@ -268,7 +273,8 @@ class Repository:
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record, explain=explain)
+                            include_superseded=include_superseded, record=record, explain=explain,
+                            entity=entity)
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.
@@ -355,7 +361,8 @@ class Repository:
     def add(self, text: str, *, title: str | None = None, room: str | None = None,
             tags: Iterable[str] = (), kind: str | None = None, value: float | None = None,
             source: str | None = None, links: Iterable[str] = (), layer: str = "shallow",
-            now: _dt.datetime | str | None = None, **fields: Any) -> Entry:
+            now: _dt.datetime | str | None = None, entities: Mapping[str, Any] | None = None,
+            **fields: Any) -> Entry:
         """Write a new memory and return it.
 
         ``text`` is the markdown body. ``title`` defaults to the first line of the
@@ -366,20 +373,22 @@ class Repository:
         ``context``, ``gesture``, ``direction`` (strings or lists): they are written
         as markdown sections. Other keyword fields (``event``, ``source_links``, …)
         are stored in the frontmatter as given. ``now`` sets the creation time
-        (timezone-aware; for importing older memories).
+        (timezone-aware; for importing older memories). ``entities`` names the
+        people (organisations, places) the memory is about, each with its role(s):
+        ``{"张三": "审查", "Alice": ["decided", "deployed"]}``.
 
         >>> import tempfile
         >>> repo = Repository(tempfile.mkdtemp())
         >>> e = repo.add("Use PKCE on mobile.", title="PKCE", kind="rule", tags=["auth"],
-        ...              evidence=["mobile apps cannot keep a secret"])
-        >>> e.path == f"shallow/pkce-{e.id[-4:].lower()}.md", e.kind, e.sections["evidence"]
-        (True, 'rule', '- mobile apps cannot keep a secret')
+        ...              evidence=["mobile apps cannot keep a secret"], entities={"Alice": "decided"})
+        >>> e.path == f"shallow/pkce-{e.id[-4:].lower()}.md", e.kind, e.sections["evidence"], e.meta["entities"]
+        (True, 'rule', '- mobile apps cannot keep a secret', {'Alice': 'decided'})
 
         Raises ``InvalidInput``/``UnsafePath`` for bad arguments, ``TooLarge`` over
         the body limit, ``PolicyError`` beyond the core cap; nothing is written then.
         """
         return writes.add(self.store, text, title=title, room=room, tags=tags, kind=kind, value=value,
-                          source=source, links=links, layer=layer, now=now, **fields)
+                          source=source, links=links, layer=layer, now=now, entities=entities, **fields)
 
     def update(self, id: str, *, expected: str | None = None, **changes: Any) -> Entry:
         """Change a memory in place (its file name and folder stay).

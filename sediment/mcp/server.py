@@ -35,7 +35,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from . import answers as A
 from ..model.entry import Entry
@@ -91,7 +91,8 @@ def _writes(*, destructive: bool = False, idempotent: bool = False) -> ToolAnnot
 # name → (description, annotations). Together under ~3,000 characters (a test measures).
 DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
     "remember": ("Store a new memory: one fact, decision, rule or lesson that proved true. Give a kind "
-                 "(fact, rule, skill, event, …) and tags. Returns its id.", _writes()),
+                 "(fact, rule, skill, event, …), tags, and the people it is about with their roles (entities). "
+                 "Returns its id.", _writes()),
     "recall": ("Search memory by words, any language. Returns ids, titles and snippets, best first; "
                "each hit counts as recalled. read gives a whole note.", RO),
     "context": ("A memory block for the start of a task: core memories, what query recalls, then the "
@@ -126,11 +127,12 @@ class Memory(Protocol):
 
     def add(self, text: str, *, title: str | None = ..., room: str | None = ..., tags: Iterable[str] = ...,
             kind: str | None = ..., value: float | None = ..., source: str | None = ...,
-            links: Iterable[str] = ...) -> Entry: ...
+            links: Iterable[str] = ..., entities: Mapping[str, Any] | None = ...) -> Entry: ...
 
     def search(self, query: str, *, limit: int = ..., layer: str | None = ..., room: str | None = ...,
                tags: list[str] | None = ..., kind: str | None = ..., since: _dt.datetime | str | None = ...,
-               include_archive: bool = ..., record: bool = ...) -> builtins.list[SearchHit]: ...
+               include_archive: bool = ..., record: bool = ..., entity: str | None = ...
+               ) -> builtins.list[SearchHit]: ...
 
     def recalled(self, ids: Iterable[str]) -> None: ...
 

@@ -36,6 +36,9 @@ Budget = Annotated[int, Field(description="characters of the answer (200-50000)"
 RequestId = Annotated[str | None, Field(description="a retry with the same id returns the first answer")]
 Tags = Annotated[list[str] | None, Field(description="all must match")]
 Since = Annotated[str | None, Field(description="ISO date or time with offset")]
+Entity = Annotated[str | None, Field(description="only memories naming this person (any of their names)")]
+Entities = Annotated[dict[str, str | list[str]] | None,
+                     Field(description="people, organisations, places named -> their role(s)")]
 
 WRITE_BUDGET = 2_000
 READ_BUDGET = 4_000
@@ -90,14 +93,14 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
     @tool
     async def remember(text: str, title: str | None = None, kind: str | None = None, tags: list[str] | None = None,
                        room: str | None = None, links: list[str] | None = None, value: float | None = None,
-                       source: str | None = None, request_id: RequestId = None,
+                       source: str | None = None, entities: Entities = None, request_id: RequestId = None,
                        budget: Budget = WRITE_BUDGET) -> CallToolResult:
         args = dict(text=text, title=title, kind=kind, tags=tags, room=room, links=links, value=value,
-                    source=source)
+                    source=source, entities=entities)
 
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:
             e = repo.add(text, title=title, kind=kind, tags=tags or (), room=room, links=links or (),
-                         value=value, source=source)
+                         value=value, source=source, entities=entities)
             return A.wrote("remembered", e)
         return await t.answer("remember", work, args=args, budget=budget, request_id=request_id, write=True,
                               body=text)
@@ -105,10 +108,12 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
     @tool
     async def recall(query: str, limit: int = 10, kind: str | None = None, tags: Tags = None,
                      room: str | None = None, layer: str | None = None, since: Since = None,
-                     include_archive: bool = False, budget: Budget = READ_BUDGET) -> CallToolResult:
+                     include_archive: bool = False, entity: Entity = None,
+                     budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:
             hits = repo.search(query, limit=limit, kind=kind, tags=tags, room=room, layer=layer,
-                               since=A.since(since), include_archive=include_archive, record=False)
+                               since=A.since(since), include_archive=include_archive, record=False,
+                               entity=entity)
             lines = [A.hit_line(i + 1, h) for i, h in enumerate(hits)]
             q = repr(query) if len(query) <= 80 else repr(query[:80] + "…")
             text, shown, more = A.pack(f"{len(hits)} found for {q}" if hits else f"nothing found for {q}",

@@ -15,6 +15,7 @@ from collections import Counter
 
 from ..model import entry as E
 from . import checks as C
+from . import people as P
 from .adopt import adopted_bytes
 from ..model.entry import Entry
 from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageError, UnsafePath
@@ -133,6 +134,7 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
         problems += [Problem(rel, why, severity="warning", code="vault_settings") for rel, why in view.rules.faults]
         problems += _journal(store)
         problems += C.temps(view.root)
+        problems += P.problems(P.known(store.policy, view.entries.values()), view.entries)
     unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
     return sorted(unique.values(), key=lambda p: (p.path, p.line or 0, p.code))
 

@@ -16,6 +16,8 @@ from ..disk.files import read_nofollow, resolve_inside, symlink_in
 from ..search.query import SearchHit
 from ..store.store import Store
 from ..store.system import SYSTEM
+from ..view.view import View
+from . import people as P
 
 SORTS = ("path", "updated", "created")
 
@@ -47,10 +49,19 @@ def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status
                          since=V.optional_time(since, key="since"), until=V.optional_time(until, key="until"))
 
 
+def _with_entity(store: Store, view: View, pred: S.Predicate | None, entity: str | None) -> S.Predicate | None:
+    """``pred``, and naming the person ``entity`` stands for (``people.entity_filter``)."""
+    if entity is None:
+        return pred
+    named = P.entity_filter(P.known(store.policy, view.entries.values()), entity, view.entries.values())
+    return named if pred is None else (lambda e: pred(e) and named(e))
+
+
 def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room: str | None = None,
                  tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
                  status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
-                 limit: int | None = None, tag: str | Iterable[str] | None = None) -> list[Entry]:
+                 limit: int | None = None, tag: str | Iterable[str] | None = None,
+                 entity: str | None = None) -> list[Entry]:
     """``tag`` is ``tags`` by another name (given, it wins)."""
     tags = tags if tag is None else tag
     if sort not in SORTS:
@@ -59,6 +70,7 @@ def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room
         V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, status=status, since=since, until=until)
     with store.view.reading() as view:
+        pred = _with_entity(store, view, pred, entity)
         found = [e for e in view.entries.values() if pred is None or pred(e)]
     if sort == "path":
         found.sort(key=lambda e: e.path)
@@ -78,7 +90,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
            room: str | None = None, tags: Iterable[str] | str | None = None,
            kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
            include_archive: bool = False, include_superseded: bool = False,
-           record: bool = True, explain: bool = False) -> list[SearchHit]:
+           record: bool = True, explain: bool = False, entity: str | None = None) -> list[SearchHit]:
     V.query(query)
     V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, since=since, until=until)
@@ -86,6 +98,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
     # archive is searched only when asked (by flag or by naming the layer); purged never
     asked = include_archive or (layers is not None and "archive" in layers)
     with store.view.reading() as view:
+        pred = _with_entity(store, view, pred, entity)
         tiebreak = S.Tiebreak(view.entries, store.usage.totals, store.policy.kinds)
         hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
