@@ -88,7 +88,7 @@ def recognise(text: str, known: Known | None = None) -> list[Mention]:
         claim(m)
     for m in _english(text):
         claim(m)
-    return sorted(found, key=lambda m: m.start)
+    return sorted((m for m in found if m.type), key=lambda m: m.start)
 
 
 # --------------------------------------------------------------------------- known people
@@ -138,41 +138,90 @@ def _word_not_name(text: str, start: int, end: int) -> bool:
 
 # --------------------------------------------------------------------------- Chinese
 
-def _chinese(text: str, tokens: list[Token]) -> Iterator[Mention]:
-    for org in sorted(G.ZH_ORGS, key=len, reverse=True):  # the companies everybody knows
-        for m in re.finditer(re.escape(org), text):
-            end = m.end() + 2 if text.startswith(("公司", "集团"), m.end()) else m.end()
-            if not _cuts_a_word(tokens, m.start(), m.end()) or org in ("阿里云",):
-                yield Mention(text[m.start():end], "org", m.start(), end)
-    for i, (s, e, word, flag) in enumerate(tokens):
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-        if word in G.ZH_NOT_NAMES or not is_cjk_char(word[0]):
-            continue
-        if len(word) == 2 and word[0] in "老小" and word[1] in G.ZH_SURNAMES:
-            yield Mention(word, "person", s, e)  # 老张, 小王 (jieba's tag varies)
-        elif len(word) == 1 and word in G.ZH_SURNAMES and nxt and nxt[2] in G.ZH_TITLES and nxt[0] == e:
-            yield Mention(text[s:nxt[1]], "person", s, nxt[1])  # 张 + 老师
-        elif flag.startswith("nr"):
-            if word[0] in G.ZH_GLUE and len(word) >= 3:
-                s, word = s + 1, word[1:]
-            if len(word) == 1:  # a bare surname: 老/小 before it, or a title after it
-                prev = tokens[i - 1] if i else None
-                if prev and prev[2] in ("老", "小") and prev[1] == s:
-                    yield Mention(text[prev[0]:e], "person", prev[0], e)
-                elif nxt and nxt[2] in G.ZH_TITLES:
-                    yield Mention(text[s:nxt[1]], "person", s, nxt[1])
+def _scan(text: str, tokens: list[Token], words: frozenset[str], kind: str) -> Iterator[Mention]:
+    """Every place a listed word stands in ``text``, longest first (``kind`` "" blocks the
+    stretch), where it does not cut a word jieba sees (国家 is not in 国家统计局)."""
+    for word in sorted(words, key=len, reverse=True):
+        for m in re.finditer(re.escape(word), text):
+            if kind != "org" and _cuts_a_word(tokens, m.start(), m.end()):
                 continue
-            yield Mention(word, "person", s, e)
-        elif flag == "nt" or (flag in ("ns", "nz", "n") and word.endswith(G.ZH_ORG_ENDS)) \
-                or (flag == "ns" and re.search(r"[一二三四五六七八九十\d]中$", word)):
-            yield Mention(word, "org", s, e)
-        elif flag == "ns":
-            if nxt and nxt[2] in G.ZH_ORG_ENDS:
-                yield Mention(text[s:nxt[1]], "org", s, nxt[1])
-            elif nxt and nxt[2] in G.ZH_PLACE_ENDS and nxt[3] != "v":
-                yield Mention(text[s:nxt[1]], "place", s, nxt[1])
-            else:
-                yield Mention(word, "place", s, e)
+            end = m.end() + 2 if kind == "org" and text.startswith(("公司", "集团"), m.end()) else m.end()
+            yield Mention(text[m.start():end], kind, m.start(), end)
+
+
+def _chinese(text: str, tokens: list[Token]) -> Iterator[Mention]:
+    yield from _scan(text, tokens, G.ZH_NOT_NAMES, "")  # products and things jieba may take for names
+    yield from _scan(text, tokens, G.ZH_ORGS, "org")
+    yield from _scan(text, tokens, G.ZH_PLACES, "place")
+    for i in range(len(tokens)):
+        m = _zh_token(text, tokens, i)
+        if m is not None:
+            yield m
+
+
+def _in_dictionary(word: str) -> bool:
+    return word in _posseg().word_tag_tab
+
+
+def _surname(word: str) -> bool:
+    return word[0] in G.ZH_SURNAMES or word.startswith(G.ZH_COMPOUND_SURNAMES)
+
+
+def _zh_token(text: str, tokens: list[Token], i: int) -> Mention | None:
+    """The name token ``i`` starts, if any."""
+    if not is_cjk_char(tokens[i][2][0]):
+        return None
+    return _zh_person(text, tokens, i) or _zh_thing(text, tokens, i)
+
+
+def _zh_person(text: str, tokens: list[Token], i: int) -> Mention | None:  # noqa: PLR0911 - one rule a return
+    s, e, word, flag = tokens[i]
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if flag.startswith("nr") and word[0] in G.ZH_GLUE and len(word) >= 3:
+        s, word = s + 1, word[1:]  # 和小王: the glue, then the name
+    if len(word) == 2 and word[0] in "老小" and word[1] in G.ZH_SURNAMES:
+        return Mention(word, "person", s, e)  # 老张, 小王 (jieba's tag varies)
+    if (word in G.ZH_SURNAMES or word in G.ZH_COMPOUND_SURNAMES) and nxt and nxt[0] == e:
+        if nxt[2] in G.ZH_TITLES and word in G.ZH_SURNAMES:
+            return Mention(text[s:nxt[1]], "person", s, nxt[1])  # 张 + 老师
+        if nxt[3].startswith("nr") or (not _in_dictionary(nxt[2]) and len(nxt[2]) <= 2 and is_cjk_char(nxt[2][0])):
+            return Mention(text[s:nxt[1]], "person", s, nxt[1])  # 林 + 小雨, 司徒 + 静怡
+    if len(word) == 1:
+        prev = tokens[i - 1] if i else None
+        if flag.startswith("nr") and prev and prev[2] in ("老", "小") and prev[1] == s:
+            return Mention(text[prev[0]:e], "person", prev[0], e)
+        return None
+    if nxt and nxt[2] in G.ZH_TITLES and flag[:2] in ("nr", "ns") and _surname(word):
+        return Mention(word, "person", s, e)  # 钟南山 + 院士: the name without the title
+    before = tokens[i - 1][2] if i else ""
+    if word[0] == "张" and before and before[-1] in "了一这那几每两三四五六七八九十":
+        return None  # 办了张卡: 张 counts the card
+    if flag.startswith("nr") and (flag == "nrt" or _surname(word) or (len(word) == 2 and word[1] in "哥姐")):
+        return Mention(word, "person", s, e)
+    return None
+
+
+def _zh_thing(text: str, tokens: list[Token], i: int) -> Mention | None:  # noqa: PLR0911 - one rule a return
+    s, e, word, flag = tokens[i]
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if len(word) == 1:
+        return None
+    guessed = not _in_dictionary(word)  # jieba's HMM made the word: its tag is a guess
+    if word.endswith(G.ZH_ORG_ENDS) and len(word) > 2 and (flag in ("nt", "ns", "nz") or guessed):
+        return Mention(word, "org", s, e)
+    if flag == "ns" and re.search(r"[一二三四五六七八九十\d]中$", word):
+        return Mention(word, "org", s, e)  # 北京四中
+    if flag == "nt" and not guessed:
+        return Mention(word, "org", s, e)
+    if flag == "ns" and not guessed:
+        if nxt and nxt[2] in G.ZH_ORG_ENDS:
+            return Mention(text[s:nxt[1]], "org", s, nxt[1])
+        if nxt and nxt[2] in G.ZH_PLACE_ENDS and nxt[3] != "v":
+            return Mention(text[s:nxt[1]], "place", s, nxt[1])
+        if nxt and nxt[2] == "人":
+            return None  # 德国人: a demonym
+        return Mention(word, "place", s, e)
+    return None
 
 
 # --------------------------------------------------------------------------- English
@@ -198,7 +247,7 @@ def _capital(w: str) -> bool:
 
 def _runs(text: str) -> Iterator[list[tuple[int, int, str]]]:
     """Runs of capitalised words, each next to the one before ('of' may join two)."""
-    words, run = _words(text), []
+    words, run = _words(text), []  # type: list[tuple[int, int, str]], list[tuple[int, int, str]]
     for i, (s, e, w) in enumerate(words):
         joined = run and text[run[-1][1]:s] == " "
         if _capital(w) and (not run or joined):
@@ -228,11 +277,24 @@ def _english(text: str) -> Iterator[Mention]:
             yield Mention(w, "person", s, e)
 
 
+def _keeps_first(text: str, run: list[tuple[int, int, str]]) -> bool:
+    """Whether the first word of a run that is also a word stays: "April said",
+    "Will Turner" (a given name before a surname that is no given name)."""
+    first = run[0][2]
+    if first in G.ORGS or first in G.PLACES:
+        return True
+    if first.lower() in G.NEVER_NAMES:
+        return False
+    if len(run) == 1:
+        return _next_word(text, run[0][1]) in G.PERSON_CUES_AFTER
+    second = run[1][2].lower()
+    return first.lower() in G.GIVEN_NAMES | G.WORD_NAMES and second not in G.GIVEN_NAMES \
+        and second not in G.NOT_NAMES
+
+
 def _typed_run(text: str, run: list[tuple[int, int, str]]) -> Iterator[Mention]:
     while run and (run[0][2].lower() in G.NOT_NAMES or run[0][2] == "of") and \
-            " ".join(w for _, _, w in run).lower() not in G.NOT_NAMES_MULTI:
-        if run[0][2] in G.ORGS or run[0][2] in G.PLACES:
-            break
+            " ".join(w for _, _, w in run).lower() not in G.NOT_NAMES_MULTI and not _keeps_first(text, run):
         run = run[1:]  # a sentence start, a weekday before a name …
     if not run:
         return
@@ -240,6 +302,8 @@ def _typed_run(text: str, run: list[tuple[int, int, str]]) -> Iterator[Mention]:
     phrase = " ".join(words)
     if phrase.lower() in G.NOT_NAMES_MULTI or any(w.lower() in G.NOT_NAMES for w in words[1:] if w != "of"):
         return
+    if len(words) == 1 and words[0] in G.ORGS and _prev_word(text, run[0][0]) in G.PRODUCT_CUES_BEFORE:
+        return  # on Google: the product
     if words[0].rstrip(".") in G.TITLES and len(words) > 1:
         if len(words) == 2:  # Dr. Smith: the title makes the surname a name
             yield Mention(text[run[0][0]:run[-1][1]], "person", run[0][0], run[-1][1])
@@ -253,24 +317,34 @@ def _typed_run(text: str, run: list[tuple[int, int, str]]) -> Iterator[Mention]:
 
 
 def _kind(text: str, words: list[str], phrase: str, start: int, end: int) -> str | None:
-    prev, nxt = _prev_word(text, start), _next_word(text, end)
+    """The type of a run of capitalised words: by what the lists say, else by the words around it."""
+    prev = _prev_word(text, start)
     first = words[0].lower()
     if phrase in G.PLACES and (phrase not in G.ORGS or prev == "the"):
         if first in G.GIVEN_NAMES and prev not in G.PLACE_CUES_BEFORE:
             return "person"  # Jordan said …; in Jordan
         return "place"
-    if phrase in G.ORGS or words[-1] in G.ORG_WORDS or words[0] == "Team" or \
-            (len(words) == 1 and words[0].isupper() and 2 <= len(words[0]) <= 5 and first not in G.NOT_NAMES):
+    if phrase in G.ORGS or words[-1] in G.ORG_WORDS or words[0] == "Team":
         return "org"
     if words[-1] in G.PLACE_WORDS or words[0] in ("Lake", "Mount", "Mt."):
         return "place"
+    return _kind_by_context(text, words, start, end)
+
+
+def _kind_by_context(text: str, words: list[str], start: int, end: int) -> str | None:
+    prev, nxt = _prev_word(text, start), _next_word(text, end)
+    first = words[0].lower()
     sentence_start = _at_sentence_start(text, start)
-    if first in G.GIVEN_NAMES:
+    if first in G.GIVEN_NAMES or (first in G.WORD_NAMES and len(words) > 1):
         if sentence_start and first in G.WORD_NAMES and nxt in G.DETERMINERS:
             return None
         return "person"
     if len(words) >= 2 and not sentence_start:
         return "person"  # two capitalised words mid-sentence, none a product: most often a name
+    if first in G.NEVER_NAMES:
+        return None
     if nxt in G.PERSON_CUES_AFTER or (not sentence_start and prev in G.PERSON_CUES_BEFORE - {"to", "and"}):
         return "person"  # "April said", "met Okafor"
+    if not sentence_start and prev in ("in", "from", "near"):
+        return "place"  # in Frankfurt
     return None
