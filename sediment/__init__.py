@@ -19,6 +19,7 @@ from .model.problem import Problem
 from .model.lifecycle import Strength
 from .verbs.metabolism import Plan
 from .agent.about import About
+from .agent.profile import Profile
 from .agent.conflicts import ConflictPair
 from .agent.context import Context
 from .agent.palace import Palace
@@ -45,6 +46,7 @@ __all__ = [
     "Working",
     "Mood",
     "About",
+    "Profile",
     "ConflictPair",
     "Report",
     "Palace",

@@ -170,3 +170,66 @@ def test_a_name_given_to_two_people_is_a_check_warning_not_an_error(tmp_path):
     assert any("李明" in r for r in reasons)
     n = repo.add("小王来了", kind="event")
     assert [x.id for x in repo.list(entity="王磊")] == [n.id] and repo.list(entity="王建国") == []
+
+
+# --------------------------------------------------------------------------- profiles
+
+def people_root(repo: Repository) -> dict[str, str]:
+    ids = {}
+    ids["note"] = repo.add("负责支付系统。说话直接，喜欢先看数据。\n\n入职三年。", title="张三", kind="person",
+                           aliases=["老张", "Zhang San"]).id
+    ids["review1"] = repo.add("老张审查了退款接口", kind="event", entities={"张三": "审查"}).id
+    ids["review2"] = repo.add("Zhang San reviewed the refund retry", kind="event", entities={"Zhang San": "审查"}).id
+    ids["decided"] = repo.add("回调最多重试三次", kind="rule", entities={"张三": ["拍板", "审查"]}).id
+    ids["open"] = repo.add("张三还没决定要不要换支付网关", kind="event", hesitation=["两家报价还没到"]).id
+    ids["mood"] = repo.add("今天张三在会上很不耐烦", kind="mood").id
+    ids["fact"] = repo.add("张三住在杭州", kind="fact").id
+    ids["other"] = repo.add("张三丰审查了拳谱", kind="event", entities={"张三丰": "审查"}).id
+    ids["gone"] = repo.add("张三以前负责风控", kind="fact").id
+    repo.archive(ids["gone"], reason="out of date")
+    return ids
+
+
+def test_profile_groups_what_the_memory_holds_about_a_person(tmp_path):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    p = repo.profile("老张")  # any of their names
+    assert (p.name, p.aliases, p.known, p.note) == ("张三", ("老张", "Zhang San"), True, ids["note"])
+    assert p.summary == "负责支付系统。说话直接，喜欢先看数据。\n入职三年。"
+    assert p.roles == {"审查": 3, "拍板": 1}
+    assert [m.id for m in p.decisions] == [ids["decided"]]
+    assert [m.id for m in p.open] == [ids["open"]]
+    assert [m.id for m in p.impressions] == [ids["mood"]]
+    assert sorted(m.id for m in p.facts) == sorted([ids["review1"], ids["review2"], ids["fact"]])
+    # 张三丰's note is not 张三's; an archived memory is no longer what the memory holds
+    every = {m.id for g in ("decisions", "open", "impressions", "facts") for m in getattr(p, g)}
+    assert ids["other"] not in every and ids["gone"] not in every
+    text = str(p)
+    assert text.startswith("# 张三 (老张, Zhang San)") and "roles: 审查 3, 拍板 1" in text
+    assert "## Decisions\n- [[" in text and "(拍板, 审查)" in text
+    assert [m.id for m in repo.profile("张三丰").facts] == [ids["other"]]
+    someone = repo.profile("Carol")
+    assert (someone.known, someone.note, someone.facts) == (False, None, ())
+
+
+def test_profile_records_no_recall_and_writes_nothing(tmp_path):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    repo.close()
+    tree = lambda: {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}  # noqa: E731
+    before = tree()
+    usage = {k: v.to_json() for k, v in repo.usage.load().items()}
+    assert repo.profile("张三").facts
+    assert tree() == before
+    assert {k: v.to_json() for k, v in repo.usage.load().items()} == usage
+    assert repo.strength(ids["fact"]).recalls == 0
+
+
+def test_cli_profile(tmp_path, capsys):
+    with Repository(tmp_path) as repo:
+        people_root(repo)
+    capsys.readouterr()
+    assert main(["--root", str(tmp_path), "profile", "Zhang San"]) == 0
+    assert capsys.readouterr().out.startswith("# 张三 (老张, Zhang San)\n\n负责支付系统")
+    data = cli(capsys, "--root", tmp_path, "profile", "张三丰")
+    assert data["name"] == "张三丰" and [m["title"] for m in data["facts"]] == ["张三丰审查了拳谱"]

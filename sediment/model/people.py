@@ -125,6 +125,10 @@ class Known:
     _owner: dict[str, str] = field(default_factory=dict)
     _pattern: re.Pattern[str] | None = None
 
+    def copy(self) -> "Known":
+        """Another list of the same people, to add to without changing this one."""
+        return Known(dict(self.people), list(self.faults), dict(self._owner))
+
     def resolve(self, mention: str) -> str | None:
         """The canonical name of the known person ``mention`` names exactly, or None."""
         return self._owner.get(fold(mention)) if isinstance(mention, str) else None

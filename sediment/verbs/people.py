@@ -47,23 +47,29 @@ def person(people: Known, name: str) -> str:
     return people.canonical(name)
 
 
-def entity_filter(people: Known, name: str, entries: Iterable[Entry]) -> Predicate:
-    """Memories of ``entries`` that name the person ``name`` stands for (an
-    alias finds the person's notes). In a text, a name inside a longer name
-    that is known or in some note's ``entities`` is not that name: 张三 never
-    finds a note about 张三丰."""
-    who = person(people, name)
-    cast = Known()
+def cast(people: Known, entries: Iterable[Entry]) -> Known:
+    """The known people, and everyone else some memory's ``entities`` names
+    (by the name written): what a text is read against, so that a name
+    inside a longer name is not that name (张三 is not in 张三丰, known or not)."""
+    out = Known()
     for p in people.people.values():
-        cast.add(p.name, p.aliases)
+        out.add(p.name, p.aliases)
     for e in entries:
         for other in entities_of(e.meta.get(ENTITIES)):
-            if cast.resolve(other) is None:
-                cast.add(other, ())
-    if cast.resolve(who) is None:  # someone named nowhere else: found by the name as written
-        cast.add(who, ())
-    who = cast.canonical(who)  # (bob is the Bob some note names)
-    return lambda e: who in named(e, cast)
+            if out.resolve(other) is None:
+                out.add(other, ())
+    return out
+
+
+def entity_filter(everyone: Known, name: str) -> Predicate:
+    """Memories that name the person ``name`` stands for (an alias finds the
+    person's notes); ``everyone`` is the ``cast`` of the memories asked about."""
+    who = person(everyone, name)
+    if everyone.resolve(who) is None:  # someone named nowhere else: found by the name as written
+        everyone = everyone.copy()
+        everyone.add(who, ())
+    who = everyone.canonical(who)  # (bob is the Bob some note names)
+    return lambda e: who in named(e, everyone)
 
 
 def problems(people: Known, entries: Mapping[str, Entry]) -> list[Problem]:

@@ -53,7 +53,8 @@ def _with_entity(store: Store, view: View, pred: S.Predicate | None, entity: str
     """``pred``, and naming the person ``entity`` stands for (``people.entity_filter``)."""
     if entity is None:
         return pred
-    named = P.entity_filter(P.known(store.policy, view.entries.values()), entity, view.entries.values())
+    entries = view.entries.values()
+    named = P.entity_filter(P.cast(P.known(store.policy, entries), entries), entity)
     return named if pred is None else (lambda e: pred(e) and named(e))
 
 
