@@ -233,3 +233,63 @@ def test_cli_profile(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("# 张三 (老张, Zhang San)\n\n负责支付系统")
     data = cli(capsys, "--root", tmp_path, "profile", "张三丰")
     assert data["name"] == "张三丰" and [m["title"] for m in data["facts"]] == ["张三丰审查了拳谱"]
+
+
+# --------------------------------------------------------------------------- the graph, the map, patrol, context
+
+def test_entity_graph_says_who_appears_with_whom_in_which_roles(tmp_path, capsys):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    repo.add("Alice 和老张一起审查了网关方案", kind="event", entities={"Alice": "审查", "张三": "审查"})
+    data = json.loads(repo.graph("json", kind="entities"))
+    nodes = {n["name"]: n for n in data["nodes"]}
+    assert nodes["张三"]["memories"] == 7 and nodes["张三"]["roles"] == {"审查": 4, "拍板": 1}
+    assert nodes["张三"]["known"] is True and nodes["Alice"]["known"] is False
+    assert ids["note"] not in nodes["张三"]["ids"]  # their own note is who they are, not a mention
+    assert nodes["张三丰"]["memories"] == 1
+    assert data["edges"] == [{"source": "Alice", "target": "张三", "memories": 1,
+                              "roles": {"Alice": {"审查": 1}, "张三": {"审查": 1}}}]
+    mermaid = repo.graph(kind="entities")
+    assert mermaid.startswith('graph LR\n  p0["张三 · 7 · 审查 4, 拍板 1"]\n')
+    assert "---|1|" in mermaid
+    assert main(["--root", str(tmp_path), "graph", "--kind", "entities"]) == 0
+    assert capsys.readouterr().out == mermaid
+    with pytest.raises(InvalidInput):
+        repo.graph(kind="people")
+
+
+def test_map_has_a_people_section(tmp_path):
+    repo = Repository(tmp_path)
+    people_root(repo)
+    repo.map()
+    text = (tmp_path / "MAP.md").read_text(encoding="utf-8")
+    people = text.split("## People\n", 1)[1]
+    first = [ln for ln in people.splitlines() if ln.startswith("- ")][0]
+    assert first.startswith("- **张三** (6); roles: 审查 3, 拍板 1: [[")
+    assert "- **张三丰** (1); roles: 审查 1: [[" in people
+
+
+def test_patrol_names_a_person_under_two_spellings(tmp_path):
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write("\npeople:\n  Zhang San: []\n  张三丰: []\n")
+    repo = Repository(tmp_path)
+    a = repo.add("Zhang San owns the payment service", kind="fact")
+    b = repo.add("ZhangSan approved the refund", kind="event", entities={"ZhangSan": "approved"})
+    repo.add("张三丰 and 张三 are two people", kind="fact", entities={"张三": None})
+    items = repo.patrol().sections["spellings"]
+    assert [(set(i.ids), i.action) for i in items] == [
+        ({a.id, b.id}, "# if so, in _system/policy.yaml: people: {Zhang San: [ZhangSan]}")]
+    assert "## People under two spellings (1)" in repo.report()
+
+
+def test_context_brings_the_notes_of_the_people_the_query_names(tmp_path):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    ctx = repo.context("明天和老张开会，要准备什么？", budget=2000)
+    reminds = [i.id for i in ctx.items if i.section == "reminds"]
+    assert reminds[0] == ids["note"]
+    assert "负责支付系统" in str(ctx) and ctx.size <= 2000
+    assert ids["note"] in ctx.recalled  # injected as a reminder: counted like one
+    assert ids["note"] not in [i.id for i in repo.context("明天开会要准备什么？", budget=2000).items
+                               if i.section == "reminds"]

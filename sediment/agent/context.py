@@ -6,9 +6,10 @@ prompt, in four sections, always in this order:
 1. *who I am* — kind ``core`` and everything in bedrock, within its own share
    of the budget (policy ``context_core_share``, 40%);
 2. *unfinished business* — working memory: open todos and promises, the mood;
-3. *what this reminds me of* — search hits for the query that clear the
-   relevance floor, then one hop along their links and the newer memories of
-   their events;
+3. *what this reminds me of* — the notes of the known people the query names
+   (their profile's first lines: a note of kind ``person``), then search hits
+   for the query that clear the relevance floor, then one hop along their
+   links and the newer memories of their events;
 4. *the strongest of the rest* — by strength, taken pool (kind) by pool in
    turn, so one busy pool cannot crowd out the others.
 
@@ -54,6 +55,7 @@ from ..store.store import Store
 from ..view.view import View
 from .workstate import StateFile, Working
 from ..model.fields import unwrap_link
+from ..verbs import people as P
 
 OPEN, CLOSE = "<memories>", "</memories>"
 # per view, what "who I am" and "the rest" are drawn from, kept between calls
@@ -133,9 +135,9 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
                              tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
                              limit=HITS, lanes=asked.lanes) if asked else []
     floor = store.policy.context_floor
-    out: list[Entry] = []
+    out: list[Entry] = _people_named(store, view, query)
     focus: dict[str, str] = {}
-    seen: set[str] = set()
+    seen: set[str] = {e.id for e in out}
     direct = []
     for h in hits:
         e = view.entries[h.key]
@@ -163,6 +165,18 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
                 seen.add(x.id)
                 out.append(x)
     return out, focus
+
+
+def _people_named(store: Store, view: View, query: str) -> list[Entry]:
+    """The person notes of the known people ``query`` names (by any of their names), in its order."""
+    people = P.known(store.policy, view.entries.values())
+    out: dict[str, Entry] = {}
+    for _, _, who in people.find(query):
+        for nid in people.people[who].notes:
+            e = view.entries.get(nid)
+            if e is not None and eligible(e) and not is_core(e):
+                out.setdefault(e.id, e)
+    return list(out.values())
 
 
 # ---------------------------------------------------------------------------

@@ -97,10 +97,12 @@ def cmd_map(ns: argparse.Namespace) -> tuple[Any, str]:
     return palace.to_dict(), str(palace)
 
 
-@command("graph", "links, supersessions, evidence and events as Mermaid or JSON",
-         arg("--format", default="mermaid", choices=["mermaid", "json"]))
+@command("graph", "links, supersessions, evidence and events as Mermaid or JSON; --kind entities: "
+                  "who appears with whom, in which roles",
+         arg("--format", default="mermaid", choices=["mermaid", "json"]),
+         arg("--kind", default="memories", choices=["memories", "entities"]))
 def cmd_graph(ns: argparse.Namespace) -> tuple[Any, str]:
-    out = _open(ns).graph(format=ns.format)
+    out = _open(ns).graph(format=ns.format, kind=ns.kind)
     data: Any = json.loads(out) if ns.format == "json" else {"mermaid": out}
     return data, out.rstrip("\n")
 
