@@ -293,3 +293,27 @@ def test_context_brings_the_notes_of_the_people_the_query_names(tmp_path):
     assert ids["note"] in ctx.recalled  # injected as a reminder: counted like one
     assert ids["note"] not in [i.id for i in repo.context("明天开会要准备什么？", budget=2000).items
                                if i.section == "reminds"]
+
+
+def test_the_entity_filter_follows_every_change(tmp_path):
+    repo = Repository(tmp_path)
+    a = repo.add("老王说网关要换", kind="event", entities={"王磊": "提议"})
+    found = lambda: {h.entry.id for h in repo.search("网关", entity="王磊", record=False)}  # noqa: E731
+    assert found() == {a.id}
+    b = repo.add("王磊审查了网关方案", kind="event")  # a new memory naming him is found at once
+    assert found() == {a.id, b.id}
+    c = repo.add("网关的证书要续期", kind="event")
+    repo.update(c.id, entities={"王磊": "续期"})  # and a memory that comes to name him
+    assert found() == {a.id, b.id, c.id}
+    repo.update(c.id, entities=None)
+    # a person's hand edit takes the name away
+    path = tmp_path / a.path
+    path.write_text(path.read_text(encoding="utf-8").replace("  王磊: 提议\n", "  王建国: 提议\n"), encoding="utf-8")
+    repo.refresh()
+    assert found() == {b.id}
+    # a person note added by hand makes 老王 one of his names
+    (tmp_path / "shallow" / "wang.md").write_text(
+        "---\nid: W1\ntitle: 王磊\ncreated: '2026-01-01T00:00:00+00:00'\nkind: person\naliases: [老王]\n---\n后端\n",
+        encoding="utf-8")
+    repo.refresh()
+    assert {e.id for e in repo.list(entity="老王")} == {a.id, b.id, "W1"}  # (their own note names them too)

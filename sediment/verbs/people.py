@@ -6,16 +6,20 @@ and the known names in its text), the entity filter of ``search`` and
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import weakref
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
 
 from ..model.entry import Entry
 from ..model.lifecycle import is_current
+from ..model.people import fold
 from ..model.people import ENTITIES, PERSON_KIND, Known, POLICY, check_entities, entities_of, known_people
 from ..model.policy import Policy
 from ..model.problem import Problem
 from ..errors import InvalidInput
 from ..search.query import Predicate
 from ..store.system import SYSTEM
+from ..view.view import View
 
 
 def known(policy: Policy, entries: Iterable[Entry]) -> Known:
@@ -69,7 +73,64 @@ def entity_filter(everyone: Known, name: str) -> Predicate:
         everyone = everyone.copy()
         everyone.add(who, ())
     who = everyone.canonical(who)  # (bob is the Bob some note names)
-    return lambda e: who in named(e, everyone)
+    spelled = [fold(n) for n in everyone.names(who)]
+
+    def pred(e: Entry) -> bool:
+        value = e.meta.get(ENTITIES)
+        if value is not None and any(everyone.canonical(n) == who for n in entities_of(value)):
+            return True
+        # a cheap look for any of their names first: most memories name no one
+        text = e.title + "\n" + e.body
+        folded = text.casefold()
+        if not any(n in folded for n in spelled):
+            return False
+        return any(w == who for _, _, w in everyone.find(text))
+    return pred
+
+
+# The known people and the cast of each view, kept while its entries are the
+# same objects (the view makes a new Entry for a note that changed): a search
+# with entity= does not walk every memory twice.
+@dataclass
+class _Kept:
+    values: list[Entry]
+    listed: Any
+    known: Known
+    everyone: Known
+    naming: dict[str, frozenset[str]]  # name asked → ids of the memories naming that person
+
+
+_PEOPLE: "weakref.WeakKeyDictionary[View, _Kept]" = weakref.WeakKeyDictionary()
+NAMES_KEPT = 64  # people whose memories a view keeps (the first asked go first)
+
+
+def _kept(policy: Policy, view: View) -> _Kept:
+    values = list(view.entries.values())
+    kept = _PEOPLE.get(view)
+    if kept is None or kept.listed != policy.people or kept.values != values:  # (identity first, in C)
+        people = known(policy, values)
+        kept = _PEOPLE[view] = _Kept(values, policy.people, people, cast(people, values), {})
+    return kept
+
+
+def of_view(policy: Policy, view: View) -> tuple[Known, Known]:
+    """(the known people, the cast) of a view held by the caller."""
+    kept = _kept(policy, view)
+    return kept.known, kept.everyone
+
+
+def naming(policy: Policy, view: View, name: str) -> frozenset[str]:
+    """The ids of the memories of a view (held by the caller) that name the
+    person ``name`` stands for: found once, then kept while the view is unchanged."""
+    kept = _kept(policy, view)
+    ids = kept.naming.get(name)
+    if ids is None:
+        pred = entity_filter(kept.everyone, name)
+        ids = frozenset(i for i, e in view.entries.items() if pred(e))
+        if len(kept.naming) >= NAMES_KEPT:
+            kept.naming.pop(next(iter(kept.naming)))
+        kept.naming[name] = ids
+    return ids
 
 
 def problems(people: Known, entries: Mapping[str, Entry]) -> list[Problem]:

@@ -53,9 +53,8 @@ def _with_entity(store: Store, view: View, pred: S.Predicate | None, entity: str
     """``pred``, and naming the person ``entity`` stands for (``people.entity_filter``)."""
     if entity is None:
         return pred
-    entries = view.entries.values()
-    named = P.entity_filter(P.cast(P.known(store.policy, entries), entries), entity)
-    return named if pred is None else (lambda e: pred(e) and named(e))
+    ids = P.naming(store.policy, view, entity)
+    return (lambda e: e.id in ids) if pred is None else (lambda e: e.id in ids and pred(e))
 
 
 def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room: str | None = None,
