@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from ..model.entry import Entry
 from ..model.lifecycle import is_current
@@ -17,9 +17,9 @@ from ..model.people import ENTITIES, PERSON_KIND, Known, POLICY, check_entities,
 from ..model.policy import Policy
 from ..model.problem import Problem
 from ..errors import InvalidInput
-from ..search.query import Predicate
 from ..store.system import SYSTEM
-from ..view.view import View
+
+Predicate = Callable[[Entry], bool]  # (search.query's, spelled here: this module stays near the model)
 
 
 def known(policy: Policy, entries: Iterable[Entry]) -> Known:
@@ -100,11 +100,18 @@ class _Kept:
     naming: dict[str, frozenset[str]]  # name asked → ids of the memories naming that person
 
 
-_PEOPLE: "weakref.WeakKeyDictionary[View, _Kept]" = weakref.WeakKeyDictionary()
+_PEOPLE: "weakref.WeakKeyDictionary[Any, _Kept]" = weakref.WeakKeyDictionary()
 NAMES_KEPT = 64  # people whose memories a view keeps (the first asked go first)
 
 
-def _kept(policy: Policy, view: View) -> _Kept:
+class Viewed(Protocol):
+    """What this module reads of a view: its entries (a ``view.View``, held by the caller)."""
+
+    @property
+    def entries(self) -> Mapping[str, Entry]: ...
+
+
+def _kept(policy: Policy, view: Viewed) -> _Kept:
     values = list(view.entries.values())
     kept = _PEOPLE.get(view)
     if kept is None or kept.listed != policy.people or kept.values != values:  # (identity first, in C)
@@ -113,13 +120,13 @@ def _kept(policy: Policy, view: View) -> _Kept:
     return kept
 
 
-def of_view(policy: Policy, view: View) -> tuple[Known, Known]:
+def of_view(policy: Policy, view: Viewed) -> tuple[Known, Known]:
     """(the known people, the cast) of a view held by the caller."""
     kept = _kept(policy, view)
     return kept.known, kept.everyone
 
 
-def naming(policy: Policy, view: View, name: str) -> frozenset[str]:
+def naming(policy: Policy, view: Viewed, name: str) -> frozenset[str]:
     """The ids of the memories of a view (held by the caller) that name the
     person ``name`` stands for: found once, then kept while the view is unchanged."""
     kept = _kept(policy, view)
