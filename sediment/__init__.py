@@ -20,6 +20,9 @@ from .model.lifecycle import Strength
 from .verbs.metabolism import Plan
 from .agent.about import About
 from .agent.profile import Profile
+from .agent.attention import Attention
+from .agent.history import History
+from .agent.outlook import Forecast
 from .agent.conflicts import ConflictPair
 from .agent.context import Context
 from .agent.palace import Palace
@@ -54,6 +57,9 @@ __all__ = [
     "Turn",
     "Consolidation",
     "SyncResult",
+    "Forecast",
+    "History",
+    "Attention",
     # errors
     "SedimentError",
     "NotFound",

@@ -215,7 +215,8 @@ def test_nothing_rewrites_moves_or_deletes_bad_files(root, fix):
         for rel in [r for r in before if after.get(r) != before[r]]:
             old, new = original[rel], (root / rel).read_bytes()
             inserted = [ln for ln in new.splitlines() if ln not in old.splitlines()]
-            assert all(ln.startswith((b"id:", b"created:", b"updated:", b"title:", b"---")) for ln in inserted), rel
+            ours = (b"id:", b"created:", b"updated:", b"kind:", b"title:", b"---")
+            assert all(ln.startswith(ours) for ln in inserted), rel
             assert [ln for ln in new.splitlines() if ln not in inserted and ln != b"---"] == [
                 ln for ln in old.splitlines() if ln != b"---"], rel
             after[rel] = before[rel]

@@ -68,6 +68,21 @@ def test_conflicts_in_english_and_chinese_each_with_its_clue(repo):
     assert repo.conflicts()[0].kind == "numbers"
 
 
+def test_conflicts_and_patrol_say_the_words_as_the_notes_write_them(repo):
+    # the index holds 'stag', 'databas', 'maxconnection', 'connection': a
+    # person reads 'staging', 'Databases', 'max_connections', 'connections'
+    a = _add(repo, "The staging Databases allow 100 connections (max_connections).", 1)
+    b = _add(repo, "The staging Databases allow 200 connections now (max_connections).", 2)
+    (c,) = repo.conflicts()
+    assert (c.a, c.b, c.kind) == (a.id, b.id, "numbers")
+    assert c.clue == "allow: 100 connections vs 200 connections"
+    assert set(c.anchors) == {"allow", "connections", "Databases", "max", "max_connections", "staging"}
+    r1 = _add(repo, "Quarkus and Vertx power the Billing service's staging.", 3)
+    r2 = _add(repo, "Billing latency: Quarkus with Vertx, tuned pools.", 4)
+    (item,) = [it for it in repo.patrol(now=at(30)).sections["unlinked"] if set(it.ids) == {r1.id, r2.id}]
+    assert item.what.endswith("share Billing, Quarkus, Vertx")
+
+
 def test_generic_words_are_no_anchor(repo):
     # they share only generic words ('user', 'like'; '用户', '喜欢') and one
     # negates: nothing concrete is in dispute
@@ -163,7 +178,11 @@ def _messy(repo) -> dict[str, str]:
     ids["r2"] = _add(repo, "Billing latency: Quarkus with Vertx, tuned pools.", 8).id
     ids["i1"] = repo.add("likes green tea", now=at(9)).id
     ids["i2"] = repo.add("likes green tea a lot", now=at(10)).id
-    ids["u"] = repo.add("a kind nobody knows", kind="whatever", now=at(11)).id
+    u = repo.add("a kind nobody knows", kind="fact", now=at(11))  # (add refuses one: a person typed it)
+    path = repo.root / u.path
+    path.write_text(path.read_text(encoding="utf-8").replace("kind: fact", "kind: whatever"), encoding="utf-8")
+    repo.refresh()
+    ids["u"] = u.id
     ids["link"] = _add(repo, "See [[nowhere-to-be-found]] for the plan.", 12).id
     return ids
 

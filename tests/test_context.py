@@ -249,6 +249,24 @@ def test_only_injected_reminders_count_as_recalled_once_a_day(repo):
     assert hit.id not in {i.id for i in tiny.items} and recalls(repo) == {hit.id: 2}
 
 
+def test_a_neighbour_brought_along_a_link_is_shown_but_not_recalled(repo):
+    # the question finds the deploy note; the rollback note comes one hop along
+    # its link and shares no word with the question: shown, never promoted by it
+    rollback = repo.add("Rollbacks need the previous image tag.", title="rollbacks", kind="skill", now=NOW)
+    hit = repo.add("Staging deploys go through ArgoCD.", title="staging deploys", kind="skill",
+                   links=[rollback.name], now=NOW)
+    ctx = repo.context("staging deploys", now=NOW)
+    assert [i.id for i in ctx.items if i.section == "reminds"] == [hit.id, rollback.id]
+    assert ctx.recalled == (hit.id,) and recalls(repo) == {hit.id: 1}
+
+
+def test_an_item_shows_the_note_without_markup(repo):
+    e = repo.add("## Steps\n\n- **Run** `deploy.sh` on [[staging hosts|staging]], then *wait*\n> check the logs\n",
+                 title="staging deploys", kind="skill", now=NOW)
+    (item,) = [i for i in repo.context("staging deploys", now=NOW).items if i.id == e.id]
+    assert item.snippet == "staging deploys: Steps Run deploy.sh on staging, then wait check the logs"
+
+
 def test_consecutive_calls_give_the_same_block(repo):
     for i in range(12):
         repo.add(f"Staging deploy note {i}: ArgoCD syncs every {i + 1} minutes.", title=f"sync {i}",

@@ -270,7 +270,7 @@ def test_sigkill_during_a_stream_of_writes_loses_nothing_acknowledged(tmp_path):
 
         assert temp_files(root) == [], f"{ctx}: temp files left after reopen"
         assert not pending_ops(root), f"{ctx}: journal operations still pending after reopen"
-        view = {e.id: e for e in repo.list()}
+        view = {e.id: e for e in [*repo.list(), *repo.list(status="purged")]}  # (purged: listed when asked for)
         assert set(view) == set(found), f"{ctx}: the repository's view differs from the files"
         for eid, e in view.items():
             assert e.path == found[eid][0].path and state_of(e) == model[eid]

@@ -250,11 +250,14 @@ def test_times_are_quoted_iso8601_with_offset(tmp_path, offset_minutes):
     assert e2.updated.tzinfo is not None
 
 
-def test_naive_times_are_refused(tmp_path):
-    repo = Repository(tmp_path)
+def test_a_naive_time_is_in_the_roots_timezone_and_written_with_its_offset(tmp_path):
+    repo = Repository(tmp_path, policy={"timezone": "Asia/Shanghai"})
+    e = repo.add("a note", now=dt.datetime(2026, 1, 1, 12, 0))
+    created = re.search(r"^created: '(.+)'$", frontmatter_text((tmp_path / e.path).read_text(encoding="utf-8")),
+                        re.MULTILINE)
+    assert created and created.group(1) == "2026-01-01T12:00:00+08:00"
     with pytest.raises(InvalidInput):
-        repo.add("a note", now=dt.datetime(2026, 1, 1, 12, 0))
-    assert not list((tmp_path / "shallow").rglob("*.md"))
+        repo.add("another note", now="noon")
 
 
 # --------------------------------------------------------------------------- files the library writes

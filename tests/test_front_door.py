@@ -49,6 +49,10 @@ def test_locate_finds_a_note_where_it_is_where_it_went_and_where_it_was_created(
     assert repo.locate("shallow/auth.md", memory_path="/memories/auth.md").id == e.id
     with pytest.raises(NotFound):
         repo.locate("shallow/auth.md")  # the created path is asked for only with memory_path
+    # the path created again after the first note was archived: the current one
+    repo.archive(e.id, reason="deleted with the memory tool")
+    again = repo.add("Use PKCE everywhere.", title="pkce", kind="rule", memory_path="/memories/auth.md")
+    assert repo.locate("shallow/auth.md", memory_path="/memories/auth.md").id == again.id
 
 
 # --------------------------------------------------------------------------- markdown
@@ -140,7 +144,7 @@ def test_the_commands_of_the_new_verbs(capsys, tmp_path, monkeypatch):
         e = r.add("Deploys go through ArgoCD.", kind="fact", title="deploy")
     code, out = _cli(capsys, "--root", root, "markdown", e.id)
     assert code == 0 and out == (root / e.path).read_text(encoding="utf-8")
-    code, out = _cli(capsys, "--root", root, "--json", "locate", e.path)
+    code, out = _cli(capsys, "--root", root, "--json", "locate", root / e.path)  # (a path: from here)
     assert code == 0 and json.loads(out)["id"] == e.id
     code, out = _cli(capsys, "--root", root, "recalled", e.id)
     assert code == 0 and out == f"recalled: {e.id}\n"
@@ -170,7 +174,7 @@ def _reaches(path: Path) -> list[str]:
 
 
 def test_the_mcp_server_and_the_memory_tool_call_the_verbs_only():
-    files = [*(PKG / "mcp").glob("*.py"), *(PKG / "integrations").glob("*.py")]
+    files = [*(PKG / "mcp").glob("*.py"), *(PKG / "integrations").glob("*.py"), *(PKG / "web").glob("*.py")]
     assert [r for f in sorted(files) for r in _reaches(f)] == []
     below = {"store.store", "store.moves", "verbs.reads", "verbs.writes", "verbs.health", "disk.usage"}
     for f in files:  # nor the store, the view or the verbs' modules (the root's layout, store.system, is fine)

@@ -165,9 +165,14 @@ def test_the_33rd_core_memory_is_refused_with_a_message_that_says_so(repo):
     assert add(repo, "now there is room", kind="core").kind == "core"
 
 
-@pytest.mark.parametrize("kind", [None, "no-such-kind", "Fact"])
-def test_missing_or_unknown_kind_goes_to_inbox_marked_unclassified(repo, kind):
-    e = repo.add("feeling a bit tired after the long meeting today", kind=kind, now=T0)
+@pytest.mark.parametrize("kind", ["no-such-kind", "Fact"])
+def test_an_unknown_kind_is_refused(repo, kind):
+    with pytest.raises(InvalidInput, match="is not one of core, fact"):
+        repo.add("feeling a bit tired after the long meeting today", kind=kind, now=T0)
+
+
+def test_a_missing_kind_goes_to_inbox_marked_unclassified(repo):
+    e = repo.add("feeling a bit tired after the long meeting today", now=T0)
     assert e.kind == "inbox"
     assert e.meta.get("unclassified")  # True, or the kind that was given
     disk = on_disk(repo, e.id)
@@ -817,7 +822,7 @@ def test_a_fragment_written_unclassified_three_times_is_flagged(repo):
 
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
-KINDS = [None, "fact", "rule", "skill", "daily", "mood", "core", "unknown-kind"]
+KINDS = [None, "fact", "rule", "skill", "daily", "mood", "core"]  # (an unknown kind is refused)
 
 
 class LifecycleMachine(RuleBasedStateMachine):

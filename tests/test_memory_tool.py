@@ -9,7 +9,7 @@ import os
 import pytest
 
 from sediment import Conflict, InvalidInput, NotFound, Repository, UnsafePath
-from sediment.integrations.anthropic import MemoryTool, sdk_tool
+from sediment.integrations.anthropic import MAX_VIEW_CHARS, MemoryTool, sdk_tool
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_view_of_a_folder_lists_the_real_file_names(tool, repo):
     (repo.root / "MAP.md").write_text("# a person's map\n", encoding="utf-8")
     listing = tool({"command": "view", "path": "/memories"})
     lines = listing.splitlines()
-    assert lines[0].startswith("Here're the files and directories up to 2 levels deep in /memories")
+    assert lines[0].startswith("Here're the files and directories in /memories (every level)")
     assert any(ln.endswith(f"/memories/{b.path}") for ln in lines)
     assert any(ln.endswith("/memories/shallow/infra/") for ln in lines)
     assert not any("MAP.md" in ln or "_system" in ln for ln in lines)  # only layer folders are memory
@@ -120,11 +120,14 @@ def test_delete_archives_and_rename_moves(tool, repo):
     moved = tool({"command": "rename", "old_path": path, "new_path": f"/memories/sediment/places/{name}.md"})
     assert moved.endswith(f"/memories/sediment/places/{name}.md")
     assert repo.get(name).path == f"sediment/places/{name}.md"
-    with pytest.raises(InvalidInput, match="keeps a note's file name"):
-        tool({"command": "rename", "old_path": f"/memories/sediment/places/{name}.md",
-              "new_path": "/memories/sediment/other.md"})
+    # a new file name is the model's name for the note; the file keeps the library's (links use it)
+    said = tool({"command": "rename", "old_path": f"/memories/sediment/places/{name}.md",
+                 "new_path": "/memories/sediment/other.md"})
+    assert said.endswith(f"(stored as /memories/sediment/{name}.md)") and repo.get(name).meta["memory_path"] == \
+        "/memories/sediment/other.md"
+    assert "the old office" in tool({"command": "view", "path": "/memories/sediment/other.md"})
     with pytest.raises(InvalidInput, match="is a folder"):
-        tool({"command": "delete", "path": "/memories/sediment/places"})
+        tool({"command": "delete", "path": "/memories/sediment"})
     # the old path still resolves (by the file's name), and delete archives: nothing is erased
     assert "Successfully deleted" in tool({"command": "delete", "path": path})
     e = repo.get(name)
@@ -188,3 +191,120 @@ def test_the_sdk_subclass(repo):
     assert "likes tea" in t.call({"command": "view", "path": path})
     with pytest.raises(ToolError, match="already exists"):
         t.call({"command": "create", "path": path, "file_text": "again"})
+
+
+# --------------------------------------------------------------------------- issue 25: items 7-9, through the SDK
+
+@pytest.fixture
+def sdk(repo):
+    pytest.importorskip("anthropic")
+    return sdk_tool(repo)
+
+
+def _error(sdk, command: dict) -> str:
+    from anthropic.lib.tools import ToolError
+    with pytest.raises(ToolError) as refused:
+        sdk.call(command)
+    return str(refused.value)
+
+
+def test_a_deleted_path_does_not_exist_for_the_model_and_can_be_created_again(sdk, repo):
+    path = created_at(sdk.call({"command": "create", "path": "/memories/plan.md", "file_text": "ship on Friday\n"}))
+    assert sdk.call({"command": "delete", "path": "/memories/plan.md"}).startswith("Successfully deleted")
+    for gone in ("/memories/plan.md", path):
+        assert "does not exist" in _error(sdk, {"command": "view", "path": gone})
+        assert "does not exist" in _error(sdk, {"command": "str_replace", "path": gone, "old_str": "ship",
+                                                "new_str": "sail"})
+    assert "/plan-" not in sdk.call({"command": "view", "path": "/memories"})  # nor is the archived file listed
+    again = created_at(sdk.call({"command": "create", "path": "/memories/plan.md", "file_text": "ship on Monday\n"}))
+    assert again != path
+    assert "ship on Monday" in sdk.call({"command": "view", "path": "/memories/plan.md"})
+    # the first note is archived, not erased: a person can still bring it back
+    first = repo.get(path.rsplit("/", 1)[1][:-3])
+    assert (first.layer, first.status, first.body) == ("archive", "archived", "ship on Friday\n")
+    assert "does not exist" in _error(sdk, {"command": "view", "path": f"/memories/{first.path}"})
+
+
+def test_view_lists_every_file_the_model_can_open_at_any_depth(sdk, repo):
+    deep = created_at(sdk.call({"command": "create", "path": "/memories/projects/login/notes.md",
+                                "file_text": "PKCE on mobile\n"}))
+    assert deep.startswith("/memories/shallow/projects/login/notes-")
+    top = sdk.call({"command": "view", "path": "/memories"}).splitlines()
+    assert any(line.endswith(deep) for line in top)
+    listed = [line.split("\t")[1] for line in top[2:] if line.endswith(".md")]
+    for shown in listed:  # whatever is listed opens
+        assert sdk.call({"command": "view", "path": shown}).startswith(f"Here's the content of {shown}")
+    # the model's own folder, without a layer, is its room across the layers
+    assert any(line.endswith(deep) for line in sdk.call({"command": "view",
+                                                         "path": "/memories/projects"}).splitlines())
+    assert "PKCE" in sdk.call({"command": "view", "path": "/memories/projects/login/notes.md"})
+
+
+def test_rename_takes_the_models_own_names_and_maps_them(sdk, repo):
+    created_at(sdk.call({"command": "create", "path": "/memories/projects/login/notes.md",
+                         "file_text": "PKCE on mobile\n"}))
+    said = sdk.call({"command": "rename", "old_path": "/memories/projects/login/notes.md",
+                     "new_path": "/memories/archive-candidates/notes.md"})
+    assert said.startswith("Successfully renamed /memories/projects/login/notes.md to "
+                           "/memories/archive-candidates/notes.md")
+    assert "PKCE" in sdk.call({"command": "view", "path": "/memories/archive-candidates/notes.md"})
+    assert "does not exist" in _error(sdk, {"command": "view", "path": "/memories/projects/login/notes.md"})
+    (e,) = repo.list()
+    assert e.room == "archive-candidates" and e.layer == "shallow" and e.body == "PKCE on mobile\n"
+    # to another layer, with a name of the model's choosing
+    sdk.call({"command": "rename", "old_path": "/memories/archive-candidates/notes.md",
+              "new_path": "/memories/sediment/auth/mobile.md"})
+    assert "PKCE" in sdk.call({"command": "view", "path": "/memories/sediment/auth/mobile.md"})
+    assert (repo.get(e.id).layer, repo.get(e.id).room) == ("sediment", "auth")
+    # the old name is free again
+    created_at(sdk.call({"command": "create", "path": "/memories/archive-candidates/notes.md", "file_text": "x"}))
+    assert "delete" in _error(sdk, {"command": "rename", "old_path": "/memories/sediment/auth/mobile.md",
+                                    "new_path": "/memories/archive/mobile.md"})
+
+
+@pytest.mark.parametrize("command", [
+    {"command": "str_replace", "path": "P", "old_str": "tea", "new_str": "\ud800"},
+    {"command": "insert", "path": "P", "insert_line": 1, "insert_text": "a\udfffb"},
+    {"command": "create", "path": "/memories/new.md", "file_text": "\ud800"},
+    {"command": "str_replace", "path": "P", "old_str": 5, "new_str": "x"},
+    {"command": "str_replace", "path": "P", "old_str": "tea", "new_str": ["x"]},
+    {"command": "insert", "path": "P", "insert_line": 1, "insert_text": 7},
+    {"command": "insert", "path": "P", "insert_line": 7.5, "insert_text": "x"},
+    {"command": "insert", "path": "P", "insert_line": "one", "insert_text": "x"},
+    {"command": "create", "path": "/memories/new.md", "file_text": None},
+    {"command": "view", "path": ["P"]},
+    {"command": "rename", "old_path": "P", "new_path": 3},
+])
+def test_every_bad_argument_is_a_tool_error(sdk, repo, command):
+    path = created_at(sdk.call({"command": "create", "path": "/memories/tea.md", "file_text": "likes tea\n"}))
+    command = {k: (path if v == "P" else [path] if v == ["P"] else v) for k, v in command.items()}
+    message = _error(sdk, command)
+    assert "surrogate" in message or "must be" in message, message
+    with pytest.raises(InvalidInput):  # the backend itself refuses, with no SDK in between
+        MemoryTool(repo)(command)
+    for line in ("1", True):  # (the SDK makes these 1; the backend takes whole numbers only)
+        with pytest.raises(InvalidInput, match="insert_line must be a whole number"):
+            MemoryTool(repo)({"command": "insert", "path": path, "insert_line": line, "insert_text": "x"})
+    assert repo.get(path.rsplit("/", 1)[1][:-3]).body == "likes tea\n"
+    assert len(repo.list()) == 1
+
+
+def test_view_of_a_huge_hand_made_file_is_cut_with_how_to_narrow_it(sdk, repo):
+    line = "a person's very long notes, " * 4 + "\n"
+    (repo.root / "shallow" / "huge.md").write_text("---\nid: 01HUGE\ntitle: huge\ncreated: 2026-01-01T00:00:00"
+                                                   "+00:00\n---\n" + line * 20_000, encoding="utf-8")  # ~2.3 MB
+    repo.refresh()
+    shown = sdk.call({"command": "view", "path": "/memories/shallow/huge.md"})
+    assert len(shown) <= MAX_VIEW_CHARS
+    last = shown.splitlines()[-1]
+    assert last.startswith("… lines ") and "narrow with view_range" in last
+    first_missing = int(last.split()[2].split("–")[0])
+    part = sdk.call({"command": "view", "path": "/memories/shallow/huge.md",
+                     "view_range": [first_missing, first_missing + 1]})
+    assert part.splitlines()[1].lstrip().startswith(f"{first_missing}\t")
+    one = "x" * (MAX_VIEW_CHARS * 2)  # one line over the cap: cut within the line
+    (repo.root / "shallow" / "wide.md").write_text("---\nid: 01WIDE\ntitle: wide\ncreated: 2026-01-01T00:00:00"
+                                                   "+00:00\n---\n" + one + "\n", encoding="utf-8")
+    repo.refresh()
+    shown = sdk.call({"command": "view", "path": "/memories/shallow/wide.md"})
+    assert len(shown) <= MAX_VIEW_CHARS and "line 1 is cut" in shown.splitlines()[-1]

@@ -125,7 +125,8 @@ def test_a_plain_git_merge_in_a_registered_repository_uses_the_driver(tmp_path, 
     with Repository(root) as repo:
         repo.update(x.id, tags=["office", "hardware"], value=0.9)
     git(root, "commit", "-qam", "main: another tag")
-    assert "merge=sediment" in (root / ".gitattributes").read_text()
+    assert git(root, "check-attr", "merge", "--", x.path).stdout.strip().endswith(": merge: sediment")
+    assert not (root / ".gitattributes").exists(), "registered in .git/info/attributes, not in a versioned file"
     git(root, "merge", "-q", "--no-edit", "other")  # no conflict: the driver merged the tags
     e = parse((root / x.path).read_bytes(), x.path)
     assert set(e.tags) == {"office", "printing", "hardware"} and e.value == 0.9

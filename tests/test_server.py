@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,43 +16,11 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
+from _mcp import call, connect, error, run, server  # noqa: E402
 
-import sediment  # noqa: E402
 from sediment import Repository  # noqa: E402
 from sediment.disk.files import WriterLock  # noqa: E402
 from sediment.mcp.server import DESCRIPTIONS, TOOL_VERBS  # noqa: E402
-
-PROJECT = Path(sediment.__file__).resolve().parent.parent
-
-
-def server(root: Path, *, wait: float = 10.0) -> StdioServerParameters:
-    path = os.pathsep.join(p for p in (str(PROJECT), os.environ.get("PYTHONPATH", "")) if p)
-    return StdioServerParameters(command=sys.executable, args=["-m", "sediment", "serve", "--wait", str(wait)],
-                                 env={"SEDIMENT_ROOT": str(root), "PYTHONPATH": path})
-
-
-def connect(root: Path, **kw: Any) -> Client:
-    # "legacy": the initialize handshake, as Claude Code, Cursor and Codex speak it
-    return Client(server(root, **kw), mode="legacy")
-
-
-def run(fn: Any) -> Any:
-    return anyio.run(fn)
-
-
-async def call(c: Client, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:
-    r = await c.call_tool(tool, args)
-    assert not r.is_error, r.content[0].text
-    return r.content[0].text, r.structured_content or {}
-
-
-async def error(c: Client, tool: str, **args: Any) -> str:
-    r = await c.call_tool(tool, args)
-    assert r.is_error, r.content[0].text
-    err = (r.structured_content or {})["error"]
-    assert r.content[0].text == f"error {err['code']}: {err['message']}"
-    return err["code"]
 
 
 @pytest.fixture
@@ -71,10 +38,11 @@ def test_lists_a_compact_tool_set_with_instructions(root):
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert set(tools) == set(TOOL_VERBS) == set(DESCRIPTIONS)
             assert sum(len(t.description or "") for t in tools.values()) < 3_000
-            # the whole listing, schemas too, stays a small part of an agent's context
+            # the whole listing, schemas too, stays a small part of an agent's context (~3,000 tokens,
+            # with every parameter described and every choice an enum)
             listing = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True)
                                   for t in tools.values()])
-            assert len(listing) < 10_000
+            assert len(listing) < 12_000
             assert tools["recall"].annotations.read_only_hint is True
             assert tools["forget"].annotations.destructive_hint is True
             assert tools["remember"].annotations.read_only_hint is False
@@ -179,6 +147,23 @@ def test_answers_stay_within_the_budget_and_say_how_many_more(root):
     with Repository(root) as repo:
         recalled = [i for i, u in repo.usage.load().items() if u.recalls]
         assert 0 < len(recalled) < 40
+
+
+def test_recall_counts_only_hits_with_direct_evidence(root):
+    # the fruit-fly note shares only 实验 with the zebrafish note, and no word with the question
+    with Repository(root) as repo:
+        zebrafish = repo.add("斑马鱼实验的喂食时间是早上八点", kind="fact").id
+        fly = repo.add("果蝇实验的温度是二十五度", kind="fact").id
+        for text in ("周末去公园跑步", "晚饭吃了一碗牛肉面", "明天要交季度报告", "猫喜欢在窗台上晒太阳"):
+            repo.add(text, kind="fact")
+
+    async def main() -> None:
+        async with connect(root) as c:
+            _, found = await call(c, "recall", query="斑马鱼 zebrafish")
+            assert [h["id"] for h in found["hits"]] == [zebrafish, fly]  # both shown
+    run(main)
+    with Repository(root) as repo:
+        assert {i: u.recalls for i, u in repo.usage.load().items() if u.recalls} == {zebrafish: 1}
 
 
 def test_resources_memory_by_id_and_map(root):

@@ -193,7 +193,7 @@ def test_the_same_body_lines_edited_on_two_machines_stay_a_conflict_for_a_person
     with open_root(b) as repo:
         assert [p.path for p in repo.check()] == [x.path]
         assert repo.search("printer") == []
-    assert cli_main(["--root", str(a), "sync"]) == 0
+    assert cli_main(["--root", str(a), "sync"]) == 3, "the note pulled awaits a person here too"
     assert notes(a) == notes(b)
 
 
@@ -290,7 +290,9 @@ def test_a_root_inside_a_larger_repository_commits_only_its_own_files(tmp_path, 
     shown = git(proj, "show", "--name-only", "--format=", "HEAD").stdout.split()
     assert shown and all(p.startswith("memory/") for p in shown)
     assert "sediment" not in (proj / ".git" / "config").read_text(), "never in a larger repository's config"
-    assert "merge=sediment" in (proj / "memory" / ".gitattributes").read_text()
+    info = proj / ".git" / "info" / "attributes"
+    assert not (proj / "memory" / ".gitattributes").exists(), "no file of sediment's in the person's project"
+    assert not info.exists() or "sediment" not in info.read_text(), "nor in its git folder"
 
 
 def test_an_exact_duplicate_a_plain_git_pull_brought_is_retired_by_the_next_sync(machines):
@@ -349,7 +351,7 @@ def test_clone_of_an_empty_remote_starts_the_memory_and_the_first_sync_pushes_it
     out = capsys.readouterr().out
     assert "pushed" in out and "committed" in out
     files = git(remote, "ls-tree", "-r", "--name-only", "main").stdout.split()
-    assert ".gitattributes" in files and "_system/policy.yaml" in files
+    assert ".gitattributes" not in files and "_system/policy.yaml" in files  # the driver is this clone's (.git/info)
     assert [f for f in files if f.startswith("_system/")] == [
         "_system/policy.yaml", *[f for f in files if f.startswith("_system/shared/usage/")]]
     assert len([f for f in files if f.startswith("_system/shared/usage/")]) == 1

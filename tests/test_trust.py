@@ -59,6 +59,7 @@ def test_move_and_update_of_a_purged_memory_are_refused(repo):
             call()
     assert repo.get(e.id).status == "purged" and ids(repo, "phone", include_archive=True) == []
     assert [x.id for x in repo.list(status="purged")] == [e.id]
+    assert repo.list() == [] and repo.list(layer="shallow") == []  # shown only when asked for by status
     with pytest.raises(PolicyError):
         repo.restore(e.id)
     back = repo.restore(e.id, confirm=True)
@@ -169,19 +170,17 @@ def test_tags_filter_takes_one_tag_or_a_list(repo):
 
 # 8. times ----------------------------------------------------------------------------
 
-def test_now_since_and_until_take_aware_datetimes_or_iso_strings_with_an_offset(repo):
+def test_now_since_and_until_take_datetimes_dates_or_iso_strings_naive_ones_in_the_roots_timezone(repo):
     e = repo.add("a fact to decay", kind="fact", value=0.9)
     plan = repo.metabolize(now="2027-01-01T00:00:00+00:00")
     assert plan.now.startswith("2027-01-01")
     assert repo.strength(e.id, now="2027-01-01T00:00:00+08:00").value == 0.9
     assert [x.id for x in repo.list(since="2000-01-01T00:00:00Z")] == [e.id]
-    for naive in ("2027-01-01T00:00:00", dt.datetime(2027, 1, 1)):
-        with pytest.raises(InvalidInput):
-            repo.metabolize(now=naive)
-        with pytest.raises(InvalidInput):
-            repo.strength(e.id, now=naive)
-        with pytest.raises(InvalidInput):
-            repo.search("fact", since=naive)
+    aware = repo.strength(e.id, now="2027-01-01T00:00:00+00:00").to_dict()
+    for naive in ("2027-01-01T00:00:00", dt.datetime(2027, 1, 1), "2027-01-01", dt.date(2027, 1, 1)):
+        assert repo.metabolize(now=naive).now == plan.now  # the root's timezone: UTC by default
+        assert repo.strength(e.id, now=naive).to_dict() == aware
+        assert [x.id for x in repo.list(until=naive)] == [e.id]
     with pytest.raises(InvalidInput):
         repo.metabolize(now="next tuesday")
 
@@ -277,12 +276,12 @@ def test_adopt_inserts_only_the_new_keys_and_keeps_every_other_byte(repo):
     a = repo.adopt("shallow/周会记录.md")
     b = repo.adopt("sediment/ideas.md")
     assert a.title == "周会记录" and a.id and a.layer == "shallow" and b.title == "Ideas" and b.value == 0.7
-    ours = (b"id:", b"created:", b"updated:", b"title:")
+    ours = (b"id:", b"created:", b"updated:", b"kind:", b"title:")
     _, header, rest = bare.read_bytes().split(b"---\n", 2)  # a new frontmatter, then the file as it was
     assert rest == originals[bare] and all(ln.startswith(ours) for ln in header.splitlines())
     lines = titled.read_bytes().split(b"\r\n")  # inserted lines in the file's own line ends
-    kept = [ln for ln in lines if not ln.startswith(ours[:3])]
-    assert b"\r\n".join(kept) == originals[titled] and len(lines) - len(kept) == 3
+    kept = [ln for ln in lines if not ln.startswith(ours[:4])]
+    assert b"\r\n".join(kept) == originals[titled] and len(lines) - len(kept) == 4
     assert b'value: "0.7"' in titled.read_bytes()  # read as a number, never rewritten
     assert repo.adopt("shallow/周会记录.md").id == a.id  # idempotent
     assert [h.entry.id for h in repo.search("发版", record=False)] == [a.id]
@@ -334,7 +333,7 @@ def _cli(root, *args):
     return code, (json.loads(out.getvalue()) if out.getvalue().strip() else None), err.getvalue()
 
 
-def test_the_cli_updates_with_expected_sections_fields_and_refuses_naive_times(repo):
+def test_the_cli_updates_with_expected_sections_fields_and_refuses_what_is_no_time(repo):
     root = repo.root
     code, e, _ = _cli(root, "add", "Use PKCE on mobile.", "--title", "PKCE", "--kind", "rule",
                       "--evidence", "mobile apps cannot keep a secret", "--field", "priority=2",
@@ -345,7 +344,7 @@ def test_the_cli_updates_with_expected_sections_fields_and_refuses_naive_times(r
     assert code == 0 and "priority" not in u and "## Hesitation" in u["body"] and "## Evidence" in u["body"]
     code, _, err = _cli(root, "update", e["id"], "--expected", e["version"], "--text", "stale")
     assert code == 1 and "conflict" in err
-    code, _, err = _cli(root, "metabolize", "--now", "2027-01-01T00:00:00")
-    assert code == 1 and "offset" in err
+    code, _, err = _cli(root, "metabolize", "--now", "the first of January")
+    assert code == 1 and "ISO 8601" in err
     code, listed, _ = _cli(root, "list", "--sort", "updated", "--limit", "1", "--since", "2000-01-01T00:00:00Z")
     assert code == 0 and [x["id"] for x in listed] == [e["id"]]

@@ -10,7 +10,7 @@ import pytest
 from sediment import Repository
 from sediment.semantic.embedding import text_of
 from sediment.disk.files import WriterLock
-from sediment.semantic.vectors import VectorFile
+from sediment.semantic.vectors import HEADER, VectorFile
 
 np = pytest.importorskip("numpy")
 
@@ -33,7 +33,13 @@ def test_the_corpus_mean_is_taken_over_the_rows_in_use(tmp_path):
     assert vf.mean() == pytest.approx(_unit(vecs[[0, 1, 2, 5]]).mean(axis=0), abs=0.01)
     vf.live([keys[0], keys[3], keys[5]])  # an edit undone: its old text's row is in use again
     assert vf.mean() == pytest.approx(_unit(vecs[[0, 3, 5]]).mean(axis=0), abs=0.01)
-    vf.add([keys[0]], vecs[4:5])  # a key appended twice (two processes at once): by its later row
+    # a key appended twice (two processes at once, by a sediment that wrote
+    # each key it embedded; add() now skips a key the file holds): by its later row
+    older = VectorFile(tmp_path / "older.bin", WriterLock.for_path(tmp_path / "lock"), 5)
+    older.add([keys[0]], vecs[4:5])
+    with open(tmp_path / "v.bin", "ab") as fh:
+        fh.write((tmp_path / "older.bin").read_bytes()[HEADER:])
+    vf.reload()
     vf.live([keys[0], keys[3], keys[5]])
     assert vf.mean() == pytest.approx(_unit(vecs[[4, 3, 5]]).mean(axis=0), abs=0.01)
     vf.live(keys[:6])  # every key in use: the plain running sum of every row but the one replaced

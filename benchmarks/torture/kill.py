@@ -441,7 +441,7 @@ class Verifier:
             return False
         try:
             problems = repo.check()
-            view = {e.id: e for e in repo.list()}
+            view = {e.id: e for e in [*repo.list(), *repo.list(status="purged")]}  # purged: listed when asked for
         except Exception as exc:  # noqa: BLE001
             self.bad("open failures", f"{ctx}: check/list raised {describe(exc)}")
             return False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import entry as E
 from ..search import query as S
@@ -23,8 +23,10 @@ from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..model.lifecycle import strength
 from ..model.record import Record
 from ..model.usage import Usage
-from ..store.store import Store
 from ..model.fields import unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def _evidence(e: E.Entry) -> tuple[str, ...]:
 
 def about(store: Store, topic: str, *, now: Any = None) -> About:
     V.query(topic)
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     tz = store.policy.tz
     usage = store.usage.load()
     with store.view.reading() as view:
@@ -83,7 +85,7 @@ def about(store: Store, topic: str, *, now: Any = None) -> About:
                      tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
         found = []
         for h in hits:
-            rel = relevance(view.index, asked.words, asked.bigrams, h.terms)
+            rel = relevance(view.index, asked.words, asked.bigrams, h.index_terms)
             if rel < store.policy.context_floor and not S.by_meaning(h.lanes, asked.lanes,
                                                                      view.index.slot_of[h.entry.id]):
                 continue

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..model import entry as E
 from ..search import query as S
@@ -39,7 +39,9 @@ from ..model.entry import Entry
 from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
 from ..model.lifecycle import OVERTURN_WORDS, is_current, overturns
 from ..model.record import Record
-from ..view.view import View
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 # Negation markers. Latin ones as words; Chinese ones as characters, minus the
 # common words in which the character negates nothing (不错 "good", 不同
@@ -331,10 +333,35 @@ def _fmt(values: set[str], unit: str) -> str:
     return ", ".join(v + unit for v in sorted(values))
 
 
+def as_written(terms: Iterable[str], *entries: Entry) -> dict[str, str]:
+    """Index term (stemmed, folded: 'databas') → the word as written in the
+    first of ``entries`` that holds it ('Databases'), else the term itself
+    (without a tag's '#')."""
+    terms = list(dict.fromkeys(terms))
+    out: dict[str, str] = {}
+    for e in entries:
+        rest = [t for t in terms if t not in out]
+        if not rest:
+            break
+        out.update(T.surfaces("\n".join([e.title, E.display_text(e.body)]), rest))
+    return {t: out.get(t, t.lstrip("#")) for t in terms}
+
+
 def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> ConflictPair | None:
-    """The strongest clue that these two memories disagree, or None."""
+    """The strongest clue that these two memories disagree, or None; its
+    words as the newer (else the older) writes them."""
     best: tuple[float, str, str, str] | None = None  # (score, kind, clue, anchor)
     shown = sorted({a.lstrip("#") for a in anchors})
+    written: dict[str, str] = {}
+
+    def word(t: str) -> str:  # (looked up only for a clue: most pairs have none)
+        if t not in written:
+            written.update(as_written([t] if written else [t, *shown], new, old))
+        return written[t]
+
+    def unit_of(unit: str) -> str:  # a Latin unit is an index term too (' connection')
+        return " " + word(unit[1:]) if unit.startswith(" ") else unit
+
     for anchor in sorted(set(anchors)):
         name = anchor.lstrip("#")
         pa, pb = clauses.about(old, anchor), clauses.about(new, anchor)
@@ -348,15 +375,15 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
                 va, vb = sa[unit], sb[unit]
                 # an anchor that is the numbers' own unit ('号楼' of '3号楼') names nothing
                 if not va <= vb and not vb <= va and not (unit.strip() and name.startswith(unit.strip())):
-                    found.append(("numbers", f"{name}: {_fmt(va, unit)} vs {_fmt(vb, unit)}"))
+                    found.append(("numbers", f"{word(name)}: {_fmt(va, unit_of(unit))} vs {_fmt(vb, unit_of(unit))}"))
                     break
         turn_b = next((c.overturn for c in pb if c.overturn), None)
         if turn_b and not any(c.overturn for c in pa) and sim >= OVERTURN_SIMILARITY:
-            found.append(("overturn", f"the newer says '{turn_b}' about {name}"))
+            found.append(("overturn", f"the newer says '{turn_b}' about {word(name)}"))
         neg_a, neg_b = _negated(pa, name), _negated(pb, name)
         if bool(neg_a) != bool(neg_b) and sim >= NEGATION_SIMILARITY:
             which = "newer" if neg_b else "older"
-            found.append(("negation", f"the {which} says '{neg_a or neg_b}' about {name}, the other does not"))
+            found.append(("negation", f"the {which} says '{neg_a or neg_b}' about {word(name)}, the other does not"))
         for kind, clue in found:
             # (the longer anchor names the clue: '办公室' rather than '公室')
             score = KIND_WEIGHT[kind] + sim + 0.1 * min(len(shown), 5) + 0.001 * min(len(name), 9)
@@ -366,10 +393,11 @@ def judge(old: Entry, new: Entry, anchors: list[str], clauses: Clauses) -> Confl
         # the weakest clue: the newer opens with 'actually', '其实', … and
         # shares a rare anchor with the older
         best = (1.0 + 0.1 * min(len(shown), 5), "overturn",
-                f"the newer opens with an overturn word about {', '.join(shown[:3])}", shown[0])
+                f"the newer opens with an overturn word about {', '.join(word(t) for t in shown[:3])}", shown[0])
     if best is None:
         return None
-    return ConflictPair(old.id, new.id, old.name, new.name, best[1], best[2], tuple(shown), best[0])
+    return ConflictPair(old.id, new.id, old.name, new.name, best[1], best[2],
+                        tuple(dict.fromkeys(word(t) for t in shown)), best[0])
 
 
 def distinct(anchors: Iterable[str]) -> list[str]:

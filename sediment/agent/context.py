@@ -27,8 +27,10 @@ The order is a function of the root, the query and ``now`` — never of the
 recalls a call records — so consecutive calls give the same block and a
 client's prompt cache holds: sections in order, then within a section a key
 no recall changes (search ties are broken by value and age, not usage). Only
-the injected items of "what this reminds me of" count as recalled (DESIGN,
-"What counts as a recall"), once per memory per day.
+the injected items of "what this reminds me of" with direct evidence for the
+query count as recalled (DESIGN, "What counts as a recall"), once per memory
+per day: the notes of the people it names and the hits over the floor, never
+the neighbours they brought along.
 """
 
 from __future__ import annotations
@@ -38,9 +40,8 @@ import math
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
-from ..model import entry as E
 from ..search import query as S
 from ..search import tokenize as T
 from ..model import validate as V
@@ -49,13 +50,16 @@ from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from .catalog import Catalog, created_ts, eligible, is_core
 from ..model.lexicon import TOKEN_WIDE
+from ..model.markup import plain
 from ..model.usage import Usage
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
-from ..store.store import Store
-from ..view.view import View
 from .workstate import StateFile, Working
 from ..model.fields import unwrap_link
 from ..verbs import people as P
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
+    from ..view.view import View
 
 OPEN, CLOSE = "<memories>", "</memories>"
 # per view, what "who I am" and "the rest" are drawn from, kept between calls
@@ -126,7 +130,10 @@ class Context(Record):
 
 def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mapping[str, Entry]]
                ) -> tuple[list[Entry], dict[str, str]]:
-    """Hits over the floor, then their neighbours; and per id the terms to centre a snippet on."""
+    """The notes of the people the query names, hits over the floor, then
+    their neighbours; and per id of what the query itself found (a person
+    note it names, a hit: the ids that may count as recalled) the terms to
+    centre a snippet on (none for a person note: its first lines)."""
     asked = S.ask(view.tokenizer, query, view.lanes)  # (with the semantic lane, when on)
     words, bigrams = asked.words, asked.bigrams
     # the index's own search, as search.run does it, without the snippets a
@@ -136,15 +143,15 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
                              limit=HITS, lanes=asked.lanes) if asked else []
     floor = store.policy.context_floor
     out: list[Entry] = _people_named(store, view, query)
-    focus: dict[str, str] = {}
-    seen: set[str] = {e.id for e in out}
+    focus: dict[str, str] = {e.id: "" for e in out}  # the query names them: direct evidence
+    seen: set[str] = set(focus)
     direct = []
     for h in hits:
         e = view.entries[h.key]
         if e.id in seen or not eligible(e) or is_core(e):
             continue
-        if (relevance(view.index, words, bigrams, h.terms) < floor
-                and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
+        if not h.direct or (relevance(view.index, words, bigrams, h.terms) < floor
+                            and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
             continue
         seen.add(e.id)
         direct.append(e)
@@ -183,7 +190,7 @@ def _people_named(store: Store, view: View, query: str) -> list[Entry]:
 # rendering
 
 def _snippet(e: Entry, focus: str | None) -> str:
-    text = " ".join(E.display_text(e.text).split())
+    text = " ".join(plain(e.text).split())
     title = " ".join(e.title.split())
     if title and text.startswith(title):
         title = ""
@@ -266,7 +273,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
         if not isinstance(query, str):
             raise InvalidInput(f"query must be text, not {type(query).__name__}", what="query")
         query = query if query.strip() else None
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     tz = store.policy.tz
     head, tail = f"{OPEN}\n{PREAMBLE}\n", f"{CLOSE}\n"
     fixed = len(head) + len(tail)
@@ -304,7 +311,7 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
             omitted[section] = left
             room -= len(text)
     block = head + "".join(parts) + tail
-    recalled = _record(store, [i.id for i in shown if i.section == "reminds" and i.id], usage, when)
+    recalled = _record(store, [i.id for i in shown if i.section == "reminds" and i.id in focus], usage, when)
     return Context(block, tuple(shown), omitted, budget, recalled)
 
 

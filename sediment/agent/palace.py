@@ -2,7 +2,8 @@
 
 ``map()`` writes ``MAP.md`` at the root (the name is policy ``map_file``): the
 rooms with their counts and topics, each topic linking its memories as
-``[[name|title]]`` wikilinks, so the map is a page to browse in Obsidian.
+``[[name|title]]`` wikilinks, so the map is a page to browse in Obsidian;
+a room of at most ``LIST_MAX`` memories lists every one of them.
 Topics are Chinese nouns (jieba's part-of-speech tags: n, nr, ns, nt, nz…)
 and English words, kept by document frequency over the current memories: a
 term in more than 20% of them says nothing about a room, one in fewer than 3
@@ -18,8 +19,11 @@ the people the memories name (``cast.section``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import re
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -34,16 +38,22 @@ from ..model.entry import Entry
 from ..model.record import Record
 from ..errors import Conflict, InvalidInput, NotFound, ParseError
 from ..disk.files import atomic_write, read_nofollow
-from ..store.store import Store
-from ..view.view import View
 from ..model.fields import unwrap_link
 from ..model.names import LAYERS
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
+    from ..view.view import View
 
 MARKER = "<!-- sediment map: written by map(); it is replaced the next time map() runs -->"
 MAX_DF_SHARE = 0.20  # a topic is in at most this share of the memories ...
 MIN_DF = 3  # ... and in at least this many
 TOPICS_PER_ROOM = 12
 LINKS_PER_TOPIC = 20
+# a room with at most this many memories lists them all, so the map reaches
+# every memory of a small root (where no word is in 3 memories and 20% of them,
+# there is no topic at all); a larger room is reached through its topics
+LIST_MAX = 20
 _NOUN = re.compile(r"^n[rstz]?[a-z]*$|^ng$")  # n, nr, nrt, nrfg, ns, nt, nz, ng — not 'vn'
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#]|[A-Za-z]{2}")
 FORMATS = ("mermaid", "json")
@@ -53,10 +63,12 @@ KINDS = ("memories", "entities")
 @dataclass
 class Palace(Record):
     """What ``map`` wrote: ``path`` (relative to the root), rooms → memory
-    counts, rooms → their topics (term → memory names)."""
+    counts, rooms → their topics (term → memory names), rooms small enough
+    to list → the names of all their memories."""
     path: str
     rooms: dict[str, int] = field(default_factory=dict)
     topics: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    listed: dict[str, list[str]] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)  # why terms were not topics: counts
 
     def __str__(self) -> str:
@@ -121,7 +133,8 @@ def build(view: View, cast: C.Cast | None = None) -> tuple[Palace, str]:
         rooms.setdefault(e.room, []).append(e)
     lines = [MARKER, "", "# Memory palace", "",
              f"{n} memories in {len(rooms)} room(s). A topic is a word in at least {MIN_DF} and at most "
-             f"{MAX_DF_SHARE:.0%} of them; under each, the memories of the room that have it.", ""]
+             f"{MAX_DF_SHARE:.0%} of them; under each, the memories of the room that have it. A room of at "
+             f"most {LIST_MAX} memories lists them all.", ""]
     for room in sorted(rooms):
         members = rooms[room]
         layers = Counter(e.layer for e in members)
@@ -144,8 +157,16 @@ def build(view: View, cast: C.Cast | None = None) -> tuple[Palace, str]:
             links = ", ".join(_label(e) for e in es[:LINKS_PER_TOPIC])
             more = f" and {len(es) - LINKS_PER_TOPIC} more" if len(es) > LINKS_PER_TOPIC else ""
             lines.append(f"- **{form}** ({len(es)}): {links}{more}")
-        if not chosen:
-            lines.append("- (no topic yet)")
+        if len(members) <= LIST_MAX:
+            listed = sorted(members, key=lambda e: e.name)
+            palace.listed[room] = [e.name for e in listed]
+            lines += [*([""] if chosen else []), "Memories:", "", *(f"- {_label(e)}" for e in listed)]
+        else:
+            reached = {e.id for t in chosen for e in sorted(having[t], key=lambda e: e.name)[:LINKS_PER_TOPIC]}
+            if len(members) > len(reached):
+                where = f" --room {shlex.quote(room)}" if room else ""
+                lines.append(f"- {len(members) - len(reached)} {'more ' if chosen else ''}memories under no "
+                             f"topic shown here (`sediment list{where}`)")
         lines.append("")
     if cast is not None:
         lines += C.section(cast, _label)
@@ -190,7 +211,7 @@ def edges(view: View) -> tuple[list[Entry], list[tuple[str, str, str]]]:
     out: set[tuple[str, str, str]] = set()
     for e in nodes:
         # (parsed as Entry.links parses them, so that the names compare)
-        evidence = {O.link_key(x.target) for x in O.wikilinks(e.sections.get("evidence", ""))}
+        evidence = {O.link_key(x.target) for x in O.wikilinks(O.outside_code(e.sections.get("evidence", "")))}
         for name in e.links:
             t = _resolve(view, name)
             if t is not None and t.id in ids and t.id != e.id:

@@ -20,7 +20,7 @@ import datetime as _dt
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from . import cast as P
 from . import conflicts as C
@@ -36,8 +36,10 @@ from ..verbs.checks import unresolved_links
 from ..model.lifecycle import DAY, _date
 from ..model.usage import Usage
 from ..store.store import SYSTEM, Store
-from ..view.view import View
 from ..model.fields import unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -225,8 +227,10 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
             old, new = C.order(a, b)
             unlinked.append((-len(rare), old.id, new.id, old, new, rare))
     unlinked.sort(key=lambda x: x[:3])
-    sec["unlinked"] = [_pair_item(old, new, "share " + ", ".join(rare[:6]), _link_action(new, old))
-                       for _, _, _, old, new, rare in unlinked]
+    sec["unlinked"] = []
+    for _, _, _, old, new, rare in unlinked:
+        shown = dict.fromkeys(C.as_written(rare[:6], new, old).values())  # as the notes write them
+        sec["unlinked"].append(_pair_item(old, new, "share " + ", ".join(shown), _link_action(new, old)))
 
     sec["events"] = _events(view)
     sec["inbox"] = _inbox(view, words, similarity)
@@ -350,7 +354,7 @@ def render(report: Report, n: int) -> str:
 
 
 def patrol(store: Store, *, now: _dt.datetime | str | None = None) -> Report:
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     with store.view.reading() as view:
         report = build(store, view, when)
     if store.parts.writes_off or not store.parts.writable("patrol"):

@@ -34,7 +34,7 @@ import datetime as _dt
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from ..model import names as N
 from ..model import validate as V
@@ -42,8 +42,10 @@ from ..model.entry import Entry
 from ..model.record import Record
 from ..errors import InvalidInput, SedimentError
 from ..disk.files import atomic_write, read_nofollow
-from ..store.store import Store
 from ..model.fields import SECTIONS, unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 _HEADER = re.compile(r"^\*\*(?P<role>[^*\n]+)\*\*(?: · (?P<time>\S+))?\s*$")
 _BLOCK_ID = re.compile(r"^\^(t\d+)\s*$")
@@ -130,7 +132,7 @@ def _session(session: Any) -> str:
     return session
 
 
-def _given(turns: Iterable[Any], when: _dt.datetime) -> list[tuple[str, str, str]]:
+def _given(turns: Iterable[Any], when: _dt.datetime, tz: _dt.tzinfo) -> list[tuple[str, str, str]]:
     """(role, text, time) of each turn given: a string (a user's turn), a
     (role, text) pair, or a mapping with text and optional role and time."""
     if isinstance(turns, (str, bytes)) or not isinstance(turns, Iterable):
@@ -147,7 +149,7 @@ def _given(turns: Iterable[Any], when: _dt.datetime) -> list[tuple[str, str, str
         elif isinstance(t, Mapping):
             text, role = t.get("text"), t.get("role", "user")
             if t.get("time") is not None:
-                time = V.time(t["time"], key="time")
+                time = V.time(t["time"], key="time", tz=tz)  # (without an offset: the root's timezone)
         else:
             raise InvalidInput(f"a turn is a string, a (role, text) pair or a mapping, not {t!r}", what="turns")
         if not isinstance(text, str) or not text.strip() or "\x00" in text:
@@ -166,8 +168,8 @@ def _folder(store: Store) -> str:
 def add_source(store: Store, session: str, turns: Iterable[Any], *,
                now: _dt.datetime | str | None = None) -> Source:
     session = _session(session)
-    when = V.now(now)
-    given = _given(turns, when)
+    when = V.now(now, store.policy.tz)
+    given = _given(turns, when, store.policy.tz)
     rel = f"{_folder(store)}/{session}.md"
     target = store.root / rel
     with store.writing():
@@ -225,7 +227,7 @@ def _pointed_at(store: Store) -> tuple[set[tuple[str, str]], set[str]]:
 
 
 def unlinked_sources(store: Store, *, since: Any = None) -> list[Turn]:
-    after = V.optional_time(since, key="since")
+    after = V.optional_time(since, key="since", tz=store.policy.tz)
     turns, whole = _pointed_at(store)
     out = []
     for session, rel in session_files(store):
@@ -240,7 +242,7 @@ def unlinked_sources(store: Store, *, since: Any = None) -> list[Turn]:
                 continue
             if after is not None and t.time is not None:
                 try:
-                    if V.time(t.time, key="time") < after:
+                    if V.time(t.time, key="time", tz=store.policy.tz) < after:
                         continue
                 except InvalidInput:
                     pass  # a time a person mangled: listed rather than lost

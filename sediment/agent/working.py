@@ -21,15 +21,19 @@ The state, its file and its types are ``workstate``'s.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import datetime as _dt
 
 from . import closing, intent
 from ..model import validate as V
 from ..errors import InvalidInput
 from ..model.lifecycle import bigram_similarity
-from ..store.store import Store
 from .workstate import Item, Mood, Observed, StateFile, Working, clip, mood_now
 from ..model.fields import now_iso
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 RENEW_SIMILARITY = 0.6  # a todo this close to an open item is that item said again
 
@@ -42,17 +46,22 @@ def _state(store: Store) -> StateFile:
 
 
 def working(store: Store, *, now: _dt.datetime | str | None = None) -> Working:
-    return _state(store).current(V.now(now))
+    return _state(store).current(V.now(now, store.policy.tz))
 
 
-def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -> Observed:
+def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None,
+            request: str | None = None) -> Observed:
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
-    when = V.now(now)
+    key = V.request(request)
+    when = V.now(now, store.policy.tz)
     stamp = now_iso(when)
     found = intent.recognise(text)
     state = _state(store)
     with state.writing().hold(store.policy.lock_timeout_seconds):
+        known = state.requests(when) if key is not None else {}
+        if key in known:  # observed already (a retry): nothing changes again
+            return Observed((), (), (), (), state.current(when))
         items, mood = state.load()
         items, dropped = state.alive(items, when)
         opened: list[Item] = []
@@ -86,7 +95,7 @@ def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -
                 renewed.append(fresh)
         changed = opened or closed or renewed or dropped
         if changed:
-            state.save(items, mood)
+            state.save(items, mood, None if key is None else {**known, key: stamp})
     return Observed(tuple(opened), tuple(closed), tuple(renewed), tuple(dropped),
                     Working(tuple(items), mood_now(mood, when)))
 
@@ -94,7 +103,7 @@ def observe(store: Store, text: str, *, now: _dt.datetime | str | None = None) -
 def set_mood(store: Store, text: str, *, now: _dt.datetime | str | None = None) -> Mood | None:
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a string, not {type(text).__name__}", what="text")
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     clipped = clip(text) if text.strip() else ""
     mood = (Mood(clipped, now_iso(when),
                  now_iso(when + _dt.timedelta(hours=store.policy.mood_hours))) if clipped else None)

@@ -5,6 +5,11 @@ What the verbs (``working``) and the context block (``context``) read.
 
 A damaged state file (a person's typing, a torn disk) reads as empty and is
 replaced by the next write; it never fails a call.
+
+The file also keeps the request keys of the messages that changed it (for
+``REQUEST_DAYS``): a message observed again with the same key (a retry that
+cannot know whether the first call landed) changes nothing, and the key is
+written in the same atomic replace as the change it stands for.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ..store.system import SYSTEM, Parts
 FOLDER = "working"
 STATE = "state.json"
 MAX_TEXT = 300  # characters kept of a sentence or a mood
+REQUEST_DAYS = 2  # how long a request key is remembered: a retry comes within minutes
 
 
 @dataclass(frozen=True)
@@ -92,8 +98,27 @@ class StateFile:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return [], None  # damaged: read as empty, replaced by the next write
 
-    def save(self, items: list[Item], mood: Mood | None) -> None:
-        data = {"items": [i.to_dict() for i in items], "mood": mood.to_dict() if mood else None}
+    def requests(self, now: _dt.datetime) -> dict[str, str]:
+        """The request keys of the messages that changed the state, and when
+        (those of the last ``REQUEST_DAYS`` days before ``now``)."""
+        if not self.parts.usable("working") or self._linked():
+            return {}
+        try:
+            raw = json.loads(read_nofollow(self.folder / STATE)).get("requests") or {}
+            since = now - _dt.timedelta(days=REQUEST_DAYS)
+            return {str(k): str(t) for k, t in raw.items() if time_of(str(t)) >= since}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return {}
+
+    def save(self, items: list[Item], mood: Mood | None, requests: dict[str, str] | None = None) -> None:
+        """Write the state (``requests``: the request keys to keep; None keeps
+        the file's)."""
+        if requests is None:
+            requests = self.requests(_dt.datetime.now(_dt.timezone.utc))
+        data = {"items": [i.to_dict() for i in items], "mood": mood.to_dict() if mood else None,
+                **({"requests": requests} if requests else {})}
         atomic_write(self.folder / STATE, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
 
     def writing(self) -> WriterLock:

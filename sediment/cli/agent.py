@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .kit import arg, command, open_root, split_values, text_arg
+from .kit import SINCE_HELP, TIME_HELP, arg, command, open_root, split_values, text_arg
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _open(ns: argparse.Namespace, **options: Any) -> Repository:
     return open_root(Repository, ns, **options)
 
 
-NOW = arg("--now", help="ISO 8601 time with an offset (default: now)")
+NOW = arg("--now", help=f"{TIME_HELP} (default: now)")
 
 
 @command("context", "the context block for a system prompt, packed into a character budget; "
@@ -37,9 +37,10 @@ def cmd_context(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("observe", "read a message for todos, promises and 'done' (working memory)",
-         arg("text", nargs="?", help="the message; '-' or nothing reads stdin"), NOW)
+         arg("text", nargs="?", help="the message; '-' or nothing reads stdin"), NOW,
+         arg("--request", help="a key for this call: the same message sent again with it changes nothing"))
 def cmd_observe(ns: argparse.Namespace) -> tuple[Any, str]:
-    seen = _open(ns).observe(text_arg(ns.text), now=ns.now)
+    seen = _open(ns).observe(text_arg(ns.text), now=ns.now, request=ns.request)
     lines = ([f"opened: {i.text}" for i in seen.opened] + [f"closed: {i.text}" for i in seen.closed]
              + [f"renewed: {i.text}" for i in seen.renewed] + [f"dropped: {i.text}" for i in seen.dropped])
     return seen.to_dict(), "\n".join(lines) or "(nothing to remember)"
@@ -85,7 +86,7 @@ def cmd_conflicts(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("patrol", "write today's patrol report to _system/patrol/ (changes no memory)",
-         arg("--now", help="the time of the report, ISO 8601 with an offset (default: now)"))
+         arg("--now", help=f"the time of the report, {TIME_HELP} (default: now)"))
 def cmd_patrol(ns: argparse.Namespace) -> tuple[Any, str]:
     report = _open(ns).patrol(now=ns.now)
     return report.to_dict(), str(report)
@@ -119,21 +120,21 @@ def _turns(path: str | None) -> Any:
 @command("add-source", "store a raw conversation under sources/ (turns as JSON from --turns or stdin)",
          arg("session", help="the session name, which is also the file name"),
          arg("--turns", help="a JSON file of turns ('-' or nothing: stdin)"),
-         arg("--now", help="the time of the turns, ISO 8601 with an offset (default: now)"))
+         arg("--now", help=f"the time of the turns, {TIME_HELP} (default: now)"))
 def cmd_add_source(ns: argparse.Namespace) -> tuple[Any, str]:
     src = _open(ns).add_source(ns.session, _turns(ns.turns), now=ns.now)
     return src.to_dict(), f"{src.path}: {src.added} turn(s) added, {len(src.turns)} in all"
 
 
 @command("unlinked-sources", "turns of stored sessions that no memory's source_links points to",
-         arg("--since", help="only turns of this time or later (ISO 8601 with an offset)"))
+         arg("--since", help=f"only turns of this time or later: {SINCE_HELP}"))
 def cmd_unlinked_sources(ns: argparse.Namespace) -> tuple[Any, str]:
     turns = _open(ns).unlinked_sources(since=ns.since)
     text = "\n".join(f"{t.link}  {t.role}: {' '.join(t.text.split())[:100]}" for t in turns) or "(none)"
     return [t.to_dict() for t in turns], text
 
 
-@command("embed", "compute the semantic lane's missing vectors now (extra sediment[semantic]; "
+@command("embed", "compute the semantic lane's missing vectors now (extra [semantic]; "
                   "turns the lane on for this command even when policy.yaml has it off)")
 def cmd_embed(ns: argparse.Namespace) -> tuple[Any, str]:
     with _open(ns, semantic=True) as repo:

@@ -63,6 +63,24 @@ def open_root(repository: Callable[..., R], ns: argparse.Namespace, **options: A
     return repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
 
 
+def root_path(ns: argparse.Namespace, path: str) -> str:
+    """A path a person typed (relative to the current directory, as in every
+    command line, or absolute) as the library takes it: relative to the
+    root, with ``/``. Raises ``InvalidInput`` for a path outside the root."""
+    full = os.path.abspath(path)
+    root = os.path.abspath(ns.root)
+    # the root or the path may be reached through a link (a symlinked home):
+    # their real folders are compared too, the file's own name kept as typed
+    tries = ((root, full), (os.path.realpath(root),
+                            os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))))
+    for top, p in tries:
+        rel = os.path.relpath(p, top)
+        if rel not in (os.curdir, os.pardir) and not rel.startswith(os.pardir + os.sep):
+            return rel.replace(os.sep, "/")
+    raise InvalidInput(f"{path} is not inside the memory root {ns.root} (a path is relative to the current "
+                       "directory, or absolute)", path=path)
+
+
 def split_values(values: list[str] | None) -> list[str]:
     out: list[str] = []
     for v in values or []:
@@ -123,12 +141,49 @@ def entity_args(values: list[str] | None) -> dict[str, Any] | None:
 
 
 def text_arg(value: str | None) -> str:
-    return sys.stdin.read() if value is None or value == "-" else value
+    """The text argument, or stdin's for none or ``-``. Raises
+    ``InvalidInput`` for bytes on stdin that are not UTF-8."""
+    if value is not None and value != "-":
+        return value
+    try:
+        text = sys.stdin.read()
+        text.encode("utf-8")  # (a surrogate: bytes stdin's error handler let through)
+    except UnicodeError:
+        raise InvalidInput("the text read from stdin is not UTF-8: save it as UTF-8, then try again") from None
+    return text
+
+
+# The arguments that name a file or a place (read as the file system's bytes,
+# whatever they are); every other argument is text, which must be UTF-8.
+PATH_ARGS = frozenset({"root", "path", "base", "ours", "theirs", "dir", "url", "turns"})
+
+
+def refuse_undecodable(ns: argparse.Namespace) -> None:
+    """Refuse a text argument the terminal passed as bytes that are not UTF-8
+    (Python hands them on as lone surrogates, which no note can hold).
+    Raises ``InvalidInput`` showing the bytes."""
+    for name, value in vars(ns).items():
+        if name in PATH_ARGS:
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, str):
+                continue
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = v.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                raise InvalidInput(f'an argument is not UTF-8 text: "{shown}" (bytes of another encoding); '
+                                   "type it again in UTF-8") from None
 
 
 def entry_out(e: Entry, verb: str) -> tuple[Any, str]:
     text = f"{verb} {e.id}  {e.path}"
     return e.to_dict(), "\n".join([text, *(f"warning: {w}" for w in e.warnings)])
+
+
+# what a person types for a time: the root's timezone (policy.yaml) unless an offset says otherwise
+TIME_HELP = "ISO 8601 date or time (without an offset: the root's timezone)"
+SINCE_HELP = f"{TIME_HELP}, or 7d, 12h, 2w, today, yesterday"
 
 
 def filter_args(p_args: tuple[Arg, ...] = ()) -> tuple[Arg, ...]:

@@ -7,7 +7,8 @@ Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
 The commands are in ``memory`` (the core verbs), ``sync`` (several machines)
 and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
 lists its own, and ``COMMANDS`` below is every one, in the order of
-``sediment --help``. ``serve`` is here: it hands the MCP server the front door.
+``sediment --help``. ``serve`` is here: it hands the MCP server the front door; so is ``view``, the
+page (its body is ``web.run``).
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ import sys
 from typing import Any, Sequence
 
 from . import agent, memory, sync
-from .kit import Command, arg, command, require_root
+from .kit import Command, arg, command, refuse_undecodable, require_root
 from ..errors import SedimentError
 
 
-@command("serve", "serve the memory to an MCP client (Claude Code, Cursor, …) over stdio; needs sediment[mcp]",
+@command("serve", "serve the memory to an MCP client (Claude Code, Cursor, …) over stdio; needs the [mcp] extra",
          arg("--wait", type=float, default=2.0, metavar="SECONDS",
              help="how long a tool waits for the index while it loads before answering 'loading' (default 2)"))
 def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
@@ -36,8 +37,26 @@ def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
     raise SystemExit(0)
 
 
+@command("view", "a read-only page of the memory in your browser (the [view] extra); --export writes it as files",
+         arg("--port", type=int, default=None, help="the port (default 8377, else any free one; 0: any free one)"),
+         arg("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1, this machine "
+                                                 "only; another is warned about)"),
+         arg("--no-browser", action="store_true", help="print the URL, do not open a browser"),
+         arg("--export", metavar="DIR", help="write the page as static files into DIR (no server, no token, "
+                                             "no live updates) and stop"))
+def cmd_view(ns: argparse.Namespace) -> tuple[Any, str]:
+    require_root(ns)
+    from ..progress import terminal_bar
+    from ..web import run  # the server raises NotInstalled (exit 1, with what to install) without the extra
+    if ns.export:
+        done = run.export(ns.root, ns.export, progress=terminal_bar())
+        return done, f"wrote {done['memories']} memories to {done['folder']}/index.html"
+    run.serve(ns.root, host=ns.host, port=ns.port, open_browser=not ns.no_browser, progress=terminal_bar())
+    raise SystemExit(0)  # stopped: the URL was the output
+
+
 COMMANDS: dict[str, Command] = {c.name: c for c in (*memory.COMMANDS, *sync.COMMANDS, *agent.COMMANDS, cmd_serve,
-                                                    *agent.SEMANTIC)}
+                                                    cmd_view, *agent.SEMANTIC)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,6 +138,7 @@ def _main(argv: Sequence[str] | None) -> int:
     ns = parser.parse_args(argv)  # exits 2 on usage errors
     ns.exit_code = 0
     try:
+        refuse_undecodable(ns)
         data, text = ns.func(ns)
     except BrokenPipeError:
         raise

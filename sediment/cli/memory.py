@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .kit import (ENTITY_ARG, FIELD_ARG, SECTION_ARGS, arg, command, entry_out, entry_text, entity_args,
-                  field_args, filter_args, open_root, split_values, text_arg)
+from .kit import (ENTITY_ARG, FIELD_ARG, SECTION_ARGS, SINCE_HELP, TIME_HELP, arg, command, entry_out, entry_text,
+                  entity_args, field_args, filter_args, open_root, root_path, split_values, text_arg)
 
 if TYPE_CHECKING:
     from ..repository import Repository
@@ -38,7 +38,7 @@ def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--kind"), arg("--value", type=float), arg("--source"),
          arg("--link", "--links", dest="links", action="append", help="name of a linked memory (repeatable)"),
          arg("--layer", default="shallow"), arg("--event"),
-         arg("--now", help="creation time, ISO 8601 with an offset (importing older memories)"),
+         arg("--now", help=f"creation time, {TIME_HELP} (importing older memories)"),
          ENTITY_ARG, *SECTION_ARGS, FIELD_ARG)
 def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
     extra = {"event": ns.event} if ns.event else {}
@@ -51,7 +51,11 @@ def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
 @command("update", "change a memory in place; --expected refuses a stale edit",
          arg("id"), arg("--expected", help="the version you read (sediment get ID --json): Conflict if it changed"),
          arg("--text", help="new main text; '-' reads stdin (sections stay unless given)"),
-         arg("--title"), arg("--tag", "--tags", dest="tags", action="append", help="replace the tags"),
+         arg("--title"),
+         arg("--tags", dest="tags", action="append",
+             help="replace the tags with these (comma-separated or repeated; --tags '' removes them all)"),
+         arg("--add-tag", "--tag", dest="add_tags", action="append", help="add a tag, keeping the others (repeatable)"),
+         arg("--remove-tag", dest="remove_tags", action="append", help="remove a tag (repeatable)"),
          arg("--kind"), arg("--value", type=float), arg("--source"),
          arg("--link", "--links", dest="links", action="append", help="replace the links"),
          arg("--unset", action="append", metavar="KEY", help="remove a frontmatter field (repeatable)"),
@@ -65,6 +69,9 @@ def cmd_update(ns: argparse.Namespace) -> tuple[Any, str]:
             changes[key] = getattr(ns, key)
     if ns.tags is not None:
         changes["tags"] = split_values(ns.tags)
+    for key in ("add_tags", "remove_tags"):
+        if getattr(ns, key):
+            changes[key] = split_values(getattr(ns, key))
     if ns.links is not None:
         changes["links"] = split_values(ns.links)
     changes.update({k: None for k in ns.unset or ()})
@@ -79,7 +86,8 @@ def cmd_get(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("list", "list memories, filtered by layer, room, tag, kind, status, time",
-         *filter_args(), arg("--status"), arg("--since"), arg("--until"),
+         *filter_args(), arg("--status"), arg("--since", help=f"updated at or after: {SINCE_HELP}"),
+         arg("--until", help=f"updated at or before: {SINCE_HELP}"),
          arg("--sort", default="path", choices=["path", "updated", "created"],
              help="path, or updated / created newest first"),
          arg("--limit", type=int))
@@ -93,7 +101,8 @@ def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
 
 @command("search", "ranked search (jieba words + CJK bigrams)",
          arg("query"), arg("--limit", type=int, default=10), *filter_args(),
-         arg("--since"), arg("--until"), arg("--archive", action="store_true",
+         arg("--since", help=f"updated at or after: {SINCE_HELP}"),
+         arg("--until", help=f"updated at or before: {SINCE_HELP}"), arg("--archive", action="store_true",
                                              help="also search archive/"),
          arg("--superseded", action="store_true", help="also superseded memories (each names its successor)"),
          arg("--record", action=argparse.BooleanOptionalAction, default=False,
@@ -222,7 +231,7 @@ def _cell(value: Any) -> str:
 @command("metabolize", "plan promotions and decay (dry run); --apply carries the plan out",
          arg("--apply", action="store_true", help="apply the plan"),
          arg("--confirm", action="store_true", help="allow the plan to archive (policy confirm_destructive)"),
-         arg("--now", help="ISO 8601 time to plan for (default: now)"))
+         arg("--now", help=f"the time to plan for, {TIME_HELP} (default: now)"))
 def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
     p = _open(ns).metabolize(dry_run=not ns.apply, confirm=ns.confirm, now=ns.now)
     return p.to_dict(), str(p) + (f"\nreport: {p.report}" if p.report else "")
@@ -231,9 +240,10 @@ def cmd_metabolize(ns: argparse.Namespace) -> tuple[Any, str]:
 @command("touch", "record that a memory proved right (confirm) or wrong (refute)",
          arg("id"), arg("outcome", choices=["confirm", "refute"]),
          arg("--confirm", action="store_true", help="with refute: archive at once"),
-         arg("--now", help="when it happened, ISO 8601 with an offset"))
+         arg("--now", help=f"when it happened, {TIME_HELP}"),
+         arg("--request", help="a key for this call: a retry with the same key counts once"))
 def cmd_touch(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _open(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now)
+    e = _open(ns).touch(ns.id, ns.outcome, confirm=ns.confirm, now=ns.now, request=ns.request)
     return e.to_dict(), f"{ns.outcome} recorded for {e.id}  {e.path}"
 
 
@@ -256,7 +266,7 @@ def cmd_consolidate(ns: argparse.Namespace) -> tuple[Any, str]:
     return e.to_dict(), f"added {e.id}  {e.path}; covers {', '.join(e.meta.get('supersedes') or []) or 'nothing'}"
 
 
-@command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now"))
+@command("strength", "explain a memory's strength (value x decay)", arg("id"), arg("--now", help=TIME_HELP))
 def cmd_strength(ns: argparse.Namespace) -> tuple[Any, str]:
     s = _open(ns).strength(ns.id, now=ns.now)
     return s.to_dict(), s.explain()
@@ -270,10 +280,11 @@ def cmd_restore(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("adopt", "make a note a person wrote (no frontmatter or no id) a memory, keeping its bytes",
-         arg("path", help="relative to the root, inside a layer folder"))
+         arg("path", help="the note's file (in a layer folder of the root)"),
+         arg("--kind", help="the kind of a note that declares none (default: fact); a note keeps its own"))
 def cmd_adopt(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _open(ns).adopt(ns.path)
-    return e.to_dict(), f"adopted {e.id}  {e.path}"
+    e = _open(ns).adopt(root_path(ns, ns.path), kind=ns.kind)
+    return entry_out(e, "adopted")
 
 
 @command("links-to", "memories that link to this one (backlinks)", arg("id"))
@@ -293,10 +304,10 @@ def cmd_recalled(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 @command("locate", "the memory at a path, or where it went (by its file name; by --memory-path)",
-         arg("path", help="relative to the root"),
+         arg("path", help="where the note's file is or was (in the root)"),
          arg("--memory-path", help="the path the memory tool created it at (its memory_path field)"))
 def cmd_locate(ns: argparse.Namespace) -> tuple[Any, str]:
-    e = _open(ns).locate(ns.path, memory_path=ns.memory_path)
+    e = _open(ns).locate(root_path(ns, ns.path), memory_path=ns.memory_path)
     return e.to_dict(), f"{e.id}  {e.path}  {e.title}"
 
 

@@ -23,8 +23,8 @@ def _open(ns: argparse.Namespace) -> Repository:
          arg("--no-push", dest="push", action="store_false", help="commit and pull, but do not push"))
 def cmd_sync(ns: argparse.Namespace) -> tuple[Any, str]:
     r = _open(ns).sync(remote=ns.remote, push=ns.push)
-    if r.conflicts:
-        ns.exit_code = 3  # synced, but a person has notes to resolve
+    if r.conflicts or r.awaiting:
+        ns.exit_code = 3  # synced, but notes await a person (left by this sync or pulled)
     return r.to_dict(), str(r)
 
 
@@ -32,15 +32,19 @@ def cmd_sync(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("url", help="the git remote (a URL or a path)"),
          arg("dir", nargs="?", help="where the memory goes (default: --root)"))
 def cmd_clone(ns: argparse.Namespace) -> tuple[Any, str]:
+    from ..sync.branch import check_out
     from ..sync.git import clone, git_exe, install_driver
+    from ..sync.merge import Git
     from ..repository import Repository
     dest = Path(ns.dir or ns.root).absolute()
     clone(ns.url, dest)
+    branch = check_out(Git(git_exe(), dest))  # a remote whose HEAD names a branch nobody pushed
     with Repository(dest, create=True):  # the folders and policy of an empty remote
         pass
     installed = install_driver(git_exe(), dest)
-    return ({"root": str(dest), "url": ns.url, "installed": installed},
-            f"cloned {ns.url} into {dest}" + (f" (installed {', '.join(installed)})" if installed else ""))
+    return ({"root": str(dest), "url": ns.url, "installed": installed, "branch": branch},
+            f"cloned {ns.url} into {dest}" + (f" (installed {', '.join(installed)})" if installed else "")
+            + (f"; on {branch}, the branch that holds the memory" if branch else ""))
 
 
 @command("merge-driver", "git's merge driver for notes: merge %%A with %%O and %%B in place",

@@ -219,7 +219,7 @@ class Journal:
         if self.off:
             raise StorageError(self.off, path=str(self.path))
         recs = rec if isinstance(rec, list) else [rec]
-        line = "\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in recs)
+        line = "\n".join(_json(r) for r in recs)
         try:  # (a torn tail is cut off first: see append_line's whole)
             append_line(self.path, line, durable=durable, whole=True)
         except FileNotFoundError:
@@ -325,6 +325,7 @@ class Feed:
         # looked, the Mark of offset: None before the first read)
         self.pos: tuple[int, str, tuple[int, int, int], Mark | None] = (0, "", NOT_SEEN, None)
         self.open_ops: dict[Any, dict[str, Any]] = {}  # begins seen without their done
+        self._begun: dict[str, dict[str, Any]] = {}  # note id → its latest begin read since ``moves``
 
     def start_at(self, jr: JournalRead) -> None:
         """Read on from where ``jr`` (a read of the journal) ended: the next
@@ -342,6 +343,21 @@ class Feed:
         writer may begin, and die, after it.)"""
         self.pos = (jr.offset, jr.epoch, seen, jr.mark)
         self.open_ops = {r.get("seq", ""): r for r in Journal.pending(jr.records)}
+        for rec in jr.records:
+            self._saw(rec)
+
+    def _saw(self, rec: dict[str, Any]) -> None:
+        if rec.get("phase") == "begin" and isinstance(rec.get("id"), str):
+            self._begun[rec["id"]] = rec
+
+    def moves(self, open_too: bool = False) -> dict[str, dict[str, Any]]:
+        """The intents (``begin`` records: id, src, dst) read since the last
+        call, the latest per note id; with ``open_too`` also those still open
+        from before. Each tells where its note may be while it moves."""
+        out = {r["id"]: r for r in self.open_ops.values() if isinstance(r.get("id"), str)} if open_too else {}
+        out.update(self._begun)
+        self._begun = {}
+        return out
 
     def poll(self) -> list[str] | None:
         """Note paths finished by others since the last poll, sorted; ``None``
@@ -370,6 +386,7 @@ class Feed:
         self.pos = (jr.offset, jr.epoch, now_seen, jr.mark)
         paths: set[str] = set()
         for rec in jr.records:
+            self._saw(rec)
             if rec.get("phase") == "begin":
                 self.open_ops[rec.get("seq", "")] = rec
             elif rec.get("phase") == "done":
@@ -377,3 +394,16 @@ class Feed:
                 got = rec.get("paths")
                 paths.update(p for p in (got if isinstance(got, list) else ()) if note_path(p))
         return sorted(paths)
+
+
+def _json(rec: dict[str, Any]) -> str:
+    """One record's line: UTF-8 as typed, but a path a person named in
+    another encoding (a lone surrogate, as ``os.fsdecode`` gives it) is
+    written escaped, which ``json.loads`` reads back to the same path."""
+    line = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(rec, separators=(",", ":"))
+    return line
+

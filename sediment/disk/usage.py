@@ -7,6 +7,13 @@ this memory was recalled, that one confirmed — goes to ``_system/usage/``:
 * ``summary.json``: per-id totals folded in by compaction, plus how many bytes
   of which log generation they already include.
 
+An event may carry a request key (``req``): a caller that may send the same
+event again (an MCP client retrying a ``touch`` after the server died) gives
+each of its calls one, and an event whose key was counted already is not
+counted again. The key is in the event's own line, so the event and the
+knowledge that it happened are one write. Keys are kept for
+``REQUEST_TTL`` seconds (across compactions, in the summary).
+
 Appends and compaction hold ``usage/lock`` (a lock separate from the writer
 lock, held for microseconds) so that no append lands in a log that compaction
 has already read. Compaction writes the summary first (atomically), then starts
@@ -28,12 +35,13 @@ import logging
 import os
 import secrets
 import threading
+import time
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import LockTimeout, StorageError
-from .files import NOFOLLOW, WriterLock, atomic_write, header_value
+from .files import NOFOLLOW, WriterLock, atomic_write, header_value, read_nofollow
 from ..model.usage import Usage
 from .shared import combine
 
@@ -41,6 +49,7 @@ log = logging.getLogger("sediment")
 
 COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
+REQUEST_TTL = 2 * 24 * 3600  # a retry comes within minutes; the server keeps its answers a day
 
 
 def _day(t: float, tz: _dt.tzinfo = _dt.timezone.utc) -> str:
@@ -61,10 +70,16 @@ class UsageLog:
         self._timeout = lock_timeout
         self._mutex = threading.Lock()
         self.usage: dict[str, Usage] = {}
+        self.requests: dict[str, float] = {}  # request key → when its event happened
         self._pos: tuple[str, int, int] = ("", 0, -1)  # generation, offset read, size seen
         # the other machines' totals (``shared.SharedUsage``), set by the repository
         self.others: Callable[[], Mapping[str, Usage]] | None = None
         self._totals: tuple[object, dict[str, Usage]] = ((), {})
+        self._dated_cache: tuple[object, tuple[dict[str, list[tuple[float, str, str]]], dict[str, list[str]]]] = \
+            ((), ({}, {}))
+        # the time of a record made without ``now`` (a search's recalls): the
+        # wall clock, which a caller may set (a test searching on four days)
+        self.clock: Callable[[], float] = time.time
 
     @property
     def writable(self) -> bool:
@@ -92,15 +107,20 @@ class UsageLog:
         atomic_write(self.log, (json.dumps({"gen": gen}) + "\n").encode(), durable=False)
         return gen
 
-    def record(self, ids: Iterable[str], ev: str, *, now: float | None = None) -> None:
-        """Append one event for each id, in a single write."""
+    def record(self, ids: Iterable[str], ev: str, *, now: float | None = None, request: str | None = None) -> None:
+        """Append one event for each id, in a single write. With ``request``
+        (one id only), an event of a request counted already counts nothing."""
         if ev not in EVENTS:
             raise ValueError(f"unknown usage event {ev!r}")
         ids = list(ids)
         if not ids:
             return
-        t = round(_dt.datetime.now().timestamp() if now is None else now, 3)
-        self._append("".join(json.dumps({"t": t, "id": i, "ev": ev}, separators=(",", ":")) + "\n" for i in ids))
+        if request is not None and len(ids) != 1:
+            raise ValueError("a request key names one event")
+        t = round(self.clock() if now is None else now, 3)
+        extra = {} if request is None else {"req": request}
+        self._append("".join(json.dumps({"t": t, "id": i, "ev": ev, **extra}, separators=(",", ":")) + "\n"
+                             for i in ids))
 
     def record_recalls(self, ids: Iterable[str], *, now: float | None = None) -> None:
         """Count these memories as recalled (a search's hits, a context block's
@@ -160,7 +180,7 @@ class UsageLog:
                 fh = open(self.log, "rb")
             except FileNotFoundError:
                 if not self.usage:
-                    self.usage = self._read_summary()[0]
+                    self.usage, _, self.requests = self._read_summary()
                 return self.usage
             with fh:
                 size = os.fstat(fh.fileno()).st_size
@@ -170,7 +190,7 @@ class UsageLog:
                 first = fh.readline()
                 file_gen = header_value(first, "gen")
                 if file_gen != gen:  # a new generation: start again from the summary
-                    self.usage, consumed = self._read_summary()
+                    self.usage, consumed, self.requests = self._read_summary()
                     done = consumed.get("bytes", 0) if consumed.get("gen") == file_gen else len(first)
                     offset = done if isinstance(done, int) and not isinstance(done, bool) and done >= 0 else len(first)
                 fh.seek(offset)
@@ -178,6 +198,49 @@ class UsageLog:
             end = self._fold(data)
             self._pos = (file_gen, offset + end, offset + len(data))
             return self.usage
+
+    def events(self, ids: Iterable[str]) -> list[tuple[float, str, str]]:
+        """This machine's records of these ids that the log still holds, as
+        (time, event, id), oldest first. Compaction folds older records into
+        the summary's totals, which keep the recall days and the last times but
+        no other dates. A note renamed by hand brings its old id's records."""
+        by_id, moved = self._dated()
+        wanted, todo = set(), list(ids)
+        while todo:  # the ids this memory had before renames, and theirs
+            i = todo.pop()
+            if i not in wanted:
+                wanted.add(i)
+                todo += moved.get(i, ())
+        return sorted(r for i in wanted for r in by_id.get(i, ()))
+
+    def _dated(self) -> tuple[dict[str, list[tuple[float, str, str]]], dict[str, list[str]]]:
+        """The log's records by id, and the renames (new id → old ids); read
+        again only when the log changed (one card after another reads it once)."""
+        if not self.readable:
+            return {}, {}
+        try:
+            data = read_nofollow(self.log)
+        except OSError:  # no log yet, or not a regular file: nothing dated
+            return {}, {}
+        key = (len(data), hash(data[:256]), hash(data[-256:]))
+        if self._dated_cache[0] == key:
+            return self._dated_cache[1]
+        by_id: dict[str, list[tuple[float, str, str]]] = {}
+        moved: dict[str, list[str]] = {}
+        for line in data.splitlines()[1:]:
+            try:
+                rec = json.loads(line)
+                t, ev, rid = float(rec["t"]), rec["ev"], rec["id"]
+                if not isinstance(rid, str):
+                    continue
+                if ev == "moved" and isinstance(rec["to"], str):
+                    moved.setdefault(rec["to"], []).append(rid)
+                elif ev in EVENTS:
+                    by_id.setdefault(rid, []).append((t, ev, rid))
+            except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
+                continue  # a damaged record costs one event, as in _fold
+        self._dated_cache = (key, (by_id, moved))
+        return by_id, moved
 
     def totals(self) -> Mapping[str, Usage]:
         """What decisions use (the plan, strength, tie-breaks): this machine's
@@ -211,26 +274,36 @@ class UsageLog:
                     continue
                 if not isinstance(rec["id"], str) or rec["ev"] not in EVENTS:
                     continue
+                req = rec.get("req")
+                if isinstance(req, str):
+                    if req in self.requests:
+                        continue  # the same request again (a retry): counted once
+                    self.requests[req] = t
                 self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t, self.tz))
             except (ValueError, KeyError, TypeError, OverflowError, OSError, RecursionError):
                 continue  # a damaged record costs one event, never the log
         return end
 
-    def _read_summary(self) -> tuple[dict[str, Usage], dict[str, Any]]:
+    def _read_summary(self) -> tuple[dict[str, Usage], dict[str, Any], dict[str, float]]:
+        """The totals compaction folded in, what of the log they include, and
+        the request keys they counted."""
         try:
             raw = json.loads(self.summary_path.read_bytes())
             items, consumed = raw["usage"].items(), raw.get("consumed", {})
             if not isinstance(consumed, dict):
                 consumed = {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-            return {}, {}
+            return {}, {}, {}
         usage = {}
         for k, v in items:
             try:
                 usage[k] = Usage.from_json(v)
             except ValueError:
                 continue
-        return usage, consumed
+        reqs = raw.get("requests")
+        requests = {k: float(t) for k, t in reqs.items() if isinstance(k, str) and isinstance(t, (int, float))
+                    and not isinstance(t, bool)} if isinstance(reqs, dict) else {}
+        return usage, consumed, requests
 
     def compact(self) -> None:
         if self.refused:
@@ -244,8 +317,11 @@ class UsageLog:
         data = self.log.read_bytes()
         gen = header_value(data[:data.find(b"\n")], "gen")
         consumed = {"gen": gen, "bytes": data.rfind(b"\n") + 1}
-        summary = {"consumed": consumed, "usage": {k: v.to_json() for k, v in sorted(usage.items())}}
+        recent = _dt.datetime.now().timestamp() - REQUEST_TTL
+        summary = {"consumed": consumed, "usage": {k: v.to_json() for k, v in sorted(usage.items())},
+                   "requests": {k: t for k, t in sorted(self.requests.items()) if t >= recent}}
         atomic_write(self.summary_path, json.dumps(summary, separators=(",", ":")).encode(), durable=True)
         self._new_generation()
         self._pos = ("", 0, -1)
         self.usage = {}
+        self.requests = {}

@@ -1,5 +1,6 @@
 """A backend for Anthropic's memory tool (``memory_20250818``): the model's
-``/memories`` directory is the root's layer folders.
+``/memories`` directory is the root's current memories, in their layer
+folders (``shallow/``, ``sediment/``, ``bedrock/``).
 
 ``MemoryTool(repo)(command)`` takes the tool's input (a dict: ``view``,
 ``create``, ``str_replace``, ``insert``, ``delete``, ``rename``) and returns the
@@ -13,33 +14,44 @@ What maps, and how:
 ======================  ==========================================================
 model                   sediment
 ======================  ==========================================================
-``/memories``           the layer folders (``shallow/``, ``sediment/``, …); ``view``
-                        lists them with the real file names
+``/memories``           the current memories (active, not in ``archive/``): ``view``
+                        of a folder lists every one of them below it, at any depth,
+                        with the real file names (at most ``MAX_LISTED``)
 ``create`` a new path   ``add``: the text is the body, the title is the file name,
                         the kind ``fact`` (``MemoryTool(repo, kind=…)``);
                         a path outside a layer folder goes to ``shallow/`` (its
                         first folders become the room); the file gets the
-                        library's name (``name-ab12.md``), which the answer gives
+                        library's name (``name-ab12.md``), which the answer gives;
+                        the path the model gave finds it too (``memory_path``)
 ``create`` an existing  refused ("already exists"), as in Anthropic's helper
 ``view`` of a note      the body only, numbered from 1: the frontmatter the model
                         did not write is not shown, so line numbers are the ones
-                        it wrote; counts as a recall
+                        it wrote; counts as a recall; at most ``MAX_VIEW_CHARS``
+                        (the rest: "narrow with view_range")
+``view`` of a folder    of a layer: what is in it; of the model's own folder
+of the model's          (``/memories/projects``, created without a layer): that
+                        room in every layer
 ``str_replace``         an ``edit`` of the body; refused when ``old_str`` is missing
                         or not unique, when the note changed since the model last
                         viewed it (stale), or when the result would not read back
                         as written
 ``insert``              an ``edit`` of the body at a line (same refusals)
-``delete``              ``archive`` (the file moves to ``archive/``; nothing is
-                        deleted); a folder is refused
-``rename``              ``move`` between layer and room folders; the file name
-                        stays (links use it), so a new name is refused
+``delete``              ``archive`` (the file moves to ``archive/``, where a person
+                        can restore it; nothing is erased): for the model the path
+                        is gone, and may be created again; a folder is refused
+``rename``              ``move`` to the new path's layer and room (a path without
+                        a layer keeps the note's layer); the file keeps the
+                        library's name (links use it) and the new path, whatever
+                        its file name, finds the note (``memory_path``)
 ======================  ==========================================================
 
 A path the model remembers that no longer exists (a metabolize moved the
 note, or it used the path it created before the library named the file) is
-resolved by the file's name, then by the path the note was created at (kept
-in its frontmatter as ``memory_path``). Every path is checked as the library
-checks its own: inside ``/memories``, no ``..``, no symlink out of the root.
+resolved by the file's name, then by the path the note was created or renamed
+at (kept in its frontmatter as ``memory_path``). Every path is checked as the
+library checks its own: inside ``/memories``, no ``..``, no symlink out of the
+root. Every argument is checked before any work (text is text, with no lone
+surrogate; a line number is a whole number): a bad one is ``InvalidInput``.
 
 >>> import tempfile
 >>> from sediment import Repository
@@ -55,20 +67,50 @@ Here's the content of /memories/shallow/prefs-....md with line numbers:
 from __future__ import annotations
 
 import inspect
+import logging
 import os
-from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..model.entry import Entry
+from ..model.lifecycle import is_current
 from ..errors import Conflict, InvalidInput, NotFound, NotInstalled, SedimentError, UnsafePath, install_hint
 from ..disk.files import resolve_inside
 from ..repository import Repository
-from ..model.names import LAYERS
+from ..model.names import LAYERS as ALL_LAYERS
+
+log = logging.getLogger("sediment")
 
 PREFIX = "/memories"
 LINE_WIDTH = 6  # as Anthropic's helper numbers lines
 MAX_LISTED = 300
+MAX_VIEW_CHARS = 50_000  # ~12k tokens: what one tool result may cost the model's context
 REASON = "deleted with the memory tool"
+LAYERS = tuple(x for x in ALL_LAYERS if x != "archive")  # the model's: archive/ is what it deleted
+
+# what each argument of a command must be (view_range: checked by view)
+TEXT_ARGS = ("path", "old_path", "new_path", "file_text", "old_str", "new_str", "insert_text")
+
+
+def _check_args(name: str, handler: Callable[..., str], args: Mapping[str, Any]) -> None:
+    """Refuse a missing, unknown or mistyped argument, and text that holds a
+    lone surrogate (no file can store it), before any work."""
+    params = inspect.signature(handler).parameters
+    unknown = sorted(k for k in args if k not in params)
+    if unknown:
+        raise InvalidInput(f"{name}: {', '.join(unknown)} is not a parameter of {name}")
+    missing = [k for k, p in params.items() if p.default is p.empty and k not in args]
+    if missing:
+        raise InvalidInput(f"{name}: {', '.join(missing)} must be given")
+    for k, v in args.items():
+        if k in TEXT_ARGS and not isinstance(v, str):
+            raise InvalidInput(f"{name}: {k} must be text, not {type(v).__name__}")
+        if k == "insert_line" and (isinstance(v, bool) or not isinstance(v, int)):
+            raise InvalidInput(f"{name}: insert_line must be a whole number, not {v!r}")
+        if isinstance(v, str):
+            bad = next((c for c in v if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                raise InvalidInput(f"{name}: {k} holds a lone surrogate (\\u{ord(bad):04x}), which is not "
+                                   "text: send it as UTF-8")
 
 
 class MemoryTool:
@@ -89,17 +131,14 @@ class MemoryTool:
         if handler is None:
             raise InvalidInput(f"unknown memory tool command {name!r}")
         args = {k: v for k, v in command.items() if k != "command"}
-        try:
-            inspect.signature(handler).bind(**args)
-        except TypeError as exc:  # a missing or unexpected argument
-            raise InvalidInput(f"{name}: {exc}") from exc
+        _check_args(str(name), handler, args)
         return handler(**args)
 
     # ------------------------------------------------------------------ paths
 
-    def _rel(self, path: Any) -> str:
+    def _rel(self, path: str) -> str:
         """The path relative to the root, checked like the library's own."""
-        if not isinstance(path, str) or not (path == PREFIX or path.startswith(PREFIX + "/")):
+        if not (path == PREFIX or path.startswith(PREFIX + "/")):
             raise UnsafePath(f"Path must start with /memories, got: {path!r}")
         rel = path[len(PREFIX):].strip("/")
         if rel:
@@ -113,27 +152,39 @@ class MemoryTool:
         return f"{PREFIX}/{e.path}"
 
     def _find(self, path: str) -> Entry:
-        """The note at ``path``, or where it went (by file name, then by the
-        path it was created at)."""
+        """The current note at ``path``, or where it went (by file name, then
+        by the path the model created or renamed it at). A note the model
+        deleted (archived) or that was retired is not there for it."""
         try:
-            return self.repo.locate(self._rel(path), memory_path=path)
+            e = self.repo.locate(self._rel(path), memory_path=path)
         except NotFound:
-            raise NotFound(f"The path {path} does not exist. Please provide a valid path.", path=path) from None
+            e = None
+        if e is None or not is_current(e):
+            raise NotFound(f"The path {path} does not exist. Please provide a valid path.", path=path)
+        return e
 
-    def _folder(self, rel: str) -> Path | None:
-        """The folder at ``rel`` ('' is /memories itself), or None."""
+    def _listed(self, rel: str) -> list[Entry] | None:
+        """The current notes below the folder ``rel`` ('' is /memories): a
+        layer folder, or the model's own folder (a room, in every layer).
+        None when ``rel`` is no such folder."""
+        current = [e for e in self.repo.list(layer=list(LAYERS)) if is_current(e)]
         if not rel:
-            return self.repo.root
-        full = self.repo.root / rel
-        return full if rel.split("/")[0] in LAYERS and full.is_dir() and not full.is_symlink() else None
+            return current
+        parts = rel.split("/")
+        if parts[0] in LAYERS:
+            below = [e for e in current if e.path.startswith(rel + "/")]
+            return below if below or (self.repo.root / rel).is_dir() else None
+        below = [e for e in current if e.room and (e.room == rel or e.room.startswith(rel + "/"))]
+        return below or None
 
     # ------------------------------------------------------------------ commands
 
     def view(self, path: str, view_range: list[int] | None = None) -> str:
         rel = self._rel(path)
-        folder = self._folder(rel)
-        if folder is not None and not rel.endswith(".md"):
-            return self._listing(path, rel, folder)
+        if not rel.endswith(".md"):
+            notes = self._listed(rel)
+            if notes is not None:
+                return self._listing(path, rel, notes)
         e = self._find(path)
         lines = e.body.split("\n")
         if lines and lines[-1] == "":
@@ -148,35 +199,33 @@ class MemoryTool:
             lines, start = lines[first - 1:last], first
         self._seen[e.id] = e.version
         self.repo.recalled([e.id])  # a view of a note is a recall (DESIGN: what counts as a recall)
-        numbered = "\n".join(f"{str(i + start).rjust(LINE_WIDTH)}\t{ln}" for i, ln in enumerate(lines))
-        return f"Here's the content of {self.shown(e)} with line numbers:\n{numbered}"
+        return _numbered(f"Here's the content of {self.shown(e)} with line numbers:", lines, start)
 
-    def _listing(self, path: str, rel: str, folder: Path) -> str:
-        items: list[str] = []
+    def _listing(self, path: str, rel: str, notes: list[Entry]) -> str:
+        """Every folder and note below ``path`` (``rel``), at any depth, with
+        the real paths: what is listed opens."""
+        def inside(folder: str) -> bool:  # a folder (relative to the root) below the one asked for
+            if not rel or rel.split("/")[0] in LAYERS:
+                return folder.startswith(rel + "/") if rel else True
+            room = folder.split("/", 1)[1] if "/" in folder else ""
+            return room == rel or room.startswith(rel + "/")
 
-        def walk(d: Path, shown: str, depth: int) -> None:
+        items: dict[str, str] = {}
+        for e in notes:
+            folders = e.path.split("/")[:-1]
+            for i in range(1, len(folders) + 1):
+                folder = "/".join(folders[:i])
+                if inside(folder):
+                    items.setdefault(f"{PREFIX}/{folder}/", "-")
             try:
-                children = sorted(os.scandir(d), key=lambda x: x.name)
+                items[self.shown(e)] = _size(os.stat(self.repo.root / e.path).st_size)
             except OSError:
-                return
-            for c in children:
-                if c.name.startswith((".", "_")) or c.is_symlink():
-                    continue
-                if not rel and depth == 1 and c.name not in LAYERS:
-                    continue  # at the top, only the layer folders are memory
-                sub = f"{shown}/{c.name}"
-                if c.is_dir():
-                    items.append(f"-\t{sub}/")
-                    if depth < 2:
-                        walk(Path(c.path), sub, depth + 1)
-                elif c.name.endswith(".md"):
-                    items.append(f"{_size(c.stat().st_size)}\t{sub}")
-
-        walk(folder, path.rstrip("/"), 1)
-        head = f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
-        more = len(items) - MAX_LISTED
+                items[self.shown(e)] = "?"
+        rows = [f"{size}\t{p}" for p, size in sorted(items.items())]
+        head = f"Here're the files and directories in {path} (every level), excluding hidden items:"
+        more = len(rows) - MAX_LISTED
         tail = [f"… {more} more: view a folder to see them"] if more > 0 else []
-        return "\n".join([head, f"-\t{path}", *items[:MAX_LISTED], *tail])
+        return "\n".join([head, f"-\t{path}", *rows[:MAX_LISTED], *tail])
 
     def create(self, path: str, file_text: str) -> str:
         rel = self._rel(path)
@@ -189,7 +238,7 @@ class MemoryTool:
         else:
             raise InvalidInput(f"File {path} already exists")
         parts = rel.split("/")
-        layer, folders = (parts[0], parts[1:-1]) if parts[0] in LAYERS else ("shallow", parts[:-1])
+        layer, folders = (parts[0], parts[1:-1]) if parts[0] in ALL_LAYERS else ("shallow", parts[:-1])
         if layer == "archive":
             raise InvalidInput("archive/ is for retired memories: create the note elsewhere")
         title = parts[-1][:-3].strip() or "note"
@@ -239,7 +288,7 @@ class MemoryTool:
             lines = body.split("\n")
             if lines and lines[-1] == "":
                 lines.pop()
-            if not isinstance(insert_line, int) or not 0 <= insert_line <= len(lines):
+            if not 0 <= insert_line <= len(lines):
                 raise InvalidInput(f"Invalid `insert_line` parameter: {insert_line}. It should be within the "
                                    f"range [0, {len(lines)}].")
             lines.insert(insert_line, insert_text.rstrip("\n"))
@@ -252,21 +301,20 @@ class MemoryTool:
         rel = self._rel(path)
         if not rel:
             raise InvalidInput("Cannot delete the /memories directory itself")
-        if self._folder(rel) is not None and not rel.endswith(".md"):
+        if not rel.endswith(".md") and self._listed(rel) is not None:
             raise InvalidInput(f"{path} is a folder: delete its notes one by one (each is archived, not erased)")
-        e = self.repo.archive(self._find(path).id, reason=REASON)
-        return f"Successfully deleted {path} (archived at {self.shown(e)})"
+        self.repo.archive(self._find(path).id, reason=REASON)
+        return f"Successfully deleted {path} (archived, not erased: a person can restore it)"
 
     def rename(self, old_path: str, new_path: str) -> str:
         e = self._find(old_path)
         rel = self._rel(new_path)
         parts = rel.split("/")
-        if not rel.endswith(".md") or parts[0] not in LAYERS:
-            raise InvalidInput(f"{new_path}: a note moves to a layer folder ({', '.join(LAYERS)}), "
-                               "as /memories/<layer>/[room/]<name>.md")
-        if parts[-1][:-3] != e.name:
-            raise InvalidInput(f"rename keeps a note's file name ({e.name}.md; links use it): "
-                               f"move it to /memories/{parts[0]}/…/{e.name}.md, or edit its text")
+        if not rel.endswith(".md"):
+            raise InvalidInput(f"{new_path}: memory files are markdown; name it …/name.md")
+        if parts[0] == "archive":
+            raise InvalidInput("archive/ is for retired memories: delete the file instead (it is archived, "
+                               "not erased)")
         try:
             there = self._find(new_path)
         except NotFound:
@@ -274,10 +322,41 @@ class MemoryTool:
         else:
             if there.id != e.id:
                 raise InvalidInput(f"The destination {new_path} already exists")
-        layer, room = parts[0], "/".join(parts[1:-1])
-        moved = (self.repo.archive(e.id, reason=REASON) if layer == "archive" and e.layer != "archive"
-                 else self.repo.move(e.id, layer, room=room))
-        return f"Successfully renamed {old_path} to {self.shown(moved)}"
+        layer, folders = (parts[0], parts[1:-1]) if parts[0] in LAYERS else (e.layer, parts[:-1])
+        room = "/".join(folders)
+        moved = e if (layer, room) == (e.layer, e.room or "") else self.repo.move(e.id, layer, room=room)
+        # the file keeps the library's name (links use it); the model's name for it finds it
+        wanted = None if new_path == self.shown(moved) else new_path
+        if moved.meta.get("memory_path") != wanted:
+            moved = self.repo.update(moved.id, memory_path=wanted)
+            self._seen[moved.id] = moved.version
+        stored = "" if wanted is None else f" (stored as {self.shown(moved)})"
+        return f"Successfully renamed {old_path} to {new_path}{stored}"
+
+
+def _numbered(head: str, lines: list[str], start: int) -> str:
+    """``lines`` numbered from ``start`` after ``head``, at most
+    ``MAX_VIEW_CHARS`` in all: a view cut short ends with the lines left out
+    and how to see them."""
+    out, used = [head], len(head)
+    room = MAX_VIEW_CHARS - 200  # (the last line, saying what was left out)
+    for i, ln in enumerate(lines):
+        row = f"{str(i + start).rjust(LINE_WIDTH)}\t{ln}"
+        if used + 1 + len(row) <= room:
+            out.append(row)
+            used += 1 + len(row)
+            continue
+        n, last = i + start, start + len(lines) - 1
+        if i == 0:  # the first line alone is over the cap: its beginning
+            out.append(row[:room - used - 1])
+            rest = f"; lines {n + 1}–{last} not shown" if last > n else ""
+            out.append(f"… line {n} is cut ({len(ln):,} characters){rest}: narrow with view_range, "
+                       f"or edit it with str_replace")
+        else:
+            out.append(f"… lines {n}–{last} not shown (a view shows at most {MAX_VIEW_CHARS:,} characters): "
+                       f"narrow with view_range, e.g. [{n}, {min(last, n + i - 1)}]")
+        break
+    return "\n".join(out)
 
 
 def _find_all(text: str, sub: str) -> list[int]:
@@ -299,7 +378,9 @@ def _size(n: int) -> str:
 def sdk_tool(repo: Repository) -> Any:
     """``MemoryTool`` as the ``anthropic`` SDK's ``BetaAbstractMemoryTool``
     (``client.beta.messages.tool_runner(tools=[sdk_tool(repo)], …)``); a
-    refusal becomes the SDK's ``ToolError`` (an ``is_error`` tool result)."""
+    refusal becomes the SDK's ``ToolError`` (an ``is_error`` tool result),
+    and so does any other failure (logged with its traceback): the tool
+    runner never meets a raw exception."""
     try:
         from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
     except ImportError as exc:
@@ -311,6 +392,9 @@ def sdk_tool(repo: Repository) -> Any:
             return backend(command.model_dump(exclude_none=True))
         except SedimentError as exc:
             raise ToolError(exc.message) from exc
+        except Exception as exc:  # a defect of ours: the model gets an error, the log the traceback
+            log.exception("sediment: the memory tool failed on %s", getattr(command, "command", "?"))
+            raise ToolError(f"the memory tool failed: {type(exc).__name__}") from exc
 
     class SedimentMemoryTool(BetaAbstractMemoryTool):
         """The memory tool over a sediment root."""

@@ -1,1 +1,1 @@
-"""The MCP server (extra sediment[mcp]): tools, answers, request ids."""
+"""The MCP server (extra [mcp]): tools, answers, request ids."""

@@ -127,33 +127,98 @@ def wrote(verb: str, e: Entry) -> tuple[str, dict[str, Any]]:
     return "\n".join(lines), data
 
 
+MIN_PART = 50  # characters of the body every read gives, at least (where that many are left)
+
+
+def _trailer(start: int, end: int, total: int) -> str:
+    """Where a part of a body lies, and where to go on."""
+    if start == 0 and end == total:
+        return ""
+    more = f"; read again with start={end} for more]" if end < total else "]"
+    return f"\n[characters {start}–{end} of {total}{more}"
+
+
+def _head(e: Entry, start: int, room: int) -> str:
+    """The fields of a note before its body, as many as fit in ``room``: all
+    of them on a first read, the id and version when going on (or when the
+    fields would not leave the body its part). Ends with a blank line."""
+    essential = f"{e.id} · version {e.version}"
+    if start > 0:
+        return essential + "\n\n"
+    lines = [f"{e.id} · {one_line(e.title, 200)} [{where(e)}]",
+             f"path {e.path} · version {e.version} · updated {_when(e)}"]
+    if e.tags:
+        lines.append("tags " + " ".join(f"#{t}" for t in e.tags))
+    if e.links:
+        lines.append("links " + ", ".join(e.links[:20]) + (" …" if len(e.links) > 20 else ""))
+    while lines:
+        head = "\n".join(lines) + "\n\n"
+        if len(head) <= room:
+            return head
+        lines.pop()  # links, then tags, then the path line: the data carries them all
+    return essential + "\n\n"
+
+
 def body_range(e: Entry, start: int, budget: int) -> tuple[str, dict[str, Any]]:
     """A note for reading: its fields, then its body from character ``start``
-    for as much as the budget leaves, and where to go on."""
+    for as much as the budget leaves, and where to go on.
+
+    Every read that is not at the end gives at least ``MIN_PART`` characters
+    of the body (or the rest): the fields give way to the body, and a budget
+    too small even for the id, the version and that part is refused with the
+    budget it needs, so that reading on always ends. Raises ``InvalidInput``
+    for a ``start`` that is not a whole number from 0 to the body's length,
+    and for such a budget.
+
+    >>> from sediment.model.entry import Entry
+    >>> e = Entry(meta={"id": "01J", "title": "t", "tags": ["x" * 300]}, body="abcdefghij" * 100)
+    >>> text, data = body_range(e, 0, 200)
+    >>> len(text) <= 200, data["start"], data["end"] > MIN_PART, "tags" in text
+    (True, 0, True, False)
+    >>> body_range(e, 1001, 200)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sediment.errors.InvalidInput: start 1001 is past the end of 01J: its text has 1000 characters ...
+    """
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise InvalidInput(f"start must be a whole number from 0, not {start!r}", what="start")
-    head = [f"{e.id} · {one_line(e.title, 200)} [{where(e)}]", f"path {e.path} · version {e.version} · updated "
-            f"{_when(e)}"]
-    if e.tags:
-        head.append("tags " + " ".join(f"#{t}" for t in e.tags))
-    if e.links:
-        head.append("links " + ", ".join(e.links[:20]) + (" …" if len(e.links) > 20 else ""))
-    header = "\n".join(head) + "\n\n"
     total = len(e.body)
-    room = max(0, budget - len(header) - MORE_RESERVE)
-    end = min(total, start + room)
+    if start > total:
+        raise InvalidInput(f"start {start} is past the end of {e.id}: its text has {total} characters "
+                           "(start=0 reads from the beginning)", what="start")
+    part_min = min(MIN_PART, total - start)
+    # the trailer at its longest (no position has more digits than ``total``): the budget a note
+    # needs is the same wherever a read starts, so one that read its start reads it to the end
+    longest = len(f"\n[characters {total}–{total} of {total}; read again with start={total} for more]") if total else 0
+    essential = len(f"{e.id} · version {e.version}\n\n")
+    need = essential + longest + part_min
+    if budget < need:
+        raise InvalidInput(f"budget {budget} is too small to read {e.id}: at least {need} characters "
+                           "(its id, version and a part of its text)", what="budget", minimum=need)
+    header = _head(e, start, budget - longest - part_min)
+    end = min(total, start + budget - len(header) - longest)
     part = e.body[start:end]
-    text = header + part
-    if start > 0 or end < total:
-        text += f"\n[characters {start}–{end} of {total}"
-        text += f"; read again with start={end} for more]" if end < total else "]"
+    text = header + part + _trailer(start, end, total)
     data = entry_data(e)
     data.update(body=part, start=start, end=end, length=total)
     return text, data
 
 
+def retired(e: Entry) -> tuple[str, dict[str, Any]]:
+    """A purged (or erased) note for reading: what it was and why it went,
+    not its text, and how it comes back."""
+    erased = bool(e.meta.get("erased"))
+    why = one_line(str(e.meta.get("reason") or "purged"), 200)
+    back = ("only its tombstone is left" if erased
+            else "its text is not shown; restore with confirm=true brings it back")
+    text = f"{e.id} · {one_line(e.title, 200)} [{where(e)}]\n{'erased' if erased else 'purged'} ({why}): {back}"
+    data = entry_data(e)
+    data.update(body=None, erased=erased)
+    return text, data
+
+
 def since(v: str | None) -> str | None:
-    """``since`` as the library takes it (an ISO 8601 time with an offset, or a date)."""
-    if isinstance(v, str) and len(v.strip()) == 10:  # a date: midnight UTC
-        return v.strip() + "T00:00:00+00:00"
-    return v
+    """``since`` as the library takes it: as given (a date, or a time without
+    an offset, is in the root's timezone; ``7d``, ``yesterday`` are accepted),
+    and no bound for an empty string."""
+    return v if v else None

@@ -6,9 +6,13 @@ Where: ``_system/cache/requests/``, one small JSON file per request id (named
 by a hash of the tool and the id), written atomically and durably after the
 write it answers. Machine-local and never versioned (``_system/cache/`` is in
 the root's ``.gitignore``), shared by every server process on the machine, and
-kept across restarts for ``TTL_SECONDS``; deleting the folder loses nothing
-but this protection. A request id used again with other arguments is refused
-(``InvalidInput``): it names another call.
+kept across restarts for ``TTL_SECONDS``. A request id used again with other
+arguments is refused (``InvalidInput``): it names another call.
+
+A crash between a write and its record (or a folder that cannot be written)
+loses the first answer, never the once-ness: the retry runs the write again,
+and each write tool applies once by itself (``request_key`` is what ``touch``
+and ``observe`` record with their change; the others find their change made).
 
 >>> import tempfile, pathlib
 >>> r = Replies(pathlib.Path(tempfile.mkdtemp()))
@@ -47,6 +51,14 @@ def check_id(request_id: Any) -> str:
 
 def _digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+def request_key(tool: str, request_id: str, args: Mapping[str, Any]) -> str:
+    """The key a write records with its change (``touch``'s and ``observe``'s
+    ``request``), so that the write applies once however often it is retried,
+    whether or not its answer was kept: the tool, the client's id and the
+    arguments (the same id for another call is another request)."""
+    return "mcp-" + _digest([tool, check_id(request_id), _digest(args)])[:32]
 
 
 class Replies:

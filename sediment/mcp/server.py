@@ -1,4 +1,4 @@
-"""The MCP server's core: ``sediment serve`` (extra ``sediment[mcp]``), over
+"""The MCP server's core: ``sediment serve`` (extra ``[mcp]``), over
 stdio. The tools are ``tools``'; this module is what they share: the root
 opening in the background, the input limits, the one place errors become
 tool errors, the remembered answers of write tools.
@@ -22,15 +22,23 @@ Errors: every tool answer goes through ``Tools.answer``, the one boundary where
 a library error becomes a tool error carrying its stable code and message
 (the SDK would hide the message of any exception but its own ``ToolError``).
 Input limits (query length, body size, budget) are checked there before any
-work. Write tools take an optional ``request_id``: a retry with the same one
-returns the first call's answer (``retries``). A write, once started, is not
-cancelled when the client goes away: it finishes, and is remembered.
+work. What comes before it is refused in the same shape, whatever the
+transport: arguments that do not fit a tool's schema (``bad_arguments``, code
+``invalid``), and a request the SDK's parser cannot read (``unreadable``: a
+lone surrogate, a line that is not JSON), which the SDK would drop unanswered.
+Write tools take an optional ``request_id``: a retry with the same one
+returns the first call's answer (``retries``); where that answer was lost (the
+server died between the write and keeping it), the write runs again and still
+applies once (``tools``: a request key recorded with the change, or a change
+found made). A write, once started, is not cancelled when the client goes
+away: it finishes, and is remembered.
 """
 
 from __future__ import annotations
 
 import builtins
 import datetime as _dt
+import json
 import logging
 import os
 import threading
@@ -66,8 +74,8 @@ DEFAULT_WAIT = 2.0  # seconds a tool waits for the index before answering "loadi
 # tool → the Repository verb it is (the structure test checks both ways)
 TOOL_VERBS = {
     "remember": "add", "recall": "search", "context": "context", "read": "get", "update": "update",
-    "forget": "archive", "touch": "touch", "supersede": "supersede", "about": "about", "recent": "list",
-    "working": "working", "observe": "observe", "patrol": "patrol", "metabolize": "metabolize",
+    "forget": "archive", "restore": "restore", "touch": "touch", "supersede": "supersede", "about": "about",
+    "recent": "list", "working": "working", "observe": "observe", "patrol": "patrol", "metabolize": "metabolize",
 }
 
 INSTRUCTIONS = """\
@@ -91,10 +99,9 @@ def _writes(*, destructive: bool = False, idempotent: bool = False) -> ToolAnnot
 # name → (description, annotations). Together under ~3,000 characters (a test measures).
 DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
     "remember": ("Store a new memory: one fact, decision, rule or lesson that proved true. Give a kind "
-                 "(fact, rule, skill, event, …), tags, and the people it is about with their roles (entities). "
-                 "Returns its id.", _writes()),
+                 "(fact, rule, skill, event, …) and tags. Returns its id.", _writes()),
     "recall": ("Search memory by words, any language. Returns ids, titles and snippets, best first; "
-               "each hit counts as recalled. read gives a whole note.", RO),
+               "a hit it answers counts as recalled.", RO),
     "context": ("A memory block for the start of a task: core memories, what query recalls, then the "
                 "strongest rest, packed into budget characters.", RO),
     "read": ("One memory by id or name: its fields, version and body from character start (a long note "
@@ -102,13 +109,17 @@ DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
     "update": ("Change a memory in place. expected is the version you read: if it changed since, the "
                "edit is refused (conflict) and nothing is written.", _writes()),
     "forget": ("Archive a memory that is wrong or obsolete, with a reason. purge=true retires it for "
-               "good and needs confirm=true.", _writes(destructive=True, idempotent=True)),
+               "good, erase=true also drops its text; both need confirm=true.",
+               _writes(destructive=True, idempotent=True)),
+    "restore": ("Undo a forget: an archived, superseded or purged (confirm=true) memory becomes active "
+                "again in layer.", _writes(idempotent=True)),
     "touch": ("Record that a memory proved right (confirm: stronger) or wrong (refute: archived at the "
               "next metabolize).", _writes()),
     "supersede": ("Retire old_id in favour of new_id, a newer memory of the same thing; both stay "
                   "readable, linked.", _writes(idempotent=True)),
     "about": ("What memory holds on a topic: how many notes, where, how strong, how recent.", RO),
-    "recent": ("Memories by last change, newest first; since (ISO date), kind, room, layer narrow it.", RO),
+    "recent": ("Memories by last change, newest first; since, kind, room, layer, status narrow "
+               "it (purged ones only by status).", RO),
     "working": ("Working memory: the open todos and promises of this conversation, and the mood.", RO),
     "observe": ("Pass a message of the conversation: a todo or promise in it (remember to…, 别忘了…) opens an "
                 "item of working memory, a 'done' closes the matching one.", _writes()),
@@ -127,7 +138,7 @@ class Memory(Protocol):
 
     def add(self, text: str, *, title: str | None = ..., room: str | None = ..., tags: Iterable[str] = ...,
             kind: str | None = ..., value: float | None = ..., source: str | None = ...,
-            links: Iterable[str] = ..., entities: Mapping[str, Any] | None = ...) -> Entry: ...
+            links: Iterable[str] = ..., entities: Mapping[str, Any] | None = ..., **fields: Any) -> Entry: ...
 
     def search(self, query: str, *, limit: int = ..., layer: str | None = ..., room: str | None = ...,
                tags: list[str] | None = ..., kind: str | None = ..., since: _dt.datetime | str | None = ...,
@@ -148,21 +159,23 @@ class Memory(Protocol):
 
     def archive(self, id: str, *, reason: str) -> Entry: ...
 
-    def purge(self, id: str, *, confirm: bool = ..., reason: str = ...) -> Entry: ...
+    def purge(self, id: str, *, confirm: bool = ..., reason: str = ..., erase: bool = ...) -> Entry: ...
 
-    def touch(self, id: str, outcome: str) -> Entry: ...
+    def restore(self, id: str, *, layer: str = ..., confirm: bool = ...) -> Entry: ...
+
+    def touch(self, id: str, outcome: str, *, request: str | None = ...) -> Entry: ...
 
     def supersede(self, old_id: str, new_id: str, reason: str = ...) -> Entry: ...
 
     def about(self, topic: str) -> About: ...
 
     def list(self, *, layer: str | None = ..., room: str | None = ..., kind: str | None = ...,
-             since: _dt.datetime | str | None = ..., sort: str = ..., limit: int | None = ...
-             ) -> builtins.list[Entry]: ...
+             status: str | None = ..., since: _dt.datetime | str | None = ..., sort: str = ...,
+             limit: int | None = ...) -> builtins.list[Entry]: ...
 
     def working(self) -> Working: ...
 
-    def observe(self, text: str) -> Observed: ...
+    def observe(self, text: str, *, request: str | None = ...) -> Observed: ...
 
     def patrol(self) -> Report: ...
 
@@ -241,13 +254,83 @@ class Opening:
             self.repo.close()
 
 
-def _ok(text: str, data: dict[str, Any]) -> CallToolResult:
+def ok(text: str, data: dict[str, Any]) -> CallToolResult:
+    """A tool's answer: ``text``, and ``data`` as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
-def _failed(code: str, message: str) -> CallToolResult:
+def failed(code: str, message: str) -> CallToolResult:
+    """A tool error of the documented shape: ``error CODE: MESSAGE`` as text,
+    ``{"error": {"code", "message"}}`` as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=f"error {code}: {message}")],
                           structured_content={"error": {"code": code, "message": message}}, is_error=True)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def bad_arguments(tool: str, errors: Iterable[Mapping[str, Any]]) -> CallToolResult:
+    """The ``invalid`` tool error for arguments that do not fit a tool's
+    schema, in words: which argument, what it should be, what it was
+    (``errors``: pydantic's error list, or the same shape). Whatever the
+    transport, every refusal of a call's arguments is this."""
+    said: list[str] = []
+    for err in errors:
+        where = ".".join(str(x) for x in err.get("loc", ())) or "arguments"
+        if err.get("type") == "missing":
+            said.append(f"{where} is required")
+            continue
+        msg = str(err.get("msg", "is not valid"))
+        said.append(f"{where}: {msg[:1].lower()}{msg[1:]}, not {_shown(err.get('input'))}")
+    return failed("invalid", f"{tool}: " + "; ".join(dict.fromkeys(said)))
+
+
+PARSE_ERROR, INVALID_PARAMS = -32700, -32602  # JSON-RPC's codes
+
+
+def _surrogate(value: Any, where: str) -> tuple[str, str] | None:
+    """Where in ``value`` a string holds a lone surrogate, and which one."""
+    if isinstance(value, str):
+        bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+        return None if bad is None else (where, f"\\u{ord(bad):04x}")
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        found = _surrogate(k, where) or _surrogate(v, f"{where}.{k}")
+        if found:
+            return found
+    return None
+
+
+def unreadable(line: str) -> dict[str, Any] | None:
+    """The answer to a line of JSON-RPC the SDK could not read (it drops such
+    a line, and the client waits for an answer forever), as a JSON-RPC
+    message: a parse error (id null) for what is not JSON; for a request
+    whose text holds a lone surrogate (JSON can escape one, no Unicode text
+    can hold it) or that does not fit the protocol, the ``invalid`` tool
+    error (``tools/call``) or an invalid-params error (any other method).
+    None where there is nothing to answer (a notification, a response)."""
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError):
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "parse error: not JSON"}}
+    if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
+        return None
+    rid = msg.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return None
+    method, params = msg["method"], msg.get("params")
+    found = _surrogate(params, "params")
+    if method == "tools/call" and isinstance(params, dict):
+        method = str(params.get("name", method)).encode("utf-8", "backslashreplace").decode()
+        found = _surrogate(params.get("arguments"), "arguments") or found
+    message = (f"{method}: {found[0]} holds a lone surrogate ({found[1]}), which is not text: send it as UTF-8"
+               if found else f"{method}: the request does not fit the protocol")
+    if msg["method"] == "tools/call":
+        result = failed("invalid", message).model_dump(by_alias=True, exclude_unset=True, mode="json")
+        return {"jsonrpc": "2.0", "id": rid, "result": result}
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": INVALID_PARAMS, "message": message}}
 
 
 class Tools:
@@ -295,26 +378,26 @@ class Tools:
             repo = await self.opening.get(self.wait)
             if not write:
                 text, data = await anyio.to_thread.run_sync(work, repo)
-                return _ok(text, data)
+                return ok(text, data)
             return await self._write(tool, work, repo, args, request_id)
         except SedimentError as exc:
-            return _failed(exc.code, exc.message)
+            return failed(exc.code, exc.message)
         except OSError as exc:  # the file system said no (permissions, disk full, …)
-            return _failed("storage", str(exc))
+            return failed("storage", str(exc))
 
     async def _write(self, tool: str, work: Work, repo: Memory, args: dict[str, Any],
                      request_id: str | None) -> CallToolResult:
         if request_id is None:
             with anyio.CancelScope(shield=True):  # once started, a write finishes
                 text, data = await anyio.to_thread.run_sync(work, repo)
-            return _ok(text, data)
+            return ok(text, data)
         key = (tool, request_id)
         lock = self._inflight.setdefault(key, anyio.Lock())
         try:
             async with lock:  # the same request twice at once: the second waits and gets the first's answer
                 earlier = await anyio.to_thread.run_sync(self.replies.get, tool, request_id, args)
                 if earlier is not None:
-                    return _ok(str(earlier.get("text", "")), dict(earlier.get("data") or {}))
+                    return ok(str(earlier.get("text", "")), dict(earlier.get("data") or {}))
 
                 def run_and_remember(repo: Memory) -> tuple[str, dict[str, Any]]:
                     text, data = work(repo)
@@ -323,7 +406,7 @@ class Tools:
 
                 with anyio.CancelScope(shield=True):
                     text, data = await anyio.to_thread.run_sync(run_and_remember, repo)
-                return _ok(text, data)
+                return ok(text, data)
         finally:
             if not lock.locked() and lock.statistics().tasks_waiting == 0:
                 self._inflight.pop(key, None)

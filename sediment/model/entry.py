@@ -276,13 +276,13 @@ class Entry:
     @property
     def links(self) -> tuple[str, ...]:
         """Notes this one links to (their names, or ``folder/name``), from the
-        frontmatter and [[wikilinks]] and ![[embeds]] in the body; a person's
+        frontmatter and [[wikilinks]] and ![[embeds]] in the body (not in code); a person's
         note also from ``[[links]]`` in any property."""
         try:
             return self._links
         except AttributeError:
             names = [unwrap_link(x).split("|")[0].split("#")[0] for x in O.items(self.meta.get("links"))]
-            names += [x.target for x in O.wikilinks(self.body)]
+            names += [x.target for x in O.wikilinks(O.outside_code(self.body))]  # code is no link
             if self.reference:
                 names += O.property_links(self.meta)
             out = tuple(dict.fromkeys(n for n in (O.link_key(x) for x in names) if n))

@@ -14,12 +14,14 @@ import datetime as _dt
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from .entry import Entry
 from .policy import Clock, Policy, Rules
 from .record import Record
 from .usage import Usage
+
+if TYPE_CHECKING:  # the memories it reads: a type, not an import the rules run on
+    from .entry import Entry
 
 DAY = 86400.0
 

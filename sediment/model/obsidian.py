@@ -140,8 +140,10 @@ def aliases(meta: Mapping[str, Any]) -> tuple[str, ...]:
 
 _TAG_CHARS = r"[^\s!\"#$%&'()*+,.:;<=>?@\[\\\]^`{|}~]"
 _INLINE_TAG = re.compile(r"(?<!\S)#(" + _TAG_CHARS + r"+)", re.MULTILINE)
-_FENCE = re.compile(r"^(```|~~~)[^\n]*\n.*?(?:^\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
-_CODE = re.compile(r"`[^`\n]*`")
+# a code block: a fence of 3+ backticks or tildes (indented too: in a list item), to a
+# line that starts with the same fence, or to the end
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_TICKS = re.compile(r"`+")
 _COMMENT = re.compile(r"%%.*?%%", re.DOTALL)
 
 
@@ -168,7 +170,7 @@ def inline_tags(body: str) -> list[str]:
     (``# Heading``, ``[[note#part]]`` and ``url#anchor`` are no tags.)"""
     if "#" not in body:
         return []
-    text = _COMMENT.sub(" ", _CODE.sub(" ", _FENCE.sub("", body)))
+    text = _COMMENT.sub(" ", outside_code(body))
     return [t for t in (_tag(m) for m in _INLINE_TAG.findall(text)) if t]
 
 
@@ -205,6 +207,38 @@ def wikilinks(text: str) -> list[Link]:
         target, _, heading = target.partition("#")
         out.append(Link(target.strip(), heading.strip(), label.strip(), bool(m.group(1))))
     return out
+
+
+def _without_spans(line: str) -> str:
+    """A line without its code spans: a run of backticks to the next run of
+    the same length (``a `b` c``), as CommonMark pairs them. Linear: each
+    run's partner is found once, from the right (a regex backtracks over
+    every unmatched run, quadratic in a line of many)."""
+    runs = list(_TICKS.finditer(line))
+    partner: list[int | None] = [None] * len(runs)
+    later: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        n = len(runs[i].group())
+        partner[i] = later.get(n)
+        later[n] = i
+    out, at, i = [], 0, 0
+    while i < len(runs):
+        j = partner[i]
+        if j is None:
+            i += 1
+            continue
+        out += [line[at:runs[i].start()], " "]
+        at, i = runs[j].end(), j + 1
+    return "".join(out) + line[at:] if out else line
+
+
+def outside_code(text: str) -> str:
+    """``text`` without its code blocks and code spans, where ``[[…]]`` and
+    ``#tags`` are text, not links or tags (as Obsidian reads them)."""
+    if "`" not in text and "~~~" not in text:
+        return text
+    return "".join(_without_spans(line) if "`" in line else line
+                   for line in _FENCE.sub("", text).splitlines(keepends=True))
 
 
 def link_key(target: str) -> str:
@@ -298,26 +332,32 @@ def excluded(rel: str, filters: Iterable[str]) -> bool:
 
 class Names:
     """What ``[[…]]`` may name, kept current with the notes: file names (as
-    written and case-folded) and aliases → ids, and each id's path."""
+    written and case-folded), aliases and the titles of sediment's own
+    memories → ids, and each id's path."""
 
     def __init__(self) -> None:
         self.exact: dict[str, list[str]] = {}
         self.folded: dict[str, list[str]] = {}
         self.alias: dict[str, list[str]] = {}
+        self.title: dict[str, list[str]] = {}
         self.path_of: dict[str, str] = {}
 
-    def add(self, eid: str, rel: str, name: str, aliases: Iterable[str]) -> None:
-        self.path_of[eid] = rel
-        self.exact.setdefault(name, []).append(eid)
-        self.folded.setdefault(name.casefold(), []).append(eid)
-        if aliases:
-            for a in dict.fromkeys(x.casefold() for x in aliases):
-                self.alias.setdefault(a, []).append(eid)
+    def _keys(self, name: str, aliases: Iterable[str], title: str | None) -> list[tuple[dict[str, list[str]], str]]:
+        return [(self.exact, name), (self.folded, name.casefold()),
+                *((self.alias, a) for a in dict.fromkeys(x.casefold() for x in aliases or ())),
+                *([(self.title, title.casefold())] if title else [])]
 
-    def remove(self, eid: str, name: str, aliases: Iterable[str]) -> None:
+    def add(self, eid: str, rel: str, name: str, aliases: Iterable[str], title: str | None = None) -> None:
+        """``title``: a memory's title, which ``[[title]]`` names when no file
+        name or alias does (a link written before the memory existed, when
+        its name was not known yet); None for a person's note."""
+        self.path_of[eid] = rel
+        for table, key in self._keys(name, aliases, title):
+            table.setdefault(key, []).append(eid)
+
+    def remove(self, eid: str, name: str, aliases: Iterable[str], title: str | None = None) -> None:
         self.path_of.pop(eid, None)
-        for table, key in ((self.exact, name), (self.folded, name.casefold()),
-                           *((self.alias, a) for a in dict.fromkeys(x.casefold() for x in aliases))):
+        for table, key in self._keys(name, aliases, title):
             ids = table.get(key)
             if ids and eid in ids:
                 ids.remove(eid)
@@ -327,21 +367,27 @@ class Names:
     def candidates(self, target: str) -> list[str]:
         """The ids ``[[target]]`` may mean, in the first way that finds any:
         ``folder/name`` (a path's tail), the file name as written, the file
-        name in any case, an alias (in any case). Obsidian then takes the
-        shortest path (``pick``)."""
+        name in any case, an alias (in any case), a memory's title (in any
+        case). Obsidian then takes the shortest path (``pick``)."""
+        return self._found(target)[0]
+
+    def _found(self, target: str) -> tuple[list[str], bool]:
+        """``candidates``, and whether they were found by title only."""
         key = link_key(target.split("|", 1)[0].split("#", 1)[0])
         if not key:
-            return []
+            return [], False
         if "/" in key:
             tail = "/" + key.casefold()
             ids = self.folded.get(key.rsplit("/", 1)[-1].casefold(), [])
-            return [i for i in ids if ("/" + self.path_of[i][:-3].casefold()).endswith(tail)]
-        return list(self.exact.get(key) or self.folded.get(key.casefold()) or self.alias.get(key.casefold()) or ())
+            return [i for i in ids if ("/" + self.path_of[i][:-3].casefold()).endswith(tail)], False
+        named = self.exact.get(key) or self.folded.get(key.casefold()) or self.alias.get(key.casefold())
+        return (list(named), False) if named else (list(self.title.get(key.casefold(), ())), True)
 
     def resolve(self, target: str) -> str | None:
-        """The id ``[[target]]`` links to, by Obsidian's rule; None for no note."""
-        ids = self.candidates(target)
-        if not ids:
+        """The id ``[[target]]`` links to, by Obsidian's rule; None for no
+        note, or for a title several memories have (no file name says which)."""
+        ids, by_title = self._found(target)
+        if not ids or (by_title and len(ids) > 1):
             return None
         best = pick(self.path_of[i] for i in ids)
         return next(i for i in ids if self.path_of[i] == best)

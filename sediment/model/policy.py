@@ -113,7 +113,7 @@ class Policy:
     sources_folder: str = setting(
         "sources", "The folder at the root where raw conversations are stored (one file per session).")
     semantic: bool = setting(
-        False, "The semantic lane (extra sediment[semantic]): search also by meaning, with a bundled\n"
+        False, "The semantic lane (the [semantic] extra): search also by meaning, with a bundled\n"
         "offline model; vectors are computed in the background and kept in _system/cache/.")
     semantic_floor: float = setting(
         0.25, "The semantic lane's floor: the least centred similarity a memory found by meaning\n"
@@ -128,7 +128,8 @@ class Policy:
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"
-        "A memory with no kind, or a kind not known, goes to inbox.")})
+        "A memory written with no kind goes to inbox; a kind not listed here is refused\n"
+        "(a note a person wrote with one decays as inbox until it is classified).")})
     metabolism: Rules = field(default_factory=Rules, metadata={"doc": (
         'Thresholds of the metabolism rules (README, "Lifecycle"). Uncomment to change.')})
 

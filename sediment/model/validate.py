@@ -100,8 +100,11 @@ def link(x: Any) -> str:
 
 
 def kind(k: Any, kinds: Iterable[str]) -> str:
+    """A kind the policy knows (``kinds`` in policy.yaml adds more); else
+    ``InvalidInput`` naming the kinds there are."""
     if not isinstance(k, str) or k not in kinds:
-        raise InvalidInput(f"kind {k!r} is not one of {', '.join(kinds)}")
+        raise InvalidInput(f"kind {k!r} is not one of {', '.join(kinds)} (policy.yaml 'kinds' adds one)",
+                           what="kind")
     return k
 
 
@@ -177,31 +180,60 @@ def room(v: Any) -> str:
     return N.check_room(v)
 
 
-def time(v: Any, *, key: str) -> _dt.datetime:
-    """A time a caller passes (``now``, ``since``, ``until``): an aware
-    ``datetime`` or an ISO 8601 string with an offset. A time without an offset
-    is refused: it would mean a different moment on each machine."""
+UTC = _dt.timezone.utc
+_AGO = re.compile(r"(\d{1,5})\s*(h|hours?|d|days?|w|weeks?)(?:\s+ago)?", re.IGNORECASE)
+_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+_DAYS_BACK = {"today": 0, "yesterday": 1, "今天": 0, "昨天": 1, "前天": 2}
+
+
+def relative_time(text: str, *, tz: _dt.tzinfo, now: _dt.datetime | None = None) -> _dt.datetime | None:
+    """A time as a person types it for a filter, or None: ``7d`` (or ``7 days``,
+    ``7d ago``), ``12h``, ``2w`` before ``now``; ``today``, ``yesterday``
+    (今天, 昨天, 前天): that day's midnight in ``tz``."""
+    t = text.strip().lower()
+    now = now or _dt.datetime.now(tz)
+    m = _AGO.fullmatch(t)
+    if m:
+        unit = m.group(2)[0]
+        return now - _dt.timedelta(**{_UNITS[unit]: int(m.group(1))})
+    if t in _DAYS_BACK:
+        day = now.astimezone(tz).date() - _dt.timedelta(days=_DAYS_BACK[t])
+        return _dt.datetime(day.year, day.month, day.day, tzinfo=tz)
+    return None
+
+
+def time(v: Any, *, key: str, tz: _dt.tzinfo = UTC, relative: bool = False) -> _dt.datetime:
+    """A time a caller passes (``now``, ``since``, ``until``): a ``datetime``,
+    a ``date`` or an ISO 8601 string. A date is midnight and a time without an
+    offset is a time in ``tz``, the root's timezone (policy ``timezone``; DESIGN,
+    "Time"), on every machine alike. With ``relative``, also ``7d``, ``12h``,
+    ``2w``, ``today``, ``yesterday`` (``relative_time``). Raises ``InvalidInput``."""
     if isinstance(v, str):
-        try:
-            v = _dt.datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise InvalidInput(f"{key}: {v!r} is not an ISO 8601 time "
-                               f"(e.g. 2027-01-01T09:00:00+08:00)", what=key) from None
+        text = v
+        v = relative_time(text, tz=tz) if relative else None
+        if v is None:
+            try:
+                v = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+            except ValueError:
+                also = " or a relative time (7d, 12h, 2w, today, yesterday)" if relative else ""
+                raise InvalidInput(f"{key}: {text!r} is not an ISO 8601 date or time (e.g. 2027-01-01, "
+                                   f"2027-01-01T09:00:00+08:00){also}", what=key) from None
+    if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+        v = _dt.datetime(v.year, v.month, v.day)
     if not isinstance(v, _dt.datetime):
-        raise InvalidInput(f"{key} must be a datetime or an ISO 8601 string, not {v!r}", what=key)
-    if v.tzinfo is None or v.utcoffset() is None:
-        raise InvalidInput(f"{key}: {v.isoformat()} has no timezone offset (write e.g. "
-                           f"{v.isoformat()}+00:00)", what=key)
-    return v
+        raise InvalidInput(f"{key} must be a datetime, a date or an ISO 8601 string, not {v!r}", what=key)
+    when: _dt.datetime = v if v.tzinfo is not None and v.utcoffset() is not None else v.replace(tzinfo=tz)
+    return when
 
 
-def now(v: Any) -> _dt.datetime:
-    """A caller's ``now``, or the current time."""
-    return _dt.datetime.now().astimezone() if v is None else time(v, key="now")
+def now(v: Any, tz: _dt.tzinfo = UTC) -> _dt.datetime:
+    """A caller's ``now`` (a date or a time without an offset: in ``tz``), or the current time."""
+    return _dt.datetime.now().astimezone() if v is None else time(v, key="now", tz=tz)
 
 
-def optional_time(v: Any, *, key: str) -> _dt.datetime | None:
-    return None if v is None or v == "" else time(v, key=key)
+def optional_time(v: Any, *, key: str, tz: _dt.tzinfo = UTC) -> _dt.datetime | None:
+    """A filter's bound (``since``, ``until``): ``time`` with relative times, or None."""
+    return None if v is None or v == "" else time(v, key=key, tz=tz, relative=True)
 
 
 def _one_or_many(v: Any, *, what: str) -> list[str]:
@@ -283,3 +315,17 @@ def reason(r: Any, *, verb: str) -> str:
     if not r or not isinstance(r, str):
         raise InvalidInput(f"{verb} needs a reason")
     return E.one_line(r)
+
+
+MAX_REQUEST_CHARS = 200
+
+
+def request(r: Any) -> str | None:
+    """A caller's request key (the same key again: the same call, counted
+    once), or None."""
+    if r is None:
+        return None
+    if not isinstance(r, str) or not r.strip() or len(r) > MAX_REQUEST_CHARS or not r.isprintable():
+        raise InvalidInput(f"request must be one line of 1 to {MAX_REQUEST_CHARS} printable characters",
+                           what="request")
+    return r

@@ -61,6 +61,11 @@ class Feedback:
     # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
     rank_power: float = 1.0
     single_cjk: bool = False  # a lone CJK character may be an expansion term
+    # a query word in at most this share of the documents (or in up to
+    # ``rare_floor`` of them) is rare: a feedback document holding every word
+    # of the query, one of them rare, answers it (``answered``)
+    rare_share: float = 0.01
+    rare_floor: int = 2
 
     def damp(self, rankings: Sequence[tuple[str, Ranking]], words: Scored) -> float:
         """A factor on the lane's fusion weight for one query, given the
@@ -122,6 +127,26 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
         return {}
     peak = top[0][0]
     return {t: fb.weight * g / peak for g, t in top}
+
+
+def answered(words: Postings, bigrams: Postings, query: Mapping[str, float], pairs: Mapping[str, float],
+             seeds: Sequence[int], *, fb: Feedback) -> bool:
+    """Whether the query's own matches are strong: one of the feedback
+    documents ``seeds`` holds every term of the query — each of its words
+    (``query``: a word no document has counts as missing, a tag looked up
+    whole, ``#…``, is no word) and each of its CJK bigrams (``pairs``: a
+    question word, 哪里, is no answer's) — and one of those words is rare in
+    the root. The expansion then has no gap to bridge: it may reorder the
+    query's matches but adds no document that holds none of the query's words
+    (a unique word brought its note's neighbours along)."""
+    terms = [t for t in query if not t.startswith("#")]
+    if not terms or not seeds:
+        return False
+    rare = max(fb.rare_share * words.live, fb.rare_floor)
+    if not any(0 < words.df(t) <= rare for t in terms):
+        return False
+    held, held_pairs = words.matched(seeds, terms), bigrams.matched(seeds, pairs)
+    return any(len(held[s]) == len(terms) and len(held_pairs[s]) == len(pairs) for s in seeds)
 
 
 def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask, *,

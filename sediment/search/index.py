@@ -29,7 +29,7 @@ from . import bulk
 from . import feedback as F
 from .maxscore import Scored, bm25
 from .postings import NO_SLOT, Postings, Vocab, renumber
-from .rank import Lane, Ranking, best, rrf, rrf_add
+from .rank import Lane, Ranking, best, rrf, rrf_add, vouched
 
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
 # word in the title or a tag says more about what a memory is than one in the body.
@@ -108,6 +108,10 @@ class Hit:
     lanes: dict[str, int] = field(default_factory=dict)  # lane → rank (1-based)
     expansion: tuple[str, ...] = ()  # the expansion terms this key matched
     expanded: Mapping[str, float] = field(default_factory=dict)  # the query's expansion terms → weight
+    # direct evidence for the query: a term of the query's own (``terms``), or
+    # a further lane's own finding (``rank.vouched``); not merely an
+    # expansion match or a lane's tail. Only such a hit counts as a recall.
+    direct: bool = False
 
 
 def _keep_direct(top: list[int], fused: dict[int, float], direct: set[int], key_of: Sequence[str | None],
@@ -323,8 +327,10 @@ class Index:
         are further rankings fused the same way (``rank.Lane``: each is handed
         the lexical rankings just made, so none scores them again). With ``feedback``, the
         feedback lane too. Those lanes can bring keys with no term of the query
-        (the feedback lane: only keys matching the expanded query), but never
-        all of the first ``limit`` (``_keep_direct``).
+        (the feedback lane: only keys matching the expanded query, and none
+        when the query's own matches answer it: ``feedback.answered``), but never
+        all of the first ``limit`` (``_keep_direct``); a hit says whether it
+        has direct evidence for the query (``Hit.direct``).
         ``prune=False`` scores every posting (the same results, slower: for
         tests and benchmarks)."""
         self.settle()
@@ -368,6 +374,8 @@ class Index:
                     top = F.score(self.words, scored, expanded, mask, allowed=allow_slot, depth=depth, prune=prune)
                 else:
                     top, _ = bm25(self.words, expanded, mask, allow_slot, depth, prune=prune)
+                if F.answered(self.words, self.bigrams, words, bigrams, seeds, fb=feedback):
+                    top = [x for x in top if x[1] in direct]  # (it may reorder the query's matches, never add)
                 rankings.append(("feedback", top))
                 # (the dense lane may reweigh it)
                 fb_weight = feedback.fuse_weight * weights.get("feedback", 1.0) * feedback.damp(rankings, scored)
@@ -382,8 +390,9 @@ class Index:
         for s in top_slots:
             matched = in_words[s] + in_bigrams[s]
             extra = tuple(via[s])
+            own = bool(matched) or vouched(lanes, ranks[s], s)
             out.append(Hit(self.key_of[s], fused[s], tuple(sorted(set(matched))), ranks[s],  # type: ignore[arg-type]
-                           extra, expanded))
+                           extra, expanded, own))
         return out
 
     # -------------------------------------------------------------- reading

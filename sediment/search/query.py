@@ -24,10 +24,11 @@ from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import strength
 from ..model.usage import Usage
 from ..model.policy import Clock, Policy
-from .rank import Lane, LaneSource
+from .rank import Lane, LaneSource, vouched
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
 from ..model.fields import unwrap_link
+from ..model.markup import plain
 
 def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
     """A hit the semantic lane found for a query it leaned on (few of the query's
@@ -35,8 +36,8 @@ def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -
     by its similarity, which cleared the lane's floor, though it covers few of
     the query's words. A lane only filling the tail (weight below 1) vouches
     for nothing, nor does a lane for what it ranks without having found it by
-    similarity (the blend ranks the direct lexical hits too)."""
-    return any(lane.name in hit_lanes and lane.weight >= 1.0 and lane.vouches(slot) for lane in lanes)
+    similarity (the blend ranks the direct lexical hits too): ``rank.vouched``."""
+    return vouched(lanes, hit_lanes, slot)
 
 # index flag bits: searches skip these groups without looking at each entry
 IN_ARCHIVE = 1  # in archive/, or marked archived wherever it is
@@ -51,13 +52,21 @@ NOT_CURRENT = IN_ARCHIVE | PURGED | SUPERSEDED
 class SearchHit:
     entry: Entry
     score: float
-    terms: tuple[str, ...]
-    snippet: str
+    terms: tuple[str, ...]  # the query's words it holds, as written in it (``written``)
+    snippet: str  # its text around the first of them, without markup
     lanes: dict[str, int] = field(default_factory=dict)
-    # with ``explain``: the expansion terms this memory matched, and the
-    # query's expansion terms (→ weight); ``None`` otherwise
+    # the expansion terms this memory matched, as written in it; with
+    # ``explain``, the query's expansion terms (→ weight) too; ``None`` otherwise
     expansion: tuple[str, ...] = ()
     explain: dict[str, Any] | None = None
+    # direct evidence for the query: its own lexical match of the query, or
+    # the semantic lane's similarity where the lane leaned on the query. A
+    # hit brought only by query expansion (or a lane's tail) is shown but
+    # never counted as a recall (DESIGN, "What counts as a recall").
+    direct: bool = False
+    # the index's terms it holds (stemmed, folded: 'deploy' for 'Deploys'):
+    # what the ranking weighed, and what ``relevance`` weighs
+    index_terms: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def superseded_by(self) -> tuple[str, ...]:
@@ -67,7 +76,7 @@ class SearchHit:
     def to_dict(self) -> dict[str, Any]:
         out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
                "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
-               "lanes": self.lanes}
+               "lanes": self.lanes, "direct": self.direct}
         if self.superseded_by:
             out["superseded_by"] = list(self.superseded_by)
         if self.explain is not None:
@@ -178,13 +187,36 @@ def make_filter(*, layers: set[str] | None = None, room: str | None = None,
 
 
 def snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
-    text = " ".join(entry.body.split())
+    """About ``width`` characters of the memory's text as a reader sees it
+    (no markup: ``markup.plain``), around the first of the index ``terms``."""
+    text = " ".join(plain(entry.body).split())
     pos = T.find_term(text, {t.lstrip("#") for t in terms})
     if pos < 0:
         return text[:width] + ("…" if len(text) > width else "")
     start = max(0, pos - width // 3)
     end = start + width
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def written(entry: Entry, terms: Sequence[str], query: str = "") -> dict[str, str]:
+    """Index term (stemmed, folded: 'databas', '#移动端') → the word written
+    in the memory — its title, aliases, tags or text — else in the ``query``,
+    else the term as it is (without a tag's '#')."""
+    if not terms:
+        return {}
+    tags = {whole(t): t for t in entry.tag_set}
+    shown: dict[str, str] = {t: tags[t] for t in terms if t in tags}
+    for text in ("\n".join([entry.title, *entry.aliases, *entry.tags]), E.display_text(entry.body), query):
+        rest = [t for t in terms if t not in shown]
+        if not rest:
+            break
+        shown.update(T.surfaces(text, rest))
+    return {t: shown.get(t, t.lstrip("#")) for t in terms}
+
+
+def _words(terms: Sequence[str], shown: Mapping[str, str]) -> tuple[str, ...]:
+    """``terms`` as ``shown`` writes them, in order, each word once."""
+    return tuple(dict.fromkeys(shown[t] for t in terms))
 
 
 class Tiebreak:
@@ -231,10 +263,13 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     out = []
     for h in hits:
         e = entries[h.key]
+        shown = written(e, h.terms + h.expansion, asked.text)
+        terms, via = _words(h.terms, shown), _words(h.expansion, shown)
         why = None
-        if explain:
-            why = {"lanes": dict(h.lanes), "terms": list(h.terms), "expansion_matched": list(h.expansion),
-                   "expansion": {t: round(w, 4) for t, w in h.expanded.items()}}
-        out.append(SearchHit(e, h.score, h.terms, snippet(e, h.terms or h.expansion), h.lanes,
-                             h.expansion, why))
+        if explain:  # (the index's own terms too: what the ranking weighed)
+            why = {"lanes": dict(h.lanes), "terms": list(terms), "expansion_matched": list(via),
+                   "index_terms": list(h.terms), "expansion": {t: round(w, 4) for t, w in h.expanded.items()},
+                   "direct": h.direct}
+        out.append(SearchHit(e, h.score, terms, snippet(e, h.terms or h.expansion), h.lanes, via, why,
+                             h.direct, h.terms))
     return out

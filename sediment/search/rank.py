@@ -63,6 +63,15 @@ class Lane(Protocol):
 LaneSource = Callable[[Mapping[str, float], Mapping[str, float], str], Sequence[Lane]]
 
 
+def vouched(lanes: Sequence[Lane], hit_lanes: Mapping[str, int], slot: int) -> bool:
+    """Whether one of ``lanes`` found ``slot`` by its own evidence for the
+    query (``hit_lanes``: the lanes that ranked it). A lane only filling the
+    tail (weight below 1) vouches for nothing, nor does a lane for what it
+    ranks without having found it (the semantic blend ranks the direct
+    lexical hits too)."""
+    return any(lane.name in hit_lanes and lane.weight >= 1.0 and lane.vouches(slot) for lane in lanes)
+
+
 def rrf(rankings: Iterable[tuple[str, Ranking]], weights: Mapping[str, float] | None = None
         ) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
     """Fused score per slot, and per slot its rank in each lane (1-based).

@@ -25,7 +25,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
 from . import textnorm as TN
@@ -328,6 +328,85 @@ def find_term(text: str, terms: set[str]) -> int:
             if norm in terms or _stem(norm) in terms:
                 return m.start()
     return best
+
+
+_LATIN_AT = re.compile(rf"[^\W_{CJK}]+")
+
+
+def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
+    """Index term → the word of ``text`` it stands for, as written there
+    ('Databases' for 'databas', '資料庫' for '资料库', 'max_connections' for
+    'maxconnection', 'Argo' for the 'argo' of 'ArgoCD'); the first occurrence
+    wins, and a term the text does not hold is left out. A term may carry the
+    index's '#' of a tag taken whole ('#移动端'): its words are looked for."""
+    want: dict[str, list[str]] = {}
+    for t in terms:
+        if t.lstrip("#"):
+            want.setdefault(t.lstrip("#"), []).append(t)
+    out: dict[str, str] = {}
+
+    def found(key: str, word: str) -> bool:
+        named = want.get(key)
+        if named is None or named[0] in out:
+            return False
+        for term in named:
+            out[term] = word
+        return True
+
+    cjk = [t for t in want if is_cjk_char(t[0])]
+    if cjk:
+        _cjk_surfaces(text, cjk, found)
+    latin = len(want) - len(cjk)
+    if not latin:
+        return out
+    # Latin words, each with the one after it (two words written as one name)
+    toks = _LATIN_AT.finditer(text)
+    m = next(toks, None)
+    while m is not None and latin:
+        nxt = next(toks, None)
+        tok, norm = m.group(0), normalize(m.group(0))
+        latin -= found(norm, tok) + found(_stem(norm), tok)
+        for part in TN.parts(fold(tok)):  # a piece of a compound name (Argo of ArgoCD)
+            latin -= found(_stem(part.lower()), part)
+        if nxt is not None and nxt.start() - m.end() == 1:
+            sep = text[m.end()]
+            if TN.joins(fold(tok), sep, fold(nxt.group(0))):  # max_connections, Argo CD
+                latin -= found(_stem(normalize(tok + nxt.group(0))), text[m.start():nxt.end()])
+        m = nxt
+    return out
+
+
+def _cjk_surfaces(text: str, terms: list[str], found: Callable[[str, str], bool]) -> None:
+    """``surfaces`` of CJK terms: found in the folded text (one character for
+    one on CJK text; where folding changed the length elsewhere, run by run)."""
+    folded = fold(text)
+    if folded == text:  # (most text: written as the index spells it)
+        for t in terms:
+            if t in text:
+                found(t, t)
+        return
+    left = terms
+    if len(folded) == len(text):
+        left = []
+        for t in terms:
+            k = folded.find(t)
+            if k >= 0 and fold(text[k:k + len(t)]) == t:
+                found(t, text[k:k + len(t)])
+            elif k >= 0:  # (folding moved it: rare)
+                left.append(t)
+    if not left:
+        return
+    for m in CJK_RUN.finditer(text):
+        run, rest = fold(m.group(0)), []
+        for t in left:
+            k = run.find(t)
+            if k >= 0:
+                found(t, m.group(0)[k:k + len(t)])
+            else:
+                rest.append(t)
+        if not rest:
+            return
+        left = rest
 
 
 def normalize(text: str) -> str:

@@ -1,1 +1,1 @@
-"""The optional embedding lane (extra sediment[semantic])."""
+"""The optional embedding lane (extra [semantic])."""

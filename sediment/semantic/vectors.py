@@ -11,18 +11,27 @@ own memory, and opening a root reads none of them.
 Layout: a 64-byte header (magic, dimension), then fixed-size records
 ``key (16 bytes) | scale (float32) | int8[dim]``. Records are only ever
 appended, under a lock of their own (two processes embedding at once write
-whole records in turn); a torn last record (a crash mid-append) is ignored
-and overwritten by the next append. ``compact`` rewrites the file atomically
-with only the keys still in use.
+whole records in turn, and a key already in the file is not written again:
+one record per memory version); a torn last record (a crash mid-append) is
+ignored and overwritten by the next append. ``compact`` rewrites the file
+atomically with only the keys still in use.
+
+What is in the file's place is the cache's, but not always what sediment
+wrote: a damaged header (its magic, a dimension no model has or not the
+model's) is reported (``fault``) and the file rewritten by the next append;
+anything that is no regular file (a FIFO, whose open would wait for a
+writer; a folder; a symlink, which may point anywhere) is neither read nor
+replaced, and the vectors are kept in memory instead.
 
 numpy is imported by the functions that need it: this module is only used
-when the ``sediment[semantic]`` extra is installed and the lane is on.
+when the ``[semantic]`` extra is installed and the lane is on.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import struct
 import threading
 from pathlib import Path
@@ -30,11 +39,13 @@ from typing import Any, Iterable, Sequence
 
 from .embedding import require_numpy
 from ..errors import StorageError
-from ..disk.files import WriterLock, atomic_write, open_nofollow, temp_name
+from ..disk.files import WriterLock, atomic_write, open_nofollow, open_regular, temp_name
 
 MAGIC = b"SEDVEC1\n"
 HEADER = 64
 _MATRIX = 2  # the dimensions of an embedder's answer: (texts, vector)
+MAX_DIM = 1 << 16  # more than any sentence encoder gives: a header saying more is damaged
+DAMAGED = "vectors"  # the fault's code of a damaged file (rewritten by the next append)
 
 
 def _header(dim: int) -> bytes:
@@ -43,10 +54,15 @@ def _header(dim: int) -> bytes:
 
 class VectorFile:
     """Vectors by content key; ``path=None`` keeps them in memory only (a
-    read-only root, or a root whose cache is unusable)."""
+    read-only root, or a root whose cache is unusable). ``where`` is the
+    file's path even then, and ``fault`` what ``check`` says of it: (code,
+    reason), or None."""
 
     def __init__(self, path: Path | None, lock: WriterLock | None, lock_timeout: float) -> None:
         self.path = path
+        self.where = path
+        self.fault: tuple[str, str] | None = None
+        self.rewrites = 0  # files written anew over rows they had (a damaged header): those rows are gone
         self._lock = lock
         self._timeout = lock_timeout
         self.dim = 0
@@ -72,7 +88,10 @@ class VectorFile:
         # and scan at once: a reload extends the keys in place and the mean is
         # a running sum, so two at once would add the same rows twice
         self._guard = threading.RLock()
-        self.reload()
+        try:
+            self.reload()
+        except StorageError as exc:  # (no permission to look: the lane works, in memory)
+            self._refuse("storage", f"cannot be read ({exc})")
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -99,11 +118,14 @@ class VectorFile:
     def _reload(self) -> None:
         assert self.path is not None
         try:
-            st = os.stat(self.path)
+            st = os.lstat(self.path)
         except FileNotFoundError:
             return
         except OSError as exc:
             raise StorageError(f"cannot read {self.path}: {exc}", path=str(self.path)) from exc
+        if not stat.S_ISREG(st.st_mode):
+            self._not_regular(st.st_mode)
+            return
         size = st.st_size
         if (st.st_ino, size) == (self._ino, self._size):
             return
@@ -120,24 +142,71 @@ class VectorFile:
         self._ino = st.st_ino
         try:
             self._read_new(size, rows, keys)
+        except OSError as exc:
+            try:
+                mode = os.lstat(self.path).st_mode
+            except FileNotFoundError:  # (gone meanwhile: none to read)
+                return
+            except OSError:
+                mode = stat.S_IFREG
+            if stat.S_ISREG(mode):
+                raise StorageError(f"cannot read {self.path}: {exc}", path=str(self.path)) from exc
+            self._not_regular(mode)  # (put in its place since the look)
         finally:
             self._rows, self._keys = rows, keys
+
+    def _not_regular(self, mode: int) -> None:
+        what = ("a symlink" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode)
+                else "not a regular file (a FIFO, a socket, a device)")
+        self._refuse("symlink" if stat.S_ISLNK(mode) else "not_a_file",
+                     f"is {what}: sediment neither follows nor replaces it")
+
+    def _refuse(self, code: str, why: str) -> None:
+        """Keep the vectors in memory from now on: the file is not usable."""
+        self.fault = (code, f"{why}; the semantic lane keeps its vectors in memory only (computed "
+                            "again at every open) until a person puts it right or removes it")
+        self.path = None
+
+    def _damaged(self, why: str) -> None:
+        self.fault = (DAMAGED, f"damaged: {why}; the semantic lane leaves it out, and its next "
+                               "embedding pass writes it anew")
+
+    def mismatch(self, dim: int) -> bool:
+        """Whether vectors of ``dim`` dimensions (the model's) cannot be
+        compared with the file's rows: their header says another dimension
+        (then the file is damaged, and ``fault`` says so)."""
+        with self._guard:
+            if not len(self._keys) or dim == self.dim:
+                return False
+            self._damaged(f"its header says {self.dim} dimensions, the model gives {dim}")
+            return True
 
     def _read_new(self, size: int, rows: dict[bytes, int], keys: list[bytes]) -> None:
         """The records past the ``keys`` known, into ``rows`` and ``keys``."""
         assert self.path is not None
         np = require_numpy()
-        with open(self.path, "rb", opener=open_nofollow) as fh:
+        # (never a FIFO's open, which waits; the map is of the file read, not of the name again)
+        with os.fdopen(open_regular(self.path), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_ino != self._ino:  # (replaced since the look: read whole at the next reload)
+                self._ino = 0
+                return
+            size = st.st_size  # (the file opened: never a map past its end)
             head = fh.read(HEADER)
-        if len(head) < HEADER or not head.startswith(MAGIC):
-            return  # not ours (or torn at birth): the next append rewrites it
-        dim = struct.unpack_from("<I", head, len(MAGIC))[0]
-        rec = 20 + dim
-        n = (size - HEADER) // rec
-        if n <= 0:
-            self.dim, self._size = dim, size
-            return
-        table = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))
+            if len(head) < HEADER or not head.startswith(MAGIC):
+                if size:  # (an empty file is one being born)
+                    self._damaged("it does not start with the header of a vector file")
+                return  # the next append rewrites it
+            dim = struct.unpack_from("<I", head, len(MAGIC))[0]
+            if not 0 < dim <= MAX_DIM:
+                self._damaged(f"its header says {dim} dimensions")
+                return
+            rec = 20 + dim
+            n = (size - HEADER) // rec
+            if n <= 0:
+                self.dim, self._size = dim, size
+                return
+            table = np.memmap(fh, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, rec))
         start = len(keys)
         new = [bytes(k) for k in table[start:, :16]]
         scale = table[start:, 16:20].copy().view("<f4").reshape(n - start)
@@ -234,33 +303,62 @@ class VectorFile:
         scale = np.abs(vecs).max(axis=1) / 127.0
         with np.errstate(invalid="ignore"):  # (a NaN row keeps a NaN scale: its similarity is NaN, skipped)
             q = np.round(vecs / np.where(scale > 0, scale, 1)[:, None]).astype(np.int8)
-        if self.path is None:
-            self._append_memory(keys, q, scale.astype(np.float32))
+        scale = scale.astype(np.float32)
+        if self.path is not None:
+            assert self._lock is not None
+            with self._lock.hold(self._timeout):
+                self.reload()
+                if self.path is not None:  # (else: found unusable just now)
+                    self._append_file(keys, q, scale)
+                    return
+        self._append_memory(keys, q, scale)
+
+    def _new(self, keys: Sequence[bytes]) -> list[int]:
+        """Which of ``keys`` (their places) are not held yet: another process
+        may have embedded them since we looked (once in a batch too)."""
+        seen: set[bytes] = set()
+        out = []
+        for i, k in enumerate(keys):
+            if k not in self._rows and k not in seen:
+                seen.add(k)
+                out.append(i)
+        return out
+
+    def _append_file(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
+        """Append under the writers' lock, the file just reloaded. A file of
+        none (or a damaged one) is written whole; so is one whose header
+        says another dimension than the model's (damaged: its rows cannot be
+        compared with the model's vectors)."""
+        assert self.path is not None
+        np = require_numpy()
+        whole = not self._size or self.dim != q.shape[1]
+        keep = list(range(len(keys))) if whole else self._new(keys)
+        if not keep:
             return
-        assert self._lock is not None
-        with self._lock.hold(self._timeout):
-            self.reload()
-            if self.dim and self.dim != q.shape[1]:
-                raise ValueError(f"vectors of {q.shape[1]} dimensions for a cache of {self.dim}")
-            rec = np.empty((len(keys), 20 + q.shape[1]), dtype=np.uint8)
-            rec[:, :16] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 16)
-            rec[:, 16:20] = scale.astype("<f4").view(np.uint8).reshape(len(keys), 4)
-            rec[:, 20:] = q.view(np.uint8)
-            try:
-                if not self._size:
-                    atomic_write(self.path, [_header(q.shape[1]), rec.tobytes()], durable=False)
-                else:
-                    with open(self.path, "r+b", opener=open_nofollow) as fh:
-                        fh.seek(self._size)  # over a torn record, if any
-                        fh.write(rec.tobytes())
-                        fh.truncate()
-            except OSError as exc:
-                raise StorageError(f"cannot write {self.path}: {exc}", path=str(self.path)) from exc
-            self.reload()
+        keys, q, scale = [keys[i] for i in keep], q[keep], scale[keep]
+        rec = np.empty((len(keys), 20 + q.shape[1]), dtype=np.uint8)
+        rec[:, :16] = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 16)
+        rec[:, 16:20] = scale.astype("<f4").view(np.uint8).reshape(len(keys), 4)
+        rec[:, 20:] = q.view(np.uint8)
+        try:
+            if whole:
+                atomic_write(self.path, [_header(q.shape[1]), rec.tobytes()], durable=False)
+                self.fault = None
+                self.rewrites += bool(self._keys)
+            else:
+                with open(self.path, "r+b", opener=open_nofollow) as fh:
+                    fh.seek(self._size)  # over a torn record, if any
+                    fh.write(rec.tobytes())
+                    fh.truncate()
+        except OSError as exc:
+            raise StorageError(f"cannot write {self.path}: {exc}", path=str(self.path)) from exc
+        self.reload()
 
     def _append_memory(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
         with self._guard:
-            self._append_memory_now(keys, q, scale)
+            keep = self._new(keys)
+            if keep:
+                self._append_memory_now([keys[i] for i in keep], q[keep], scale[keep])
 
     def _append_memory_now(self, keys: Sequence[bytes], q: Any, scale: Any) -> None:
         np = require_numpy()
@@ -357,12 +455,15 @@ class VectorFile:
         with self._lock.hold(self._timeout):  # (then the guard: the order add takes them in)
             with self._guard:
                 self._reload()
+                if self.path is None:  # (found unusable just now: the rows are in memory)
+                    return 0
                 keep = sorted({self._rows[k] for k in live if k in self._rows})
                 dropped, dim, n = len(self._keys) - len(keep), self.dim, len(self._keys)
                 seen = self._stat()
             staged = temp_name(self.path)  # (a crash leaves a temp file, which sweep_temps removes)
             try:
-                rows = np.memmap(self.path, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, 20 + dim))[keep]
+                with os.fdopen(open_regular(self.path), "rb") as fh:
+                    rows = np.memmap(fh, dtype=np.uint8, mode="r", offset=HEADER, shape=(n, 20 + dim))[keep]
                 atomic_write(staged, [_header(dim), rows.tobytes()], durable=False)
                 del rows
                 with self._guard:

@@ -33,7 +33,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol
 
 from ..disk.checked import Changed, Detached, detach, read_checked, remove_checked
 from ..disk.files import fsync_all, fsync_dir, fsync_dirs, in_threads, move_new, resolve_inside, write_temp
@@ -43,7 +43,9 @@ from ..model import entry as E
 from ..model import names as N
 from ..model.entry import Entry
 from ..view.held import at_path
-from ..view.view import View
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 log = logging.getLogger("sediment")
 

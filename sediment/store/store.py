@@ -31,7 +31,7 @@ import contextlib
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ..model import entry as E
 from ..model import names as N
@@ -43,11 +43,13 @@ from ..disk.files import WriterLock, atomic_write, fsync_dir, has_temp, read_nof
 from ..disk.journal import Journal
 from ..model.policy import Policy
 from ..disk.usage import UsageLog
-from .system import CACHE, SYSTEM as SYSTEM, VECTORS_LOCK, Parts  # SYSTEM: part of this module's API
+from .system import CACHE, SYSTEM as SYSTEM, VECTORS_LOCK, Parts, own_temps  # SYSTEM: part of this module's API
 from ..view.held import Held
-from ..view.view import View
 from ..model.fields import wikilink
 from ..model.names import LAYERS
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 log = logging.getLogger("sediment")
 
@@ -379,6 +381,10 @@ class Store:
             for top in (*LAYERS, SYSTEM):
                 if not (self.root / top).is_symlink():  # never delete through a link
                     n += sweep_temps(self.root / top, skip=cache)
+            for tmp in own_temps(self.root):  # (the root's own: a killed first open's .gitignore)
+                with contextlib.suppress(FileNotFoundError):
+                    tmp.unlink()
+                    n += 1
             n += self._sweep_cache(cache)
         if n:
             log.info("removed %d temp file(s) left by an interrupted write", n)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import NotFound, StorageError
-from ..disk.files import atomic_write, symlink_in
+from ..disk.files import atomic_write, is_temp, symlink_in
 from ..model.problem import Problem
 from ..model.names import LAYERS
 
@@ -54,7 +54,7 @@ reports/
 working/
 patrol/
 """
-_OURS = {*LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: the merge driver
+_OURS = {*LAYERS, SYSTEM, ".gitignore", ".gitattributes", ".git"}  # .gitattributes: earlier versions wrote one
 
 
 def holds_persons(root: Path) -> bool:
@@ -62,9 +62,26 @@ def holds_persons(root: Path) -> bool:
     notes, ``.obsidian/``): an existing vault, opened in place."""
     try:
         with os.scandir(root) as it:
-            return any(d.name not in _OURS for d in it)
+            return any(d.name not in _OURS and not _own_temp(d.name) for d in it)
     except OSError:
         return False
+
+
+def _own_temp(name: str) -> bool:
+    """The temp file of one of sediment's own files at the top of a root
+    (``..gitignore.<hex>.tmp``: ``files.temp_name``)."""
+    return is_temp(name) and name[1:-len(".12345678.tmp")] in _OURS
+
+
+def own_temps(root: Path) -> list[Path]:
+    """The temp files a write of sediment's own files at the top of the root
+    left when it was killed (a new root's first open writing ``.gitignore``);
+    nothing of a person's, nothing in a folder."""
+    try:
+        with os.scandir(root) as it:
+            return [root / d.name for d in it if _own_temp(d.name) and d.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def init_layout(root: Path) -> None:
@@ -76,14 +93,22 @@ def init_layout(root: Path) -> None:
     nothing is made (``open_system`` says what that turns off)."""
     try:
         persons = holds_persons(root)
-        for d in (*LAYERS, SYSTEM):
-            with contextlib.suppress(FileExistsError):
-                (root / d).mkdir()
+        make_layers(root)
         gi = root / SYSTEM / ".gitignore" if persons else root / ".gitignore"
         if not os.path.lexists(gi) and not (persons and (root / SYSTEM).is_symlink()):
             atomic_write(gi, (SYSTEM_GITIGNORE if persons else GITIGNORE).encode())
     except OSError as exc:
         log.debug("cannot lay out %s: %s", root, exc)
+
+
+def make_layers(root: Path) -> None:
+    """The layer folders and ``_system/`` a root lacks, made: git removes a
+    folder a merge emptied, and a person may delete an empty one, so nothing
+    may depend on them being there. Whatever is in the way (a file, a link)
+    stays; a folder that cannot be made is left to the write that needs it."""
+    for d in (*LAYERS, SYSTEM):
+        with contextlib.suppress(OSError):  # (FileExistsError: there already)
+            (root / d).mkdir()
 
 
 # The parts of _system/ and the paths each uses: a symlink in any of them
@@ -134,8 +159,9 @@ class Parts:
 
 
 def open_system(root: Path, *, create: bool) -> Parts:
-    """Make the root's folders (with ``create``) and decide which parts of
-    ``_system/`` may be used: a few ``lstat`` calls and one ``access``."""
+    """Make the root's folders (with ``create``; of an existing root, the
+    layer folders it lacks) and decide which parts of ``_system/`` may be
+    used: a few ``lstat`` calls and one ``access``."""
     try:
         if not root.exists():
             if not create:
@@ -166,6 +192,10 @@ def open_system(root: Path, *, create: bool) -> Parts:
         parts.faults.append(Problem(SYSTEM, "the root is read-only: writes are refused, searches are "
                                             "not recorded, recovery does not run", severity="warning",
                                     code="read_only"))
+    if not create and parts.writes_off is None and system.is_dir():
+        make_layers(root)  # an existing root: the layer folders git or a person removed come back, quietly
+        if own_temps(root):  # a first open killed while it wrote the .gitignore: what it did not finish
+            init_layout(root)  # (the temp file itself goes with the open's sweep, under the lock)
     policy = f"{SYSTEM}/policy.yaml"
     if parts.writes_off and parts.usable("policy") and not os.path.lexists(root / policy):
         parts.faults.append(Problem(policy, "missing, and it cannot be written here: the default "

@@ -20,7 +20,7 @@ from ..model.names import LAYERS
 
 # What init commits: the files sediment itself keeps in a root. Anything else
 # in the folder (a person's own notes, .obsidian/) is the person's to add.
-OWN = (".gitignore", ".gitattributes", "_system", *LAYERS)
+OWN = (".gitignore", "_system", *LAYERS)
 FALLBACK = {"user.name": "sediment", "user.email": "sediment@localhost"}
 # environment variables that give git each half of an identity (they beat config)
 _ENV = {"user.name": (("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"),),
@@ -65,7 +65,7 @@ def toplevel(git: str, root: Path) -> Path | None:
 
 
 def append_missing(path: Path, lines: list[str], head: str = "") -> bool:
-    """Add to a text file (``.gitignore``, ``.gitattributes``) the ``lines`` it
+    """Add to a text file (``.gitignore``, ``info/attributes``) the ``lines`` it
     lacks, after what a person wrote there; ``head`` starts a file that did
     not exist. Whether anything was added."""
     try:
@@ -82,21 +82,33 @@ def append_missing(path: Path, lines: list[str], head: str = "") -> bool:
 
 
 def install_driver(git: str, root: Path, top: Path | None | bool = False) -> list[str]:
-    """Register the merge driver where it is missing: the lines of
-    ``.gitattributes`` (in the root) and, when the root is its repository's top
-    level, the driver in that repository's config. Returns what was done."""
-    done = []
-    if append_missing(root / ".gitattributes", ATTRIBUTES,
-                      "# sediment: how git merges memories (see README, Several machines)\n"):
-        done.append(".gitattributes")
+    """Register the merge driver where it is missing, in the root's own
+    repository only (the root is its top level): the attribute lines in the
+    ``info/attributes`` of its git folder (this clone's, never versioned: a
+    ``.gitattributes`` in the root is a person's, and never written) and the
+    driver in its config. In a larger repository nothing is written (sync's
+    own merges settle the notes by rule either way; a plain ``git pull``
+    there merges them as text). Returns what was done; raises
+    ``StorageError`` when the git folder cannot be written."""
     if top is False:
         top = toplevel(git, root)
-    if isinstance(top, Path) and top == root.resolve():
-        current = _run(git, root, "config", "--local", "--get", f"merge.{DRIVER}.driver", ok=(0, 1)).stdout.strip()
-        if current != driver_command():
-            _run(git, root, "config", "--local", f"merge.{DRIVER}.name", "sediment notes")
-            _run(git, root, "config", "--local", f"merge.{DRIVER}.driver", driver_command())
-            done.append(f"merge.{DRIVER}.driver")
+    if not (isinstance(top, Path) and top == root.resolve()):
+        return []
+    done = []
+    rel = _run(git, root, "rev-parse", "--git-path", "info/attributes").stdout.strip()
+    attributes = root / rel
+    try:
+        attributes.parent.mkdir(parents=True, exist_ok=True)
+        if append_missing(attributes, ATTRIBUTES,
+                          "# sediment: how git merges memories (see README, Several machines)\n"):
+            done.append(rel)
+    except OSError as exc:
+        raise StorageError(f"cannot write {rel}: {exc}", path=str(root)) from exc
+    current = _run(git, root, "config", "--local", "--get", f"merge.{DRIVER}.driver", ok=(0, 1)).stdout.strip()
+    if current != driver_command():
+        _run(git, root, "config", "--local", f"merge.{DRIVER}.name", "sediment notes")
+        _run(git, root, "config", "--local", f"merge.{DRIVER}.driver", driver_command())
+        done.append(f"merge.{DRIVER}.driver")
     return done
 
 
@@ -108,7 +120,11 @@ def clone(url: str, dest: Path) -> None:
 
 
 def _run(git: str, root: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([git, *args], cwd=root, capture_output=True, text=True)
+    raw = subprocess.run([git, *args], cwd=root, capture_output=True)
+    # paths a person named in another encoding survive as os.fsdecode would
+    # have them; git's words are text, whatever bytes are in them
+    proc = subprocess.CompletedProcess(raw.args, raw.returncode, raw.stdout.decode("utf-8", "surrogateescape"),
+                                       raw.stderr.decode("utf-8", "replace"))
     if proc.returncode not in ok:
         why = " ".join(line for line in proc.stderr.splitlines() if not line.startswith("hint:"))
         raise StorageError(f"git {args[0]} failed: {why.strip() or f'exit {proc.returncode}'}",
@@ -131,6 +147,19 @@ def identity_options(git: str, root: Path) -> list[str]:
     return out
 
 
+# The branch ``init --git`` makes when the person's git names none: git's own
+# default (``master``) is not the one the hosts a memory is pushed to start
+# with (``main``), and sync follows the remote's anyway (``branch``).
+BRANCH = "main"
+
+
+def branch_option(git: str, root: Path) -> list[str]:
+    """``git init``'s option for the first branch's name: the person's
+    ``init.defaultBranch`` when set (then none), else ``main``."""
+    chosen = _run(git, root, "config", "--get", "init.defaultBranch", ok=(0, 1)).stdout.strip()
+    return [] if chosen else [f"--initial-branch={BRANCH}"]
+
+
 def git_init(root: Path) -> bool:
     """Make ``root`` a git repository (if it is not inside one) with a commit of
     sediment's own files in it (``.gitignore``, ``_system/``, the layer folders;
@@ -140,11 +169,15 @@ def git_init(root: Path) -> bool:
     whatever else the person has staged stays staged. The commit is the
     person's (their configured git identity); sediment's identity fills in only
     what git has none for, and only for this one command. Nothing new to commit
-    (init run twice): no commit."""
+    (init run twice): no commit. The first branch is the person's
+    ``init.defaultBranch``, else ``main``."""
     git = git_exe()
     inside = _run(git, root, "rev-parse", "--is-inside-work-tree", ok=(0, 128))
     if inside.returncode != 0 or inside.stdout.strip() != "true":
-        _run(git, root, "init", "-q")
+        try:
+            _run(git, root, "init", "-q", *branch_option(git, root))
+        except StorageError:  # a git older than --initial-branch (2.28)
+            _run(git, root, "init", "-q")
     install_driver(git, root)
     own = [p for p in OWN if (root / p).exists()]
     _run(git, root, "add", "-A", "--", *own)

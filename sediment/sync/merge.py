@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..model import names as N
 from ..disk.files import atomic_write
+from ..errors import StorageError
 from .git import _run
 from .notemerge import merge_note
 from ..model.names import LAYERS
@@ -63,9 +64,11 @@ class Git:
         self.git, self.root = git, root
         self._blobs: dict[str, bytes] = {}
         self.cache: dict[str, dict[str, str]] = {}
-        where = self.run("rev-parse", "--show-toplevel", "--absolute-git-dir", ok=(0, 128)).stdout.splitlines()
-        self.top = Path(where[0]).resolve() if len(where) == 2 else None  # None: not in a repository
-        self.gitdir = Path(where[1]) if len(where) == 2 else None
+        where = self.run("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir",
+                         ok=(0, 128)).stdout.splitlines()
+        self.top = Path(where[0]).resolve() if len(where) == 3 else None  # None: not in a repository
+        self.gitdir = Path(where[1]) if len(where) == 3 else None
+        self.common = (root / where[2]).resolve() if len(where) == 3 else None  # (a worktree's refs are there)
 
     def merging(self) -> bool:
         """A merge is under way (MERGE_HEAD)."""
@@ -88,8 +91,12 @@ class Git:
         want = sorted(set(shas) - set(self._blobs))
         if not want:
             return
-        out = subprocess.run([self.git, "cat-file", "--batch"], cwd=self.root, input="\n".join(want).encode() + b"\n",
-                             capture_output=True, check=True).stdout
+        proc = subprocess.run([self.git, "cat-file", "--batch"], cwd=self.root,
+                              input="\n".join(want).encode() + b"\n", capture_output=True)
+        if proc.returncode != 0:  # (git's words as text, never a bytes repr)
+            raise StorageError(f"git cat-file failed: {proc.stderr.decode('utf-8', 'replace').strip()}",
+                               path=str(self.root))
+        out = proc.stdout
         pos = 0
         for sha in want:
             nl = out.index(b"\n", pos)

@@ -1,5 +1,5 @@
 """Three-way merge of one note: what git's merge driver for notes runs
-(``sediment merge-driver %O %A %B %P``, registered in ``.gitattributes``).
+(``sediment merge-driver %O %A %B %P``, registered in ``.git/info/attributes``).
 
 The frontmatter is merged field by field. A field only one side changed takes
 that side's value (a removal too); a field both sides changed to different
@@ -36,7 +36,7 @@ import tempfile
 from typing import Any, Mapping
 
 from ..model import entry as E
-from ..errors import ParseError, StorageError
+from ..errors import NotFound, ParseError, StorageError
 from ..model.fields import STATUSES, parse_time
 
 STATUS_ORDER = {s: i for i, s in enumerate(STATUSES)}
@@ -253,14 +253,22 @@ def merge_note(base: bytes, ours: bytes, theirs: bytes, path: str = "") -> tuple
 
 def run_driver(base_path: str, ours_path: str, theirs_path: str, path: str = "") -> bool:
     """What ``sediment merge-driver %O %A %B %P`` does: the result goes to
-    ``ours_path`` (git's %A); returns whether it is clean."""
-    def read(p: str) -> bytes:
+    ``ours_path`` (git's %A); returns whether it is clean. Raises
+    ``NotFound`` when one of the three files is not there (git always
+    passes three files, an empty one for a side that has no note): nothing
+    is written, so git never takes an empty file for the merge."""
+    texts: dict[str, bytes] = {}
+    missing = []
+    for p in (base_path, ours_path, theirs_path):
         try:
             with open(p, "rb") as fh:
-                return fh.read()
+                texts[p] = fh.read()
         except FileNotFoundError:
-            return b""
-    result, clean = merge_note(read(base_path), read(ours_path), read(theirs_path), path)
+            missing.append(p)
+    if missing:
+        raise NotFound(f"merge-driver: no file at {', '.join(missing)}; git runs it with three files "
+                       "(%O %A %B: the base, ours, theirs)", path=missing[0])
+    result, clean = merge_note(texts[base_path], texts[ours_path], texts[theirs_path], path)
     with open(ours_path, "wb") as fh:
         fh.write(result)
     return clean

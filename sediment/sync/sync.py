@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..model import entry as E
 from ..model.record import Record
@@ -23,12 +23,16 @@ from ..agent.conflicts import active
 from ..errors import Conflict, SedimentError, StorageError
 from .git import append_missing, git_exe, identity_options, install_driver, merge_options
 from ..disk.shared import SharedUsage
-from ..store.store import Store
+from .branch import target
+from .locks import left_locks, recover
 from .merge import Git, is_note, resolve
 from ..disk.files import atomic_write, read_nofollow
-from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE
+from ..store.system import GITIGNORE, SYSTEM, SYSTEM_GITIGNORE, make_layers
 from ..view.held import Held, offset
 from ..model.fields import unwrap_link
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
 
 log = logging.getLogger("sediment")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree: what an unborn HEAD holds
@@ -47,15 +51,20 @@ class SyncResult(Record):
     merged: int = 0  # merge commits made
     fast_forward: bool = False
     resolved: list[str] = field(default_factory=list)  # settled by rule
-    conflicts: list[str] = field(default_factory=list)  # notes left to a person (same body lines)
+    conflicts: list[str] = field(default_factory=list)  # notes this sync left to a person (same body lines)
+    awaiting: list[str] = field(default_factory=list)  # every note git's conflict markers are in, after it
     moves: list[str] = field(default_factory=list)  # notes moved to two places, and where they went
     repairs: list[str] = field(default_factory=list)
     installed: list[str] = field(default_factory=list)
+    followed: str | None = None  # this clone changed branch to the remote's branch of the memory (``branch``)
+    unlocked: list[str] = field(default_factory=list)  # git's lock files a killed git process left, removed
     changed: list[str] = field(default_factory=list)  # notes the pull changed here
     pushed: bool = False
 
     def __str__(self) -> str:
-        lines = [f"committed {self.committed} file(s)" if self.committed else "nothing to commit"]
+        lines = [f"removed a lock file a killed git process left: {p}" for p in self.unlocked]
+        lines += [f"branch: {self.followed}"] if self.followed else []
+        lines.append(f"committed {self.committed} file(s)" if self.committed else "nothing to commit")
         if self.remote is None:
             lines.append("no remote: nothing pulled or pushed")
         else:
@@ -66,24 +75,11 @@ class SyncResult(Record):
         lines += [f"moved to two places: {m}" for m in self.moves]
         lines += [f"repaired: {r}" for r in self.repairs]
         lines += [f"CONFLICT left to a person (the same lines edited on two machines): {p}" for p in self.conflicts]
+        lines += [f"CONFLICT awaiting a person (git's conflict markers are in it: keep what is right, delete "
+                  f"the markers, sync again): {p}" for p in self.awaiting if p not in self.conflicts]
         if self.remote is not None:
             lines.append("pushed" if self.pushed else "nothing to push")
         return "\n".join(lines)
-
-
-def _upstream(g: Git, remote: str | None) -> tuple[str | None, str | None, bool]:
-    """(remote, branch, has an upstream)."""
-    both = g.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "HEAD", "@{u}", ok=(0, 128)).stdout.split()
-    if len(both) == 2 and "/" in both[1] and remote is None:
-        r, b = both[1].split("/", 1)
-        return r, b, True
-    branch = g.run("symbolic-ref", "--quiet", "--short", "HEAD", ok=(0, 1)).stdout.strip() or None
-    remotes = g.run("remote").stdout.split()
-    if remote is None:
-        remote = "origin" if "origin" in remotes else (remotes[0] if remotes else None)
-    elif remote not in remotes:
-        raise StorageError(f"no git remote named {remote!r}", path=str(g.root))
-    return remote, branch, False
 
 
 def _exists(g: Git, ref: str) -> bool:
@@ -129,8 +125,12 @@ def sync(store: Store, *, remote: str | None = None, push: bool = True, attempts
         raise StorageError(f"{root} is not in a git repository: run 'sediment init --git', or "
                            "'sediment clone URL' to start from a remote", path=str(root))
     res = SyncResult()
-    remote, branch, tracked = _upstream(g, remote)
-    res.remote = remote
+    if g.gitdir is not None and g.common is not None and left_locks(g.gitdir, g.common):
+        with store.writing():  # (no other sync of this root between its git steps meanwhile)
+            res.unlocked = recover(root, g.top, g.gitdir, g.common)
+    where = target(g, remote)
+    remote, branch, tracked = where.remote, where.branch, where.tracked
+    res.remote, res.followed = remote, where.followed
     ident = identity_options(git, root)
     shared = SharedUsage(root, store.usage.folder)
     for _attempt in range(attempts):
@@ -168,8 +168,33 @@ def _finish(g: Git, res: SyncResult, ident: list[str]) -> None:
 
 
 def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident: list[str], ref: str | None) -> bool:
-    """The steps under the writer lock: commit, merge, settle, repair, commit.
-    Returns whether the branch has commits the remote lacks."""
+    """The steps under the writer lock: commit, merge, settle, repair, commit;
+    then which notes await a person. Returns whether the branch has commits
+    the remote lacks."""
+    ahead = _steps(g, store, shared, res, ident=ident, ref=ref)
+    res.awaiting = awaiting(store)
+    return ahead
+
+
+def awaiting(store: Store) -> list[str]:
+    """The notes with git's conflict markers in them: left to a person by this
+    sync, by another machine's (and pulled), or by a plain ``git pull``. Each
+    is a ``check()`` problem already (it is read as no memory): only those
+    files are looked at."""
+    out = []
+    for rel in sorted(store.view.problems):
+        if not rel.endswith(".md"):
+            continue
+        try:
+            text = read_nofollow(store.root / rel).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if E.has_conflict_markers(E.normal(text)):
+            out.append(rel)
+    return out
+
+
+def _steps(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident: list[str], ref: str | None) -> bool:
     start = _head(g)
     # what moved HEAD since the last sync (a person's plain `git pull`) is
     # looked at too: its merge may have broken an invariant as well
@@ -197,6 +222,8 @@ def _local(g: Git, store: Store, shared: SharedUsage, res: SyncResult, *, ident:
     if not pulled and not everything:
         _remember(store, _head(g))
         return ahead
+    if pulled:
+        make_layers(store.root)  # git removed the layer folders the merge emptied
     changed, moves = _changes(g, start) if pulled else ([], [])
     res.changed += changed
     _follow_moves(g, store, moves)

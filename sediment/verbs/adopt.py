@@ -12,6 +12,8 @@ folders). What adopt writes is checked to parse before anything is written.
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import re
 from typing import Any
 
 import yaml
@@ -20,10 +22,20 @@ from ..errors import InvalidInput, ParseError
 from ..model.fields import now_iso
 
 
-def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> bytes:
-    """``data`` with the keys a memory needs inserted; raises ``ParseError``
-    when the file cannot become a memory that way (its YAML is broken, it is
-    not text), ``InvalidInput`` when it is a memory already."""
+# What a note that declares no kind becomes: a person handing a note to the
+# agent's memory vouches for it, so it must not decay as an unsorted inbox
+# fragment (archived within three weeks); ``fact`` is the durable kind that
+# claims no more than that (a year's half-life, and promotion only by use),
+# where ``rule`` would claim a decision and ``core`` a place in every context.
+ADOPTED_KIND = "fact"
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime, kind: str = ADOPTED_KIND) -> bytes:
+    """``data`` with the keys a memory needs inserted (``kind`` where the note
+    declares none: a kind it declares is kept as written); raises
+    ``ParseError`` when the file cannot become a memory that way (its YAML is
+    broken, it is not text), ``InvalidInput`` when it is a memory already."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -56,6 +68,8 @@ def adopted_bytes(data: bytes, rel: str, *, eid: str, when: _dt.datetime) -> byt
         new.append(f"created: '{stamp}'")
     if "updated" not in meta:
         new.append(f"updated: '{stamp}'")
+    if "kind" not in meta:
+        new.append(f"kind: {kind}" if _PLAIN.fullmatch(kind) else "kind: " + json.dumps(kind))
     if "title" not in meta:  # Obsidian's title is the file name (an empty title: the person's, kept)
         new.append("title: '" + rel.rsplit("/", 1)[-1][:-3].replace("'", "''") + "'")
     if has_frontmatter:

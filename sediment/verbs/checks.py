@@ -6,6 +6,8 @@ temp files. Reports only: nothing here writes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 from pathlib import Path
 
@@ -15,9 +17,11 @@ from ..disk.files import is_temp, read_nofollow
 from ..progress import Ticker
 from ..store.system import SYSTEM
 from ..model.problem import Problem
-from ..view.view import View
 from ..model.fields import unwrap_link
 from ..model.names import LAYERS
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 
 def duplicate_names(view: View) -> list[Problem]:

@@ -12,16 +12,19 @@ import errno
 import logging
 import os
 from collections import Counter
+from typing import Iterable
 
 from ..model import entry as E
+from ..model import validate as V
 from . import checks as C
 from . import people as P
-from .adopt import adopted_bytes
+from .adopt import ADOPTED_KIND, adopted_bytes
 from ..model.entry import Entry
 from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageError, UnsafePath
 from ..disk.files import has_temp, read_nofollow, resolve_inside
 from ..disk.journal import JournalRead
 from ..store.store import SYSTEM, Store
+from ..store.system import own_temps
 from ..model.problem import Problem
 from ..model.fields import new_id
 from ..model.names import LAYERS
@@ -106,12 +109,13 @@ def _nothing_pending(store: Store) -> JournalRead | None:
 def sweep_at_open(store: Store) -> None:
     """After an open that skipped the locked recovery: sweep the temp files of
     interrupted writes if there are any (the walk met some in the layer
-    folders, or ``_system/`` holds one), under the locks as ``recover`` does."""
+    folders, ``_system/`` or the top of the root holds one), under the locks
+    as ``recover`` does."""
     seen, store.view.temps_seen = store.view.temps_seen, None  # (later walks keep no record)
     if store.parts.writes_off:
         return
     system = store.root / SYSTEM
-    if seen or (not system.is_symlink() and has_temp(system)):
+    if seen or (not system.is_symlink() and has_temp(system)) or own_temps(store.root):
         try:
             with store.writing():
                 store.sweep_temps()
@@ -119,7 +123,8 @@ def sweep_at_open(store: Store) -> None:
             log.warning("sediment: temp files not swept: %s", exc)
 
 
-def check(store: Store, fix: bool = False) -> list[Problem]:
+def check(store: Store, fix: bool = False, more: Iterable[Problem] = ()) -> list[Problem]:
+    """``more``: the problems of parts the store does not hold (the semantic lane's)."""
     if fix:
         recover(store)
         adopt_all(store)
@@ -135,6 +140,7 @@ def check(store: Store, fix: bool = False) -> list[Problem]:
         problems += _journal(store)
         problems += C.temps(view.root)
         problems += P.problems(P.known(store.policy, view.entries.values()), view.entries)
+    problems += more
     unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
     return sorted(unique.values(), key=lambda p: (p.path, p.line or 0, p.code))
 
@@ -155,9 +161,14 @@ def _journal(store: Store) -> list[Problem]:
     return out
 
 
-def adopt(store: Store, path: str) -> Entry:
+def adopt(store: Store, path: str, *, kind: str | None = None) -> Entry:
     """Make the note at ``path`` (relative to the root, inside a layer folder)
-    a memory. An adopted note is returned as it is (adopting is idempotent)."""
+    a memory. An adopted note is returned as it is (adopting is idempotent).
+    It keeps the kind it declares; one that declares none gets ``kind``
+    (default ``adopt.ADOPTED_KIND``). A ``kind`` other than the one the note
+    declares is ``InvalidInput`` (the note's is the person's word)."""
+    if kind is not None:
+        kind = V.kind(kind, store.policy.kinds)
     if not isinstance(path, str) or not path.endswith(".md"):
         raise InvalidInput(f"adopt takes the path of a .md note relative to the root, not {path!r}")
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -178,8 +189,12 @@ def adopt(store: Store, path: str) -> Entry:
         except OSError as exc:
             raise UnsafePath(f"{rel} is not a regular file; not followed", path=rel) from exc
         mtime = _dt.datetime.fromtimestamp(os.stat(full, follow_symlinks=False).st_mtime).astimezone()
-        new = adopted_bytes(data, rel, eid=new_id(int(mtime.timestamp() * 1000)), when=mtime)
+        new = adopted_bytes(data, rel, eid=new_id(int(mtime.timestamp() * 1000)), when=mtime,
+                            kind=kind or ADOPTED_KIND)
         entry = E.parse(new, rel, tz=view.tz, max_meta_size=view.max_meta_size)  # refuses what would not read
+        if kind is not None and entry.kind != kind:
+            raise InvalidInput(f"{rel} declares kind: {entry.kind}; adopt keeps a person's kind: change it "
+                               f"in the note, or adopt it and then update its kind", path=rel, what="kind")
         if not entry.body.strip():
             raise InvalidInput(f"{rel} has no text: an empty note is not a memory", path=rel)
         if entry.id in view.entries:
@@ -187,7 +202,11 @@ def adopt(store: Store, path: str) -> Entry:
         store.replace_bytes(rel, new, expected=E.content_version(data))
         view.load_file(rel)
         store.note_done(rel, op="adopt")
-        return view.resolve(entry.id)
+        adopted = view.resolve(entry.id)
+        if adopted.kind not in store.policy.kinds:
+            return adopted.warn(f"kind {adopted.kind!r} is not one of the policy's kinds: it decays as inbox "
+                                f"until it is (update --kind, or 'kinds' in policy.yaml)")
+        return adopted
 
 
 def adopt_all(store: Store) -> list[str]:

@@ -12,7 +12,7 @@ import logging
 import re
 import secrets
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import entry as E
 from ..model import validate as V
@@ -22,9 +22,11 @@ from ..model.record import Record
 from ..errors import PolicyError, SedimentError, StorageError
 from ..disk.files import atomic_write
 from ..model.lifecycle import Move, Strength, plan, strength as _strength
-from ..store.store import Store
 from ..progress import Ticker
-from ..view.view import View
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
+    from ..view.view import View
 
 log = logging.getLogger("sediment")
 
@@ -67,7 +69,7 @@ def _plan(store: Store, view: View, when: _dt.datetime) -> Plan:
 
 
 def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) -> Strength:
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     with store.view.reading() as view:
         e = view.resolve(id)
     return _strength(e, store.usage.totals().get(e.id), store.policy.kinds, when.timestamp())
@@ -75,7 +77,7 @@ def strength(store: Store, id: str, *, now: _dt.datetime | str | None = None) ->
 
 def metabolize(store: Store, *, dry_run: bool = True, now: _dt.datetime | str | None = None,
                confirm: bool = False) -> Plan:
-    when = V.now(now)
+    when = V.now(now, store.policy.tz)
     if not dry_run:
         store.check_writable()  # applying is a write, even of an empty plan
     if dry_run:

@@ -6,18 +6,21 @@ search records its recalls outside the notes, in the usage log.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..search import query as S
 from ..model import validate as V
 from ..model.entry import Entry
+from ..model.lifecycle import is_current
 from ..errors import Ambiguous, InvalidInput, NotFound, ParseError, StorageError
 from ..disk.files import read_nofollow, resolve_inside, symlink_in
 from ..search.query import SearchHit
-from ..store.store import Store
 from ..store.system import SYSTEM
-from ..view.view import View
 from . import people as P
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..store.store import Store
+    from ..view.view import View
 
 SORTS = ("path", "updated", "created")
 
@@ -46,7 +49,8 @@ def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status
         return None
     return S.make_filter(layers=V.layers(layer), room=V.room_filter(room), tags=V.tags(tags) or None,
                          kinds=V.kinds(kind, store.policy.kinds), status=V.status(status),
-                         since=V.optional_time(since, key="since"), until=V.optional_time(until, key="until"))
+                         since=V.optional_time(since, key="since", tz=store.policy.tz),
+                         until=V.optional_time(until, key="until", tz=store.policy.tz))
 
 
 def _with_entity(store: Store, view: View, pred: S.Predicate | None, entity: str | None) -> S.Predicate | None:
@@ -69,9 +73,12 @@ def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room
     if limit is not None:
         V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, status=status, since=since, until=until)
+    # what was purged (or erased) is listed only when asked for by its status: it is gone for every
+    # other purpose, and its title may be what a person wanted gone
+    hide = "purged" if status is None else None
     with store.view.reading() as view:
         pred = _with_entity(store, view, pred, entity)
-        found = [e for e in view.entries.values() if pred is None or pred(e)]
+        found = [e for e in view.entries.values() if (pred is None or pred(e)) and e.status != hide]
     if sort == "path":
         found.sort(key=lambda e: e.path)
     else:  # newest first; an unreadable time sorts last
@@ -103,8 +110,8 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
         hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
                      fb=S.feedback(store.policy), explain=explain)
-    if record:
-        store.usage.record_recalls([h.entry.id for h in hits])
+    if record:  # only what answered the question itself (SearchHit.direct)
+        store.usage.record_recalls([h.entry.id for h in hits if h.direct])
     return hits
 
 
@@ -125,7 +132,8 @@ def recalled(store: Store, ids: Iterable[str]) -> None:
 
 def locate(store: Store, path: str, *, memory_path: str | None = None) -> Entry:
     """The memory at ``path``; else the one whose file name is the path's
-    (moved since); else the one whose ``memory_path`` field is ``memory_path``."""
+    (moved since); else the one whose ``memory_path`` field is ``memory_path``
+    (a current one first: a path the memory tool deleted may be created again)."""
     if not isinstance(path, str):
         raise InvalidInput(f"path must be a string, not {type(path).__name__}", what="path")
     stem = path.rsplit("/", 1)[-1]
@@ -137,9 +145,9 @@ def locate(store: Store, path: str, *, memory_path: str | None = None) -> Entry:
         if view.by_name.get(stem):
             return view.resolve(stem)
         if memory_path is not None:
-            for e in view.entries.values():
-                if e.meta.get("memory_path") == memory_path:
-                    return e
+            found = [e for e in view.entries.values() if e.meta.get("memory_path") == memory_path]
+            if found:
+                return max(found, key=lambda e: (is_current(e), e.id))
     raise NotFound(f"no memory at {path}", path=path)
 
 

@@ -11,19 +11,22 @@ import datetime as _dt
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..model import entry as E
 from ..store import moves
 from ..model import names as N
+from ..model import obsidian as O
 from ..model import validate as V
 from ..model.entry import Entry
 from ..errors import Conflict, InvalidInput, PolicyError, SedimentError
 from ..disk.files import append_line, atomic_write
 from ..model.lifecycle import bigram_similarity, is_current, overturns
 from ..store.store import Store, add_link
-from ..view.view import View
 from ..model.fields import SECTIONS, build_meta, compose_body, new_id, now_iso, split_sections, unwrap_link, wikilink
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 log = logging.getLogger("sediment")
 
@@ -40,6 +43,9 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
         fields["entities"] = entities
     V.body(text, policy.max_body_bytes)
     layer = V.layer(layer)
+    if layer == "archive":  # an active note there is one nothing finds or decays: retiring is archive()'s job
+        raise InvalidInput("add writes an active memory: choose shallow, sediment or bedrock; archive/ holds "
+                           "retired ones (add it, then archive(id, reason=...))", what="layer")
     room = V.room(room)
     sections = {k: V.section(k, fields.pop(k)) for k in list(fields) if k in SECTIONS}
     extra = V.fields(fields)
@@ -50,17 +56,17 @@ def add(store: Store, text: str, *, title: str | None = None, room: str | None =
         title = first[:80] or "note"
     title = V.title(title, required=True)
     V.value(value)
-    if kind is not None and not isinstance(kind, str):
-        raise InvalidInput("kind must be a string")
-    if kind is None or kind not in policy.kinds:
-        extra["unclassified"] = True if kind is None else str(kind)
+    if kind is None:  # no kind given: filed for a person to classify (the library never guesses one)
+        extra["unclassified"] = True
         kind = "inbox"
+    else:  # a kind given but unknown is a mistake (a typo would decay as inbox): refused, as update does
+        kind = V.kind(kind, policy.kinds)
     if "weights" in extra:
         V.weights(extra["weights"])
     link_names = V.links(links)
     body = compose_body(text, sections)
     V.body(body, policy.max_body_bytes)
-    when = None if now is None else V.time(now, key="now")  # importing an older memory
+    when = None if now is None else V.time(now, key="now", tz=policy.tz)  # importing an older memory
     created = now_iso(when)
     event = extra.get("event")
     with store.writing() as view:
@@ -104,6 +110,7 @@ def update(store: Store, id: str, *, expected: str | None = None, **changes: Any
     policy = store.policy
     with store.writing() as view:
         current = store.reread(view.resolve(id))
+        N.refuse_persons(current.path)  # (before its fields are checked: a person's note has none of ours)
         _refuse_purged(current, "update")
         if expected is not None and expected != current.version:
             raise Conflict(f"{current.path} changed since version {expected} was read "
@@ -151,12 +158,11 @@ def _changed_meta(store: Store, current: Entry, meta: dict[str, Any], changes: d
     (a field given None goes); the warnings of the links."""
     if "title" in changes:
         meta["title"] = V.title(changes.pop("title"), required=True)
-    if "tags" in changes:
-        meta["tags"] = V.tags(changes.pop("tags")) or None
-    warnings: list[str] = []
+    warnings = _changed_tags(current, meta, changes)
     if "links" in changes:
-        targets, warnings = _link_targets(store, V.links(changes.pop("links")))
+        targets, link_warnings = _link_targets(store, V.links(changes.pop("links")))
         meta["links"] = [wikilink(x) for x in targets] or None
+        warnings += link_warnings
     if "kind" in changes:
         k = V.kind(changes.pop("kind"), store.policy.kinds)
         if k == "core" and current.kind != "core":
@@ -175,6 +181,36 @@ def _changed_meta(store: Store, current: Entry, meta: dict[str, Any], changes: d
     for k, v in changes.items():
         if v is None:
             meta.pop(k, None)
+    return warnings
+
+
+def _changed_tags(current: Entry, meta: dict[str, Any], changes: dict[str, Any]) -> list[str]:
+    """``tags`` replaces the tags property; ``add_tags`` and ``remove_tags``
+    change it (the two ways do not mix). Returns warnings: a tag to remove
+    that the note does not have, or has only in its text (``#tag``)."""
+    replace, given = "tags" in changes, changes.pop("tags", None)
+    add_tags = V.tags(changes.pop("add_tags", None))
+    remove_tags = V.tags(changes.pop("remove_tags", None))
+    if replace and (add_tags or remove_tags):
+        raise InvalidInput("tags replaces the tags; add_tags and remove_tags change them: give one or the other",
+                           what="tags")
+    both = sorted(set(add_tags) & set(remove_tags))
+    if both:
+        raise InvalidInput(f"tag {both[0]!r} is both added and removed", what="tags")
+    if replace:
+        meta["tags"] = V.tags(given) or None
+        return []
+    if not add_tags and not remove_tags:
+        return []
+    had = O.property_tags(meta.get("tags"))
+    warnings = []
+    for t in remove_tags:
+        if t not in had:
+            inline = t in current.tags
+            warnings.append(f"tag {t!r} is written in the text (#{t}); edit the text to remove it" if inline
+                            else f"the memory had no tag {t!r}")
+    kept = [t for t in had if t not in remove_tags]
+    meta["tags"] = [*kept, *(t for t in add_tags if t not in kept)] or None
     return warnings
 
 
@@ -266,13 +302,14 @@ def supersede(store: Store, old_id: str, new_id: str, reason: str = "superseded"
 
 
 def touch(store: Store, id: str, outcome: str, *, confirm: bool = False,
-          now: _dt.datetime | str | None = None) -> Entry:
+          now: _dt.datetime | str | None = None, request: str | None = None) -> Entry:
     if outcome not in ("confirm", "refute"):
         raise InvalidInput("outcome must be 'confirm' or 'refute'")
-    when = V.now(now)
+    key = V.request(request)
+    when = V.now(now, store.policy.tz)
     with store.view.reading() as view:
         e = view.resolve(id)
-    store.usage.record([e.id], outcome, now=when.timestamp())
+    store.usage.record([e.id], outcome, now=when.timestamp(), request=key)
     if outcome == "refute" and confirm:
         return archive(store, e.id, reason=f"refuted on {when.date().isoformat()}")
     return e
@@ -363,12 +400,12 @@ def _check_core_cap(store: Store) -> None:
 
 def _link_targets(store: Store, keys: list[str]) -> tuple[list[str], list[str]]:
     """The names links should carry, and a warning for each that names no
-    memory. A caller may name a memory by its name, its id or its exact title;
-    anything else is kept as written (a link to a note not written yet, as in
-    Obsidian) and warned about."""
+    memory. A caller may name a memory by its name, its id or its exact title
+    (``View.link``); anything else is kept as written (a link to a note not
+    written yet, as in Obsidian: it resolves by title once that memory is
+    written) and warned about."""
     view = store.view
     names, warnings = [], []
-    titles: dict[str, list[Entry]] | None = None
     for key in keys:
         target = key.split("|")[0].split("#")[0].strip()
         e = view.entries.get(target) or view.link(target)
@@ -376,14 +413,7 @@ def _link_targets(store: Store, keys: list[str]) -> tuple[list[str], list[str]]:
             names.append(target)  # a person's note whose name other notes share: as written (folder/name)
             continue
         if e is None:
-            if titles is None:
-                titles = {}
-                for x in view.entries.values():
-                    titles.setdefault(x.title, []).append(x)
-            titled = titles.get(target, [])
-            e = titled[0] if len(titled) == 1 else None
-            if e is None:
-                warnings.append(f"link [[{key}]] names no memory (yet)")
+            warnings.append(f"link [[{key}]] names no memory (yet)")
         names.append(e.name if e is not None else key)
     return names, warnings
 

@@ -55,6 +55,7 @@ from ..search.index import DocTerms, Index, Pending
 from ..search.rank import LaneSource
 from . import bodies as B
 from . import load as L
+from . import moving
 from .compact import Named, Pool
 from .held import Held
 from .problems import keep_first, text_key
@@ -155,7 +156,7 @@ class View:
         if self._names is None:
             self._names = O.Names()
             for e in self._entries.values():
-                self._names.add(e.id, e.path, e.name, e.aliases)
+                self._names.add(e.id, e.path, e.name, e.aliases, None if e.reference else e.title)
         return self._names
 
     def link(self, target: str) -> Entry | None:
@@ -385,7 +386,7 @@ class View:
                 self._by_text.get(text_key(old.text), set()).discard(eid)
             self.by_name.discard(old.name, eid)
             if self._names is not None:
-                self._names.remove(eid, old.name, old.aliases)
+                self._names.remove(eid, old.name, old.aliases, None if old.reference else old.title)
         # the terms it was indexed with, so document frequencies stay exact
         self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
         self.dirty = True
@@ -405,7 +406,7 @@ class View:
         self.by_path[entry.path] = entry.id
         self.by_name.add(entry.name, entry.id)
         if self._names is not None:
-            self._names.add(entry.id, entry.path, entry.name, entry.aliases)
+            self._names.add(entry.id, entry.path, entry.name, entry.aliases, None if entry.reference else entry.title)
         if warning:  # a person's note's properties that cannot be read: indexed by its text
             self.problems[entry.path] = Problem(entry.path, warning, severity="warning", code="properties")
 
@@ -430,12 +431,9 @@ class View:
     # ------------------------------------------------------------------ keeping current
 
     def sync(self) -> None:
-        """Apply what other processes wrote since we last looked (via the journal)."""
-        paths = self.feed.poll()
-        if paths is None:  # compacted by someone: we may have missed records
-            self.refresh()
-        elif paths:
-            self.apply_paths(paths)
+        """Apply what other processes wrote since we last looked (via the
+        journal), a note they move meanwhile included (``moving``)."""
+        moving.catch_up(self)
 
     def apply_paths(self, rels: Iterable[str]) -> list[tuple[str, str]]:
         """Re-read these paths as they are on disk now. Removals first, so that
