@@ -260,7 +260,10 @@ def test_a_layer_folder_a_merge_emptied_comes_back_quietly(tmp_path, monkeypatch
         r = repo.sync()
         assert r.changed
         assert (b / "bedrock").is_dir(), "the layout is whole after the sync"
-        assert "/memories/bedrock/" in tool({"command": "view", "path": "/memories"})
+        # the memory tool lists what the model can open: the moved note, where it went
+        # (an empty layer folder holds nothing to open, so it is not listed)
+        listing = tool({"command": "view", "path": "/memories"})
+        assert "/memories/sediment/" in listing and "/memories/bedrock/" not in listing
         assert [h.entry.id for h in repo.search("deploy key rotates")] == [x.id]
     git(c, "pull", "-q")  # a plain git pull removes the folder as well
     assert not (c / "bedrock").exists()
