@@ -19,6 +19,7 @@ from .model.problem import Problem
 from .model.lifecycle import Strength
 from .verbs.metabolism import Plan
 from .agent.about import About
+from .agent.profile import Profile
 from .agent.attention import Attention
 from .agent.history import History
 from .agent.outlook import Forecast
@@ -48,6 +49,7 @@ __all__ = [
     "Working",
     "Mood",
     "About",
+    "Profile",
     "ConflictPair",
     "Report",
     "Palace",

@@ -184,7 +184,7 @@ def test_the_front_door_only_wires():
 def test_public_surface_is_pinned():
     assert sorted(sediment.__all__) == sorted([
         "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
-        "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "ConflictPair", "Report",
+        "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "Profile", "ConflictPair", "Report",
         "Palace", "Source", "Turn", "Consolidation", "SyncResult", "Forecast", "History", "Attention",
         "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
         "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError", "__version__",
@@ -338,6 +338,7 @@ NO_TOOL = {
     "markdown": "the sediment://memory/{id} resource",
     "report": "the sediment://patrol/latest and sediment://map resources",
     "edit": "update, with the version read (expected)",
+    "profile": "recall(entity=…) finds a person's notes; the grouped profile is for people (sediment profile)",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {

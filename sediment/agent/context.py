@@ -6,9 +6,10 @@ prompt, in four sections, always in this order:
 1. *who I am* — kind ``core`` and everything in bedrock, within its own share
    of the budget (policy ``context_core_share``, 40%);
 2. *unfinished business* — working memory: open todos and promises, the mood;
-3. *what this reminds me of* — search hits for the query that clear the
-   relevance floor, then one hop along their links and the newer memories of
-   their events;
+3. *what this reminds me of* — the notes of the known people the query names
+   (their profile's first lines: a note of kind ``person``), then search hits
+   for the query that clear the relevance floor, then one hop along their
+   links and the newer memories of their events;
 4. *the strongest of the rest* — by strength, taken pool (kind) by pool in
    turn, so one busy pool cannot crowd out the others.
 
@@ -28,7 +29,8 @@ client's prompt cache holds: sections in order, then within a section a key
 no recall changes (search ties are broken by value and age, not usage). Only
 the injected items of "what this reminds me of" with direct evidence for the
 query count as recalled (DESIGN, "What counts as a recall"), once per memory
-per day: the hits over the floor, never the neighbours they brought along.
+per day: the notes of the people it names and the hits over the floor, never
+the neighbours they brought along.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from ..model.usage import Usage
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from .workstate import StateFile, Working
 from ..model.fields import unwrap_link
+from ..verbs import people as P
 
 if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
     from ..store.store import Store
@@ -127,9 +130,10 @@ class Context(Record):
 
 def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mapping[str, Entry]]
                ) -> tuple[list[Entry], dict[str, str]]:
-    """Hits over the floor, then their neighbours; and per id of a hit (what
-    the query itself found: the ids that may count as recalled) the terms to
-    centre a snippet on."""
+    """The notes of the people the query names, hits over the floor, then
+    their neighbours; and per id of what the query itself found (a person
+    note it names, a hit: the ids that may count as recalled) the terms to
+    centre a snippet on (none for a person note: its first lines)."""
     asked = S.ask(view.tokenizer, query, view.lanes)  # (with the semantic lane, when on)
     words, bigrams = asked.words, asked.bigrams
     # the index's own search, as search.run does it, without the snippets a
@@ -138,9 +142,9 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
                              tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
                              limit=HITS, lanes=asked.lanes) if asked else []
     floor = store.policy.context_floor
-    out: list[Entry] = []
-    focus: dict[str, str] = {}
-    seen: set[str] = set()
+    out: list[Entry] = _people_named(store, view, query)
+    focus: dict[str, str] = {e.id: "" for e in out}  # the query names them: direct evidence
+    seen: set[str] = set(focus)
     direct = []
     for h in hits:
         e = view.entries[h.key]
@@ -168,6 +172,18 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
                 seen.add(x.id)
                 out.append(x)
     return out, focus
+
+
+def _people_named(store: Store, view: View, query: str) -> list[Entry]:
+    """The person notes of the known people ``query`` names (by any of their names), in its order."""
+    people, _ = P.of_view(store.policy, view)
+    out: dict[str, Entry] = {}
+    for _, _, who in people.find(query):
+        for nid in people.people[who].notes:
+            e = view.entries.get(nid)
+            if e is not None and eligible(e) and not is_core(e):
+                out.setdefault(e.id, e)
+    return list(out.values())
 
 
 # ---------------------------------------------------------------------------

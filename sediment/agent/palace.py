@@ -12,7 +12,9 @@ gives the same bytes. A ``MAP.md`` that ``map()`` did not write (a person's
 own note of that name) is never replaced.
 
 ``graph(format)`` exports links, supersessions, evidence and events as a
-Mermaid diagram or JSON. Neither reads usage nor records a recall.
+Mermaid diagram or JSON; ``graph(format, kind="entities")`` who appears with
+whom (``cast``). Neither reads usage nor records a recall. The map ends with
+the people the memories name (``cast.section``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..model import entry as E
 from ..model import obsidian as O
 from ..search import tokenize as T
 from ..model.lexicon import EN_STOP, GENERIC_EN, GENERIC_ZH
+from . import cast as C
 from .conflicts import created_key
 from .conflicts import active as current  # in the map: what search finds by default
 from ..model.entry import Entry
@@ -54,6 +57,7 @@ LIST_MAX = 20
 _NOUN = re.compile(r"^n[rstz]?[a-z]*$|^ng$")  # n, nr, nrt, nrfg, ns, nt, nz, ng — not 'vn'
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9+#-]*[A-Za-z0-9+#]|[A-Za-z]{2}")
 FORMATS = ("mermaid", "json")
+KINDS = ("memories", "entities")
 
 
 @dataclass
@@ -110,8 +114,9 @@ def _label(e: Entry) -> str:
     return f"[[{e.name}|{title}]]" if title and title != e.name else f"[[{e.name}]]"
 
 
-def build(view: View) -> tuple[Palace, str]:
-    """The map of the view (held by the caller): the result and the text."""
+def build(view: View, cast: C.Cast | None = None) -> tuple[Palace, str]:
+    """The map of the view (held by the caller): the result and the text;
+    with ``cast``, the "People" section after the rooms."""
     mems = sorted((e for e in view.entries.values() if current(e)), key=lambda e: e.path)
     terms = _Terms(view.tokenizer)
     per: dict[str, dict[str, str]] = {e.id: terms.of(e) for e in mems}
@@ -163,13 +168,15 @@ def build(view: View) -> tuple[Palace, str]:
                 lines.append(f"- {len(members) - len(reached)} {'more ' if chosen else ''}memories under no "
                              f"topic shown here (`sediment list{where}`)")
         lines.append("")
+    if cast is not None:
+        lines += C.section(cast, _label)
     return palace, "\n".join(lines).rstrip("\n") + "\n"
 
 
 def write_map(store: Store) -> Palace:
     rel = store.policy.map_file
     with store.view.reading() as view:
-        palace, text = build(view)
+        palace, text = build(view, C.gather(store.policy, view.entries.values()))
     palace.path = rel
     target = store.root / rel
     with store.writing():
@@ -235,10 +242,14 @@ def _mermaid_text(s: str) -> str:
     return s.replace("&", "&amp;").replace('"', "#quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def graph(store: Store, format: str = "mermaid") -> str:
+def graph(store: Store, format: str = "mermaid", kind: str = "memories") -> str:
     if format not in FORMATS:
         raise InvalidInput(f"format must be one of {', '.join(FORMATS)}, not {format!r}", what="format")
+    if kind not in KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}, not {kind!r}", what="kind")
     with store.view.reading() as view:
+        if kind == "entities":
+            return C.graph(C.gather(store.policy, view.entries.values()), format)
         nodes, found = edges(view)
     if format == "json":
         return json.dumps({

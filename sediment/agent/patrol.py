@@ -5,7 +5,8 @@ changes a memory and records no recall; each item names the memories (ids and
 
 Sections: long unrecalled, likely duplicates, shared rare terms without a
 link, conflict candidates, same-event chains to reconcile, inbox to
-consolidate, unclassified, unresolved links.
+consolidate, unclassified, unresolved links, people named under two
+spellings (resolution candidates: ``cast.spellings``).
 
 Every pairwise section draws its pairs from the index's postings of rare
 terms (``conflicts.candidate_pairs``), never from all pairs. The text depends
@@ -21,6 +22,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
+from . import cast as P
 from . import conflicts as C
 from ..search import tokenize as T
 from ..model.lexicon import CJK_RUN
@@ -50,7 +52,7 @@ RARE_LINK_MIN = 2  # ... at least this many of them, and no link either way
 MAX_ITEMS = 100  # per section in the file; the counts are always whole
 
 SECTIONS = ("unrecalled", "duplicates", "unlinked", "conflicts", "events", "inbox", "unclassified",
-            "unresolved")
+            "unresolved", "spellings")
 HEADINGS = {
     "unrecalled": "Long unrecalled",
     "duplicates": "Likely duplicates",
@@ -60,6 +62,7 @@ HEADINGS = {
     "inbox": "Inbox to consolidate",
     "unclassified": "Unclassified",
     "unresolved": "Unresolved links",
+    "spellings": "People under two spellings",
 }
 
 
@@ -233,6 +236,7 @@ def build(store: Store, view: View, when: _dt.datetime) -> Report:
     sec["inbox"] = _inbox(view, words, similarity)
     sec["unclassified"] = _unclassified(view, store.policy.kinds)
     sec["unresolved"] = _unresolved(view)
+    sec["spellings"] = _spellings(store, view)
     report.sections = {k: sec[k] for k in SECTIONS}
     report.text = render(report, len(entries))
     return report
@@ -316,6 +320,20 @@ def _unresolved(view: View) -> list[Item]:
         out.append(Item((e.id,), (e.name,), f"{_link(e)} (`{e.id}`): `{name}` names no note ({where})",
                         f"sediment add 'TEXT' --title {_q(name)}  # or fix the link in {where}"))
     out.sort(key=lambda i: (i.names[0], i.what))
+    return out
+
+
+def _spellings(store: Store, view: View) -> list[Item]:
+    cast = P.gather(store.policy, view.entries.values())
+    out = []
+    for a, b in P.spellings(cast):
+        es = sorted({e.id: e for e in cast.people[a].memories + cast.people[b].memories}.values(),
+                    key=lambda e: e.path)
+        keep, other = (b, a) if cast.known.resolve(b) and not cast.known.resolve(a) else (a, b)
+        what = (f"`{a}` ({len(cast.people[a].memories)}) and `{b}` ({len(cast.people[b].memories)}) may be one "
+                f"person: " + ", ".join(f"{_link(e)} (`{e.id}`)" for e in es[:10]))
+        action = f"# if so, in {SYSTEM}/policy.yaml: people: {{{keep}: [{other}]}}"
+        out.append(Item(tuple(e.id for e in es), tuple(e.name for e in es), what, action))
     return out
 
 

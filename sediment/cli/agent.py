@@ -69,6 +69,14 @@ def cmd_about(ns: argparse.Namespace) -> tuple[Any, str]:
     return a.to_dict(), str(a)
 
 
+@command("profile", "what is remembered about a person (any of their names): their note, then decisions, "
+                    "open items, impressions and facts naming them, with their roles counted",
+         arg("name"))
+def cmd_profile(ns: argparse.Namespace) -> tuple[Any, str]:
+    p = _open(ns).profile(ns.name)
+    return p.to_dict(), str(p)
+
+
 @command("conflicts", "pairs of memories that may disagree, strongest clue first (reports only)",
          arg("--id", "--ids", dest="ids", action="append", help="only pairs with this memory (repeatable)"))
 def cmd_conflicts(ns: argparse.Namespace) -> tuple[Any, str]:
@@ -90,10 +98,12 @@ def cmd_map(ns: argparse.Namespace) -> tuple[Any, str]:
     return palace.to_dict(), str(palace)
 
 
-@command("graph", "links, supersessions, evidence and events as Mermaid or JSON",
-         arg("--format", default="mermaid", choices=["mermaid", "json"]))
+@command("graph", "links, supersessions, evidence and events as Mermaid or JSON; --kind entities: "
+                  "who appears with whom, in which roles",
+         arg("--format", default="mermaid", choices=["mermaid", "json"]),
+         arg("--kind", default="memories", choices=["memories", "entities"]))
 def cmd_graph(ns: argparse.Namespace) -> tuple[Any, str]:
-    out = _open(ns).graph(format=ns.format)
+    out = _open(ns).graph(format=ns.format, kind=ns.kind)
     data: Any = json.loads(out) if ns.format == "json" else {"mermaid": out}
     return data, out.rstrip("\n")
 
@@ -137,7 +147,7 @@ def cmd_embed(ns: argparse.Namespace) -> tuple[Any, str]:
 
 # (embed is listed after serve, which main holds: the order of `sediment --help`)
 COMMANDS = (
-    cmd_context, cmd_observe, cmd_working, cmd_mood, cmd_about, cmd_conflicts, cmd_patrol, cmd_map,
+    cmd_context, cmd_observe, cmd_working, cmd_mood, cmd_about, cmd_profile, cmd_conflicts, cmd_patrol, cmd_map,
     cmd_graph, cmd_add_source, cmd_unlinked_sources,
 )
 SEMANTIC = (cmd_embed,)

@@ -120,6 +120,26 @@ def field_args(ns: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+ENTITY_ARG = arg("--entity", dest="entities", action="append", metavar="NAME=ROLE",
+                 help="a person (organisation, place) the memory names, and their role: 张三=审查, "
+                      "Alice=decided,deployed, or NAME alone (repeatable)")
+
+
+def entity_args(values: list[str] | None) -> dict[str, Any] | None:
+    """--entity NAME=ROLE[,ROLE…] (or NAME alone), repeated: name → its role,
+    its roles, or None."""
+    if not values:
+        return None
+    out: dict[str, list[str]] = {}
+    for item in values:
+        name, _, roles = item.partition("=")
+        if not name.strip():
+            raise InvalidInput(f"--entity takes NAME=ROLE, not {item!r}", what="entities")
+        got = out.setdefault(name.strip(), [])
+        got += [r.strip() for r in roles.split(",") if r.strip() and r.strip() not in got]
+    return {name: roles[0] if len(roles) == 1 else roles or None for name, roles in out.items()}
+
+
 def text_arg(value: str | None) -> str:
     """The text argument, or stdin's for none or ``-``. Raises
     ``InvalidInput`` for bytes on stdin that are not UTF-8."""
@@ -169,4 +189,5 @@ SINCE_HELP = f"{TIME_HELP}, or 7d, 12h, 2w, today, yesterday"
 def filter_args(p_args: tuple[Arg, ...] = ()) -> tuple[Arg, ...]:
     return (arg("--layer", action="append"), arg("--room"),
             arg("--tag", "--tags", dest="tags", action="append", help="a tag (repeatable): all are required"),
-            arg("--kind", action="append"), *p_args)
+            arg("--kind", action="append"),
+            arg("--entity", help="only memories naming this person (any of their names)"), *p_args)

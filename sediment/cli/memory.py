@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .kit import (FIELD_ARG, SECTION_ARGS, SINCE_HELP, TIME_HELP, arg, command, entry_out, entry_text, field_args,
-                  filter_args, open_root, root_path, split_values, text_arg)
+from .kit import (ENTITY_ARG, FIELD_ARG, SECTION_ARGS, SINCE_HELP, TIME_HELP, arg, command, entry_out, entry_text,
+                  entity_args, field_args, filter_args, open_root, root_path, split_values, text_arg)
 
 if TYPE_CHECKING:
     from ..repository import Repository
@@ -39,12 +39,12 @@ def cmd_init(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--link", "--links", dest="links", action="append", help="name of a linked memory (repeatable)"),
          arg("--layer", default="shallow"), arg("--event"),
          arg("--now", help=f"creation time, {TIME_HELP} (importing older memories)"),
-         *SECTION_ARGS, FIELD_ARG)
+         ENTITY_ARG, *SECTION_ARGS, FIELD_ARG)
 def cmd_add(ns: argparse.Namespace) -> tuple[Any, str]:
     extra = {"event": ns.event} if ns.event else {}
     e = _open(ns).add(text_arg(ns.text), title=ns.title, room=ns.room, tags=split_values(ns.tags), kind=ns.kind,
                   value=ns.value, source=ns.source, links=split_values(ns.links), layer=ns.layer,
-                  now=ns.now, **extra, **field_args(ns))
+                  now=ns.now, entities=entity_args(ns.entities), **extra, **field_args(ns))
     return entry_out(e, "added")
 
 
@@ -93,7 +93,8 @@ def cmd_get(ns: argparse.Namespace) -> tuple[Any, str]:
          arg("--limit", type=int))
 def cmd_list(ns: argparse.Namespace) -> tuple[Any, str]:
     entries = _open(ns).list(layer=ns.layer, room=ns.room, tags=split_values(ns.tags) or None, kind=ns.kind,
-                         status=ns.status, since=ns.since, until=ns.until, sort=ns.sort, limit=ns.limit)
+                         status=ns.status, since=ns.since, until=ns.until, sort=ns.sort, limit=ns.limit,
+                         entity=ns.entity)
     text = "\n".join(f"{e.id}  {e.path}  {e.title}" for e in entries) or "(no memories)"
     return [e.to_dict() for e in entries], text
 
@@ -117,7 +118,7 @@ def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
     hits = repo.search(ns.query, limit=ns.limit, layer=ns.layer, room=ns.room,
                             tags=split_values(ns.tags) or None, kind=ns.kind, since=ns.since,
                             until=ns.until, include_archive=ns.archive, include_superseded=ns.superseded,
-                            record=ns.record, explain=ns.explain)
+                            record=ns.record, explain=ns.explain, entity=ns.entity)
     lines = [f"{h.score:.4f}  {h.entry.path}\n        {h.entry.title}\n        {h.snippet}" for h in hits]
     if ns.explain:
         lines = [line + "\n" + _why(h.explain or {}) for line, h in zip(lines, hits)]

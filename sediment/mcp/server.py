@@ -118,7 +118,7 @@ DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
     "supersede": ("Retire old_id in favour of new_id, a newer memory of the same thing; both stay "
                   "readable, linked.", _writes(idempotent=True)),
     "about": ("What memory holds on a topic: how many notes, where, how strong, how recent.", RO),
-    "recent": ("Memories by last change, newest first; since (ISO date), kind, room, layer, status narrow "
+    "recent": ("Memories by last change, newest first; since, kind, room, layer, status narrow "
                "it (purged ones only by status).", RO),
     "working": ("Working memory: the open todos and promises of this conversation, and the mood.", RO),
     "observe": ("Pass a message of the conversation: a todo or promise in it (remember to…, 别忘了…) opens an "
@@ -138,11 +138,12 @@ class Memory(Protocol):
 
     def add(self, text: str, *, title: str | None = ..., room: str | None = ..., tags: Iterable[str] = ...,
             kind: str | None = ..., value: float | None = ..., source: str | None = ...,
-            links: Iterable[str] = ..., **fields: Any) -> Entry: ...
+            links: Iterable[str] = ..., entities: Mapping[str, Any] | None = ..., **fields: Any) -> Entry: ...
 
     def search(self, query: str, *, limit: int = ..., layer: str | None = ..., room: str | None = ...,
                tags: list[str] | None = ..., kind: str | None = ..., since: _dt.datetime | str | None = ...,
-               include_archive: bool = ..., record: bool = ...) -> builtins.list[SearchHit]: ...
+               include_archive: bool = ..., record: bool = ..., entity: str | None = ...
+               ) -> builtins.list[SearchHit]: ...
 
     def recalled(self, ids: Iterable[str]) -> None: ...
 

@@ -40,8 +40,8 @@ log = logging.getLogger("sediment")
 # The parameters, described (their text is schema, not description). A choice
 # whose values are fixed is a Literal (an enum the SDK's validation enforces);
 # ``kind`` is the policy's list, an enum added to the schema at build time.
-Budget = Annotated[int, Field(description="max answer chars (200-50000)")]
-RequestId = Annotated[str | None, Field(description="a retry with it: the first answer")]
+Budget = Annotated[int, Field(description="max chars, 200-50000")]
+RequestId = Annotated[str | None, Field(description="retry with it: first answer")]
 Id = Annotated[str, Field(description="a memory's id or name")]
 Text = Annotated[str, Field(description="markdown: one point")]
 NewText = Annotated[str | None, Field(description="new text (sections stay)")]
@@ -52,7 +52,7 @@ NewTags = Annotated[list[str] | None, Field(description="topic words")]
 Room = Annotated[str | None, Field(description="topic folder, a/b")]
 Links = Annotated[list[str] | None, Field(description="names of related memories")]
 Value = Annotated[float | None, Field(description="0-1, how much it matters")]
-Source = Annotated[str | None, Field(description="where it came from (session id)")]
+Source = Annotated[str | None, Field(description="origin (session id)")]
 Event = Annotated[str | None, Field(description="an event: a newer note of it retires the older")]
 Evidence = Annotated[list[str] | None, Field(description="why it is true")]
 Since = Annotated[str | None, Field(description="a date or time (root's zone), 7d, yesterday")]
@@ -64,6 +64,8 @@ Limit = Annotated[int, Field(description="at most this many")]
 Query = Annotated[str, Field(description="words, any language")]
 Reason = Annotated[str, Field(description="why, in a line")]
 Confirm = Annotated[bool, Field(description="yes, I mean it")]
+Entity = Annotated[str | None, Field(description="naming this person")]
+Entities = Annotated[dict[str, Any] | None, Field(description="person -> role(s)")]
 
 WRITE_BUDGET = 2_000
 READ_BUDGET = 4_000
@@ -148,15 +150,15 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
     @tool
     async def remember(text: Text, title: Title = None, kind: Kind = None, tags: NewTags = None, room: Room = None,
                        links: Links = None, value: Value = None, source: Source = None, event: Event = None,
-                       evidence: Evidence = None, request_id: RequestId = None,
+                       evidence: Evidence = None, entities: Entities = None, request_id: RequestId = None,
                        budget: Budget = WRITE_BUDGET) -> CallToolResult:
         fields = {k: v for k, v in dict(event=event, evidence=evidence).items() if v is not None}
         args = dict(text=text, title=title, kind=kind, tags=tags, room=room, links=links, value=value,
-                    source=source, **fields)
+                    source=source, entities=entities, **fields)
 
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:
             e = repo.add(text, title=title, kind=kind, tags=tags or (), room=room, links=links or (),
-                         value=value, source=source, **fields)
+                         value=value, source=source, entities=entities, **fields)
             return A.wrote("remembered", e)
         return await t.answer("remember", work, args=args, budget=budget, request_id=request_id, write=True,
                               body=text)
@@ -165,10 +167,12 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
     async def recall(query: Query, limit: Limit = 10, kind: Kind = None, tags: Tags = None, room: Room = None,
                      layer: Layer = None, since: Since = None,
                      include_archive: Annotated[bool, Field(description="also archived ones")] = False,
+                     entity: Entity = None,
                      budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:
             hits = repo.search(query, limit=limit, kind=kind, tags=tags, room=room, layer=layer,
-                               since=A.since(since), include_archive=include_archive, record=False)
+                               since=A.since(since), include_archive=include_archive, record=False,
+                               entity=entity)
             lines = [A.hit_line(i + 1, h) for i, h in enumerate(hits)]
             q = repr(query) if len(query) <= 80 else repr(query[:80] + "…")
             text, shown, more = A.pack(f"{len(hits)} found for {q}" if hits else f"nothing found for {q}",

@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import InvalidInput, ParseError
+from .people import ENTITIES, check_entities
 
 WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 STATUSES = ("active", "superseded", "archived", "purged")
@@ -23,7 +24,7 @@ STATUSES = ("active", "superseded", "archived", "purged")
 FIELD_ORDER = (
     "id", "title", "created", "updated", "kind", "tags", "value", "weights",
     "status", "source", "source_links", "event", "links", "supersedes",
-    "superseded_by", "reason", "unclassified",
+    "superseded_by", "reason", "unclassified", "entities",
 )
 LIST_FIELDS = ("tags", "source_links", "links", "supersedes", "superseded_by")
 WEIGHT_KEYS = ("importance", "emotional", "recurrence", "unresolved")
@@ -130,6 +131,8 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
     _check_lists(meta, bad)
     _check_value(meta.get("value"), bad, key_for_value)
     _check_weights(meta.get("weights"), bad)
+    if meta.get(ENTITIES) is not None and (why := check_entities(meta[ENTITIES])):
+        raise bad(ENTITIES, why)
     for key in ("kind", "status", "source", "event", "reason"):
         if key in meta and meta[key] is not None and not isinstance(meta[key], str):
             if isinstance(meta[key], (int, float)) and not isinstance(meta[key], bool):

@@ -33,6 +33,7 @@ DEFAULT_KINDS: Mapping[str, Clock | None] = MappingProxyType({
     "daily": (5, 20, 45),
     "mood": (0.125, 1, 3),
     "inbox": (0, 1, 14),
+    "person": (120, 730, 3650),  # one note a person: title the name, aliases the other names
 })
 
 
@@ -119,6 +120,11 @@ class Policy:
         "alone needs, from 50 memories up (below, similarities are not centred and a fixed 0.20\n"
         "holds). Higher: fewer unrelated notes for a question about nothing, and fewer\n"
         "paraphrases found; benchmarks/README.md has the trade-off.", minimum=0, maximum=1)
+    people: Any = setting(None, (
+        "Known people: the name you file each under -> their other names. A name in a note resolves to\n"
+        "a person only when it is one of these exactly (so 张三 is never 张三丰); notes of kind person\n"
+        "(title the name, aliases the other names) add to the list. What cannot be read is left out\n"
+        "and check() names it."))
     kinds: Mapping[str, Clock | None] = field(default_factory=lambda: DEFAULT_KINDS, metadata={"doc": (
         "Per kind: [grace days, half-life days, archive days]; null = never decays.\n"
         "Add a kind by listing it; a default kind left out keeps its default clocks.\n"
@@ -157,7 +163,9 @@ def template() -> str:
     for f in dataclasses.fields(Policy):
         lines += ["", *_comment(f.metadata["doc"])]
         value = getattr(DEFAULTS, f.name)
-        if f.name == "kinds":
+        if f.name == "people":
+            lines += ["# people:", "#   张三: [老张, Zhang San]", "#   Alice Chen: [Alice]"]
+        elif f.name == "kinds":
             lines.append("kinds:")
             lines += [f"  {k}: " + ("null" if c is None else "[" + ", ".join(_yaml_scalar(x) for x in c) + "]")
                       for k, c in value.items()]
@@ -281,6 +289,8 @@ def from_mapping(raw: Mapping[str, Any]) -> Policy:
             values[key] = v if isinstance(v, MappingProxyType) else _kinds(v)
         elif key == "metabolism":
             values[key] = _rules(v)
+        elif key == "people":  # read leniently (model.people): a wrong name is a check() problem
+            values[key] = v
         else:
             values[key] = _typed(key, fields[key], v)
     return Policy(**values)

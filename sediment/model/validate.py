@@ -18,6 +18,7 @@ from . import names as N
 from ..errors import InvalidInput, ParseError, TooLarge
 from .fields import STATUSES, now_iso, unwrap_link, validate_meta
 from .names import LAYERS
+from .people import ENTITIES, check_entities
 
 # set by the library, never by a caller's keyword fields
 RESERVED_FIELDS = frozenset({"id", "created", "updated", "status", "path", "layer", "room", "name",
@@ -140,8 +141,23 @@ def fields(given: Mapping[str, Any]) -> dict[str, Any]:
         if not plain_yaml(v):
             raise InvalidInput(f"field {k}: only strings, numbers, booleans, lists and "
                                f"mappings of those can be stored")
-        out[k] = v
+        out[k] = entities(v) if k == ENTITIES else v
     return out
+
+
+def entities(v: Any) -> dict[str, Any] | None:
+    """An ``entities`` value as it is written: name → one role, a list of
+    roles, or nothing (``None`` for no entities at all)."""
+    if v is None or v in ({}, []):
+        return None
+    why = check_entities(v)
+    if why:
+        raise InvalidInput(f"entities: {why}", what="entities")
+    pairs = v.items() if isinstance(v, Mapping) else [
+        next(iter(x.items())) if isinstance(x, Mapping) else (x, None) for x in v]
+    # roles as the caller wrote them (判断+执行 stays one text: how it reads is model.people's)
+    return {str(name).strip(): ([str(r) for r in roles] if isinstance(roles, list) else
+                                None if roles is None else str(roles)) for name, roles in pairs}
 
 
 def meta(m: dict[str, Any], *, path: str = "") -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The front door's verbs: what an agent asks each turn: context, working memory, mood, about.
+"""The front door's verbs: what an agent asks each turn: context, working memory, mood, about, profile.
 
 ``Repository`` (``sediment/repository/__init__.py``) is made of these groups; each
 method hands its arguments to the module that does the work, in one statement.
@@ -10,15 +10,17 @@ import datetime as _dt
 
 from ..agent import about as _about
 from ..agent import context as _context
+from ..agent import profile as _profile
 from ..agent import working
 from ..agent.about import About
 from ..agent.context import Context
+from ..agent.profile import Profile
 from ..agent.workstate import Mood, Observed, Working
 from .part import Part
 
 
 class ForAgent(Part):
-    """What an agent asks each turn: context, working memory, mood, about."""
+    """What an agent asks each turn: context, working memory, mood, about, profile."""
 
     # ------------------------------------------------------------------ for the agent
 
@@ -113,3 +115,21 @@ class ForAgent(Part):
         "About 'deploys': 2 memories (1 active, 1 superseded"
         """
         return _about.about(self.store, topic, now=now)
+
+    def profile(self, name: str) -> Profile:
+        """What the memory holds about one person, by any of their names: their
+        note of kind ``person`` (its first lines), then the current memories that
+        name them, grouped as decisions, open items, impressions and facts, with
+        their roles counted. Not a recall; writes nothing. ``InvalidInput`` for
+        no name.
+
+        >>> import tempfile; from sediment import Repository
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> _ = repo.add("管支付系统。", title="张三", kind="person", aliases=["老张"])
+        >>> _ = repo.add("老张审查了回调重试", kind="event", entities={"张三": "审查"})
+        >>> _ = repo.add("张三拍板：回调最多重试三次", kind="rule", entities={"张三": "拍板"})
+        >>> p = repo.profile("老张")
+        >>> p.name, p.summary, p.roles, [m.title for m in p.decisions], [m.title for m in p.facts]
+        ('张三', '管支付系统。', {'审查': 1, '拍板': 1}, ['张三拍板：回调最多重试三次'], ['老张审查了回调重试'])
+        """
+        return _profile.profile(self.store, name)

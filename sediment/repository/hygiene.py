@@ -67,8 +67,9 @@ class Hygiene(Part):
         """
         return palace.write_map(self.store)
 
-    def graph(self, format: str = "mermaid") -> str:
-        """Links, supersessions, evidence and events as Mermaid, or JSON (``"json"``).
+    def graph(self, format: str = "mermaid", *, kind: str = "memories") -> str:
+        """Links, supersessions, evidence and events as Mermaid, or JSON (``"json"``);
+        ``kind="entities"``: who appears with whom, in which roles, how often.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -78,8 +79,14 @@ class Hygiene(Part):
           n0["no secrets"]
           n1["PKCE"]
           n1 --> n0
+        >>> _ = repo.add("张三审查，Alice 部署", entities={"张三": "审查", "Alice": "deploy"})
+        >>> print(repo.graph(kind="entities"), end="")
+        graph LR
+          p0["Alice · 1 · deploy 1"]
+          p1["张三 · 1 · 审查 1"]
+          p0 ---|1| p1
         """
-        return palace.graph(self.store, format)
+        return palace.graph(self.store, format, kind)
 
     def add_source(self, session: str, turns: Iterable[Any], *,
                    now: _dt.datetime | str | None = None) -> Source:

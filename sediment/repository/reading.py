@@ -77,11 +77,14 @@ class Reading(Part):
     def list(self, *, layer: str | Iterable[str] | None = None, room: str | None = None,
              tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
              status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
-             limit: int | None = None, tag: str | Iterable[str] | None = None) -> builtins.list[Entry]:
+             limit: int | None = None, tag: str | Iterable[str] | None = None,
+             entity: str | None = None) -> builtins.list[Entry]:
         """Memories that match every filter given (``tags``: one tag or a list,
         all required; ``tag`` is the same), ordered by ``sort``: 'path', or
         'updated' / 'created' newest first; at most ``limit``. ``since`` and
-        ``until`` bound the updated time (as in ``search``). Purged (and erased)
+        ``until`` bound the updated time (as in ``search``). ``entity``: the
+        memories that name that person, by any of their names (their
+        ``entities`` property, or a known person's name in their text). Purged (and erased)
         memories are listed only when asked for: ``status="purged"``. An
         unknown layer, kind or status is ``InvalidInput`` naming the allowed values.
 
@@ -92,13 +95,14 @@ class Reading(Part):
         ['fact']
         """
         return reads.list_entries(self.store, layer=layer, room=room, tags=tags, kind=kind, status=status,
-                                  since=since, until=until, sort=sort, limit=limit, tag=tag)
+                                  since=since, until=until, sort=sort, limit=limit, tag=tag, entity=entity)
 
     def search(self, query: str, *, limit: int = 10, layer: str | Iterable[str] | None = None,
                room: str | None = None, tags: Iterable[str] | None = None,
                kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
                include_archive: bool = False, include_superseded: bool = False,
-               record: bool = True, explain: bool = False) -> builtins.list[SearchHit]:
+               record: bool = True, explain: bool = False,
+               entity: str | None = None) -> builtins.list[SearchHit]:
         """Memories that share words with ``query`` (or with the memories that
         answer it), best first.
 
@@ -123,6 +127,7 @@ class Reading(Part):
         ``--record``). ``explain=True`` gives each hit
         an ``explain`` dict (also in ``to_dict()``): its rank in each lane, the
         query terms it matched, the query's expansion terms and those it matched.
+        ``entity`` keeps the memories that name that person (``list`` has it too).
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -132,7 +137,8 @@ class Reading(Part):
         """
         return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
                             since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record, explain=explain)
+                            include_superseded=include_superseded, record=record, explain=explain,
+                            entity=entity)
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.

@@ -7,7 +7,7 @@ method hands its arguments to the module that does the work, in one statement.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..model.entry import Entry
 from ..verbs import writes
@@ -22,7 +22,8 @@ class Writing(Part):
     def add(self, text: str, *, title: str | None = None, room: str | None = None,
             tags: Iterable[str] = (), kind: str | None = None, value: float | None = None,
             source: str | None = None, links: Iterable[str] = (), layer: str = "shallow",
-            now: _dt.datetime | str | None = None, **fields: Any) -> Entry:
+            now: _dt.datetime | str | None = None, entities: Mapping[str, Any] | None = None,
+            **fields: Any) -> Entry:
         """Write a new memory and return it.
 
         ``text`` is the markdown body. ``title`` defaults to the first line of the
@@ -37,19 +38,21 @@ class Writing(Part):
         sediment or bedrock: ``archive`` holds retired memories (``archive()``)
         and is refused. ``now`` sets the creation time (for importing older
         memories; a date or a time without an offset is in the root's timezone).
+        ``entities`` names the people (organisations, places) the memory is
+        about, each with its role(s): ``{"张三": "审查", "Alice": ["decided", "deployed"]}``.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
         >>> e = repo.add("Use PKCE on mobile.", title="PKCE", kind="rule", tags=["auth"],
-        ...              evidence=["mobile apps cannot keep a secret"])
-        >>> e.path == f"shallow/pkce-{e.id[-4:].lower()}.md", e.kind, e.sections["evidence"]
-        (True, 'rule', '- mobile apps cannot keep a secret')
+        ...              evidence=["mobile apps cannot keep a secret"], entities={"Alice": "decided"})
+        >>> e.path == f"shallow/pkce-{e.id[-4:].lower()}.md", e.kind, e.sections["evidence"], e.meta["entities"]
+        (True, 'rule', '- mobile apps cannot keep a secret', {'Alice': 'decided'})
 
         Raises ``InvalidInput``/``UnsafePath`` for bad arguments, ``TooLarge`` over
         the body limit, ``PolicyError`` beyond the core cap; nothing is written then.
         """
         return writes.add(self.store, text, title=title, room=room, tags=tags, kind=kind, value=value,
-                          source=source, links=links, layer=layer, now=now, **fields)
+                          source=source, links=links, layer=layer, now=now, entities=entities, **fields)
 
     def update(self, id: str, *, expected: str | None = None, **changes: Any) -> Entry:
         """Change a memory in place (its file name and folder stay).

@@ -17,6 +17,7 @@ from typing import Iterable
 from ..model import entry as E
 from ..model import validate as V
 from . import checks as C
+from . import people as P
 from .adopt import ADOPTED_KIND, adopted_bytes
 from ..model.entry import Entry
 from ..errors import InvalidInput, LockTimeout, NotFound, ParseError, StorageError, UnsafePath
@@ -138,6 +139,7 @@ def check(store: Store, fix: bool = False, more: Iterable[Problem] = ()) -> list
         problems += [Problem(rel, why, severity="warning", code="vault_settings") for rel, why in view.rules.faults]
         problems += _journal(store)
         problems += C.temps(view.root)
+        problems += P.problems(P.known(store.policy, view.entries.values()), view.entries)
     problems += more
     unique = {(p.path, p.line, p.code): p for p in problems}  # the watcher may have named one too
     return sorted(unique.values(), key=lambda p: (p.path, p.line or 0, p.code))

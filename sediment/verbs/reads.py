@@ -16,9 +16,11 @@ from ..errors import Ambiguous, InvalidInput, NotFound, ParseError, StorageError
 from ..disk.files import read_nofollow, resolve_inside, symlink_in
 from ..search.query import SearchHit
 from ..store.system import SYSTEM
+from . import people as P
 
 if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
     from ..store.store import Store
+    from ..view.view import View
 
 SORTS = ("path", "updated", "created")
 
@@ -51,10 +53,19 @@ def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status
                          until=V.optional_time(until, key="until", tz=store.policy.tz))
 
 
+def _with_entity(store: Store, view: View, pred: S.Predicate | None, entity: str | None) -> S.Predicate | None:
+    """``pred``, and naming the person ``entity`` stands for (``people.entity_filter``)."""
+    if entity is None:
+        return pred
+    ids = P.naming(store.policy, view, entity)
+    return (lambda e: e.id in ids) if pred is None else (lambda e: e.id in ids and pred(e))
+
+
 def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room: str | None = None,
                  tags: str | Iterable[str] | None = None, kind: str | Iterable[str] | None = None,
                  status: str | None = None, since: Any = None, until: Any = None, sort: str = "path",
-                 limit: int | None = None, tag: str | Iterable[str] | None = None) -> list[Entry]:
+                 limit: int | None = None, tag: str | Iterable[str] | None = None,
+                 entity: str | None = None) -> list[Entry]:
     """``tag`` is ``tags`` by another name (given, it wins)."""
     tags = tags if tag is None else tag
     if sort not in SORTS:
@@ -66,6 +77,7 @@ def list_entries(store: Store, *, layer: str | Iterable[str] | None = None, room
     # other purpose, and its title may be what a person wanted gone
     hide = "purged" if status is None else None
     with store.view.reading() as view:
+        pred = _with_entity(store, view, pred, entity)
         found = [e for e in view.entries.values() if (pred is None or pred(e)) and e.status != hide]
     if sort == "path":
         found.sort(key=lambda e: e.path)
@@ -85,7 +97,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
            room: str | None = None, tags: Iterable[str] | str | None = None,
            kind: str | Iterable[str] | None = None, since: Any = None, until: Any = None,
            include_archive: bool = False, include_superseded: bool = False,
-           record: bool = True, explain: bool = False) -> list[SearchHit]:
+           record: bool = True, explain: bool = False, entity: str | None = None) -> list[SearchHit]:
     V.query(query)
     V.limit(limit)
     pred = _filter(store, layer=layer, room=room, tags=tags, kind=kind, since=since, until=until)
@@ -93,6 +105,7 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
     # archive is searched only when asked (by flag or by naming the layer); purged never
     asked = include_archive or (layers is not None and "archive" in layers)
     with store.view.reading() as view:
+        pred = _with_entity(store, view, pred, entity)
         tiebreak = S.Tiebreak(view.entries, store.usage.totals, store.policy.kinds)
         hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=limit, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,

@@ -37,8 +37,10 @@ FLAG_REPEATS = 3  # written unclassified this many times: flagged for a person t
 def add(store: Store, text: str, *, title: str | None = None, room: str | None = None,
         tags: Iterable[str] = (), kind: str | None = None, value: float | None = None,
         source: str | None = None, links: Iterable[str] = (), layer: str = "shallow",
-        now: _dt.datetime | str | None = None, **fields: Any) -> Entry:
+        now: _dt.datetime | str | None = None, entities: Any = None, **fields: Any) -> Entry:
     policy = store.policy
+    if entities is not None:
+        fields["entities"] = entities
     V.body(text, policy.max_body_bytes)
     layer = V.layer(layer)
     if layer == "archive":  # an active note there is one nothing finds or decays: retiring is archive()'s job

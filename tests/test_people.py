@@ -1,0 +1,319 @@
+"""People in notes (issue 29): the ``entities`` property (name → roles), the
+known people (``policy.yaml`` ``people:`` and notes of kind ``person``), the
+entity filter of search and list. Real roots, the real CLI, the MCP SDK's
+own client over stdio."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sediment import InvalidInput, Repository
+from sediment.cli.main import main
+
+
+def cli(capsys, *args: str) -> dict:
+    capsys.readouterr()
+    assert main(["--json", *map(str, args)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def frontmatter(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8").split("---\n")[1])
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+MEMORY = "---\nid: {id}\ntitle: {title}\ncreated: '2026-01-05T10:00:00+00:00'\n{extra}---\n{body}\n"
+
+
+# --------------------------------------------------------------------------- the entities property
+
+def test_add_writes_entities_as_a_property_a_person_reads(tmp_path):
+    repo = Repository(tmp_path)
+    e = repo.add("张三审查了认证改动，Alice 拍板并部署。", title="认证改动", kind="fact",
+                 entities={"张三": "审查", "Alice": ["decided", "deployed"], "Acme Corp": None})
+    # in the file: a block mapping, Unicode as written, one role as text, several as a list
+    text = (tmp_path / e.path).read_text(encoding="utf-8")
+    assert "entities:\n  张三: 审查\n  Alice:\n  - decided\n  - deployed\n  Acme Corp: null\n" in text
+    assert frontmatter(tmp_path / e.path)["entities"] == {"张三": "审查", "Alice": ["decided", "deployed"],
+                                                          "Acme Corp": None}
+    # read back after a fresh open
+    assert Repository(tmp_path).get(e.id).meta["entities"]["Alice"] == ["decided", "deployed"]
+    # Tideline's several roles in one text are kept as written
+    e2 = repo.add("评审会", entities={"李明": "判断+执行"})
+    assert repo.get(e2.id).meta["entities"] == {"李明": "判断+执行"}
+
+
+def test_update_changes_and_removes_entities(tmp_path):
+    repo = Repository(tmp_path)
+    e = repo.add("Bob deployed the hotfix", kind="event", entities={"Bob": "deployed"})
+    e = repo.update(e.id, entities={"Bob": ["deployed", "reviewed"]})
+    assert frontmatter(tmp_path / e.path)["entities"] == {"Bob": ["deployed", "reviewed"]}
+    e = repo.update(e.id, entities=None)
+    assert "entities" not in frontmatter(tmp_path / e.path)
+
+
+@pytest.mark.parametrize("bad", [5, "张三", {"张三": {"role": "审查"}}, {"": "审查"}, {"a\nb": "x"},
+                                 {"张三": ["审查", ["nested"]]}, ["张三", 5.5, True]])
+def test_a_bad_entities_value_from_a_caller_is_refused_and_nothing_is_written(tmp_path, bad):
+    repo = Repository(tmp_path)
+    with pytest.raises(InvalidInput, match="entities"):
+        repo.add("some note", entities=bad)
+    assert list((tmp_path / "shallow").rglob("*.md")) == []
+
+
+def test_a_bad_entities_value_typed_by_a_person_is_a_check_problem_never_an_exception(tmp_path):
+    Repository(tmp_path).close()
+    write(tmp_path, "shallow/ok.md", MEMORY.format(id="OK1", title="ok", extra="entities:\n  张三: 审查\n",
+                                                   body="部署 ok"))
+    write(tmp_path, "shallow/bad.md", MEMORY.format(id="BAD1", title="bad", body="部署 bad",
+                                                    extra="entities:\n  张三:\n    role: 审查\n"))
+    # a person's own note: any property is theirs; it stays a note, and check says what is wrong
+    write(tmp_path, "notes/mine.md", "---\nentities: 42\n---\n部署 mine\n")
+    repo = Repository(tmp_path)  # opens
+    found = {h.entry.path for h in repo.search("部署", record=False)}  # searches
+    assert found == {"shallow/ok.md", "notes/mine.md"}
+    problems = {(p.path, p.severity): p.reason for p in repo.check()}
+    assert "entities" in problems[("shallow/bad.md", "error")]
+    assert "entities" in problems[("notes/mine.md", "warning")]
+    assert (tmp_path / "shallow/bad.md").read_text(encoding="utf-8").count("role: 审查") == 1  # never rewritten
+
+
+def test_a_list_of_names_is_entities_without_roles(tmp_path):
+    Repository(tmp_path).close()
+    write(tmp_path, "shallow/list.md", MEMORY.format(id="L1", title="standup", extra="entities:\n- 张三\n- Alice\n",
+                                                     body="standup notes"))
+    repo = Repository(tmp_path)
+    assert repo.check() == []
+    assert [e.id for e in repo.list(entity="Alice")] == ["L1"]
+
+
+def test_cli_entity_option(tmp_path, capsys):
+    root = tmp_path / "r"
+    cli(capsys, "--root", root, "init")
+    out = cli(capsys, "--root", root, "add", "Alice reviewed, Bob deployed", "--kind", "event",
+              "--entity", "Alice=reviewed", "--entity", "Bob=deployed,fixed", "--entity", "Acme Corp")
+    assert frontmatter(root / out["path"])["entities"] == {"Alice": "reviewed", "Bob": ["deployed", "fixed"],
+                                                           "Acme Corp": None}
+    cli(capsys, "--root", root, "add", "Carol wrote the spec", "--kind", "fact")
+    listed = cli(capsys, "--root", root, "list", "--entity", "bob")
+    assert [e["id"] for e in listed] == [out["id"]]
+    hits = cli(capsys, "--root", root, "search", "reviewed spec", "--entity", "Alice")
+    assert [h["id"] for h in hits] == [out["id"]]
+
+
+def test_mcp_remember_takes_entities_and_recall_filters_by_them(tmp_path):
+    pytest.importorskip("mcp")
+    from tests.test_server import call, connect, run
+    Repository(tmp_path).close()
+
+    async def go() -> None:
+        async with connect(tmp_path) as c:
+            _, data = await call(c, "remember", text="张三审查了迁移脚本", kind="event",
+                                 entities={"张三": "审查", "王磊": ["执行"]})
+            await call(c, "remember", text="张三丰审查了太极拳谱", kind="event", entities={"张三丰": "审查"})
+            _, found = await call(c, "recall", query="审查", entity="张三")
+            assert [h["id"] for h in found["hits"]] == [data["id"]]
+    run(go)
+    notes = [frontmatter(p) for p in (tmp_path / "shallow").rglob("*.md")]
+    assert {"张三": "审查", "王磊": ["执行"]} in [n.get("entities") for n in notes]
+
+
+# --------------------------------------------------------------------------- known people
+
+POLICY_PEOPLE = "\npeople:\n  张三: [老张, Zhang San]\n  张三丰: []\n  Alice Chen: [Alice]\n"
+
+
+def test_known_people_resolve_every_name_and_keep_zhang_san_and_zhang_sanfeng_apart(tmp_path):
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write(POLICY_PEOPLE)
+    repo = Repository(tmp_path)
+    a = repo.add("昨天和老张对了一下发布计划", kind="event")
+    b = repo.add("张三丰在武当山练剑", kind="event")
+    c = repo.add("Zhang San merged the migration", kind="event")
+    d = repo.add("评审会", kind="event", entities={"Alice": "decided", "老张": "审查"})
+    e = repo.add("Alice Wong joined the call", kind="event")  # someone else, not known
+    ids = lambda name: sorted(x.id for x in repo.list(entity=name))  # noqa: E731
+    assert ids("张三") == ids("老张") == ids("zhang san") == sorted([a.id, c.id, d.id])
+    assert ids("张三丰") == [b.id]
+    assert ids("Alice Chen") == [d.id]
+    assert ids("Alice Wong") == [e.id]  # an unknown name: found as written
+    assert repo.check() == []
+
+
+def test_a_person_note_makes_a_known_person_with_its_aliases(tmp_path):
+    repo = Repository(tmp_path)
+    repo.add("负责支付系统，说话直接。", title="王磊", kind="person", aliases=["小王"])
+    talk = repo.add("小王说支付回调要重试", kind="event")
+    other = repo.add("王总批了预算", kind="event")  # 王总 is another 王
+    assert [x.id for x in repo.list(entity="王磊", kind="event")] == [talk.id]
+    assert other.id not in {x.id for x in repo.list(entity="小王")}
+
+
+def test_a_name_given_to_two_people_is_a_check_warning_not_an_error(tmp_path):
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write("\npeople:\n  王磊: [小王]\n  王建国: [小王, 王总]\n  李明: {a: b}\n")
+    repo = Repository(tmp_path)  # opens: what cannot be read is left out
+    reasons = [p.reason for p in repo.check() if p.code == "people"]
+    assert any("'小王' is a name of both '王磊' and '王建国'" in r for r in reasons)
+    assert any("李明" in r for r in reasons)
+    n = repo.add("小王来了", kind="event")
+    assert [x.id for x in repo.list(entity="王磊")] == [n.id] and repo.list(entity="王建国") == []
+
+
+# --------------------------------------------------------------------------- profiles
+
+def people_root(repo: Repository) -> dict[str, str]:
+    ids = {}
+    ids["note"] = repo.add("负责支付系统。说话直接，喜欢先看数据。\n\n入职三年。", title="张三", kind="person",
+                           aliases=["老张", "Zhang San"]).id
+    ids["review1"] = repo.add("老张审查了退款接口", kind="event", entities={"张三": "审查"}).id
+    ids["review2"] = repo.add("Zhang San reviewed the refund retry", kind="event", entities={"Zhang San": "审查"}).id
+    ids["decided"] = repo.add("回调最多重试三次", kind="rule", entities={"张三": ["拍板", "审查"]}).id
+    ids["open"] = repo.add("张三还没决定要不要换支付网关", kind="event", hesitation=["两家报价还没到"]).id
+    ids["mood"] = repo.add("今天张三在会上很不耐烦", kind="mood").id
+    ids["fact"] = repo.add("张三住在杭州", kind="fact").id
+    ids["other"] = repo.add("张三丰审查了拳谱", kind="event", entities={"张三丰": "审查"}).id
+    ids["gone"] = repo.add("张三以前负责风控", kind="fact").id
+    repo.archive(ids["gone"], reason="out of date")
+    return ids
+
+
+def test_profile_groups_what_the_memory_holds_about_a_person(tmp_path):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    p = repo.profile("老张")  # any of their names
+    assert (p.name, p.aliases, p.known, p.note) == ("张三", ("老张", "Zhang San"), True, ids["note"])
+    assert p.summary == "负责支付系统。说话直接，喜欢先看数据。\n入职三年。"
+    assert p.roles == {"审查": 3, "拍板": 1}
+    assert [m.id for m in p.decisions] == [ids["decided"]]
+    assert [m.id for m in p.open] == [ids["open"]]
+    assert [m.id for m in p.impressions] == [ids["mood"]]
+    assert sorted(m.id for m in p.facts) == sorted([ids["review1"], ids["review2"], ids["fact"]])
+    # 张三丰's note is not 张三's; an archived memory is no longer what the memory holds
+    every = {m.id for g in ("decisions", "open", "impressions", "facts") for m in getattr(p, g)}
+    assert ids["other"] not in every and ids["gone"] not in every
+    text = str(p)
+    assert text.startswith("# 张三 (老张, Zhang San)") and "roles: 审查 3, 拍板 1" in text
+    assert "## Decisions\n- [[" in text and "(拍板, 审查)" in text
+    assert [m.id for m in repo.profile("张三丰").facts] == [ids["other"]]
+    someone = repo.profile("Carol")
+    assert (someone.known, someone.note, someone.facts) == (False, None, ())
+
+
+def test_profile_records_no_recall_and_writes_nothing(tmp_path):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    repo.close()
+    tree = lambda: {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}  # noqa: E731
+    before = tree()
+    usage = {k: v.to_json() for k, v in repo.usage.load().items()}
+    assert repo.profile("张三").facts
+    assert tree() == before
+    assert {k: v.to_json() for k, v in repo.usage.load().items()} == usage
+    assert repo.strength(ids["fact"]).recalls == 0
+
+
+def test_cli_profile(tmp_path, capsys):
+    with Repository(tmp_path) as repo:
+        people_root(repo)
+    capsys.readouterr()
+    assert main(["--root", str(tmp_path), "profile", "Zhang San"]) == 0
+    assert capsys.readouterr().out.startswith("# 张三 (老张, Zhang San)\n\n负责支付系统")
+    data = cli(capsys, "--root", tmp_path, "profile", "张三丰")
+    assert data["name"] == "张三丰" and [m["title"] for m in data["facts"]] == ["张三丰审查了拳谱"]
+
+
+# --------------------------------------------------------------------------- the graph, the map, patrol, context
+
+def test_entity_graph_says_who_appears_with_whom_in_which_roles(tmp_path, capsys):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    repo.add("Alice 和老张一起审查了网关方案", kind="event", entities={"Alice": "审查", "张三": "审查"})
+    data = json.loads(repo.graph("json", kind="entities"))
+    nodes = {n["name"]: n for n in data["nodes"]}
+    assert nodes["张三"]["memories"] == 7 and nodes["张三"]["roles"] == {"审查": 4, "拍板": 1}
+    assert nodes["张三"]["known"] is True and nodes["Alice"]["known"] is False
+    assert ids["note"] not in nodes["张三"]["ids"]  # their own note is who they are, not a mention
+    assert nodes["张三丰"]["memories"] == 1
+    assert data["edges"] == [{"source": "Alice", "target": "张三", "memories": 1,
+                              "roles": {"Alice": {"审查": 1}, "张三": {"审查": 1}}}]
+    mermaid = repo.graph(kind="entities")
+    assert mermaid.startswith('graph LR\n  p0["张三 · 7 · 审查 4, 拍板 1"]\n')
+    assert "---|1|" in mermaid
+    assert main(["--root", str(tmp_path), "graph", "--kind", "entities"]) == 0
+    assert capsys.readouterr().out == mermaid
+    with pytest.raises(InvalidInput):
+        repo.graph(kind="people")
+
+
+def test_map_has_a_people_section(tmp_path):
+    repo = Repository(tmp_path)
+    people_root(repo)
+    repo.map()
+    text = (tmp_path / "MAP.md").read_text(encoding="utf-8")
+    people = text.split("## People\n", 1)[1]
+    first = [ln for ln in people.splitlines() if ln.startswith("- ")][0]
+    assert first.startswith("- **张三** (6); roles: 审查 3, 拍板 1: [[")
+    assert "- **张三丰** (1); roles: 审查 1: [[" in people
+
+
+def test_patrol_names_a_person_under_two_spellings(tmp_path):
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write("\npeople:\n  Zhang San: []\n  张三丰: []\n")
+    repo = Repository(tmp_path)
+    a = repo.add("Zhang San owns the payment service", kind="fact")
+    b = repo.add("ZhangSan approved the refund", kind="event", entities={"ZhangSan": "approved"})
+    repo.add("张三丰 and 张三 are two people", kind="fact", entities={"张三": None})
+    items = repo.patrol().sections["spellings"]
+    assert [(set(i.ids), i.action) for i in items] == [
+        ({a.id, b.id}, "# if so, in _system/policy.yaml: people: {Zhang San: [ZhangSan]}")]
+    assert "## People under two spellings (1)" in repo.report()
+
+
+def test_context_brings_the_notes_of_the_people_the_query_names(tmp_path):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    ctx = repo.context("明天和老张开会，要准备什么？", budget=2000)
+    reminds = [i.id for i in ctx.items if i.section == "reminds"]
+    assert reminds[0] == ids["note"]
+    assert "负责支付系统" in str(ctx) and ctx.size <= 2000
+    assert ids["note"] in ctx.recalled  # injected as a reminder: counted like one
+    assert ids["note"] not in [i.id for i in repo.context("明天开会要准备什么？", budget=2000).items
+                               if i.section == "reminds"]
+
+
+def test_the_entity_filter_follows_every_change(tmp_path):
+    repo = Repository(tmp_path)
+    a = repo.add("老王说网关要换", kind="event", entities={"王磊": "提议"})
+    found = lambda: {h.entry.id for h in repo.search("网关", entity="王磊", record=False)}  # noqa: E731
+    assert found() == {a.id}
+    b = repo.add("王磊审查了网关方案", kind="event")  # a new memory naming him is found at once
+    assert found() == {a.id, b.id}
+    c = repo.add("网关的证书要续期", kind="event")
+    repo.update(c.id, entities={"王磊": "续期"})  # and a memory that comes to name him
+    assert found() == {a.id, b.id, c.id}
+    repo.update(c.id, entities=None)
+    # a person's hand edit takes the name away
+    path = tmp_path / a.path
+    path.write_text(path.read_text(encoding="utf-8").replace("  王磊: 提议\n", "  王建国: 提议\n"), encoding="utf-8")
+    repo.refresh()
+    assert found() == {b.id}
+    # a person note added by hand makes 老王 one of his names
+    (tmp_path / "shallow" / "wang.md").write_text(
+        "---\nid: W1\ntitle: 王磊\ncreated: '2026-01-01T00:00:00+00:00'\nkind: person\naliases: [老王]\n---\n后端\n",
+        encoding="utf-8")
+    repo.refresh()
+    assert {e.id for e in repo.list(entity="老王")} == {a.id, b.id, "W1"}  # (their own note names them too)
