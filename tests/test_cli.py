@@ -21,20 +21,13 @@ import pytest
 
 from sediment.cli.main import main
 
+from _cli import cli
+
 REPO_DIR = Path(__file__).resolve().parents[1]
 README = REPO_DIR / "README.md"
 REQUIRED = ["init", "add", "get", "list", "search", "move", "archive", "purge", "check", "recover", "stats"]
 ERROR_LINE = re.compile(r"^error: [a-z_]+: \S.*$")
 
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse: --help (0) and usage errors (2)
-        code = 0 if exc.code is None else exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def cli_json(capsys, *args: str):

@@ -25,18 +25,11 @@ import pytest
 from sediment import PolicyError, Repository
 from sediment.cli.main import main
 
+from _cli import cli
+
 REPO_DIR = Path(__file__).resolve().parents[1]
 EPIPE_EXIT = 141
 
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = 0 if exc.code is None else exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def cli_json(capsys, *args: str):

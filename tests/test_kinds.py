@@ -7,12 +7,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sediment import InvalidInput, Repository
-from sediment.cli.main import main
+
+from _cli import cli
 
 from _mcp import mcp_calls
 
@@ -22,15 +22,6 @@ DEFAULT_KINDS = ("core", "fact", "rule", "skill", "event", "daily-core", "daily"
 def notes(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.md"))}
 
-
-def cli(capsys: Any, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = 0 if exc.code is None else int(exc.code)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

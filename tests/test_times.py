@@ -14,21 +14,13 @@ from typing import Any
 import pytest
 
 from sediment import InvalidInput, Repository
-from sediment.cli.main import main
+
+from _cli import cli
 
 from _mcp import mcp_calls
 
 SHANGHAI = zoneinfo.ZoneInfo("Asia/Shanghai")
 
-
-def cli(capsys: Any, *args: Any) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = 0 if exc.code is None else int(exc.code)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
