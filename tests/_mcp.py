@@ -1,19 +1,24 @@
 """Helpers of the MCP tests: ``sediment serve`` as a real stdio subprocess
 (``SEDIMENT_ROOT`` in its environment), reached through the MCP SDK's own
-client or by raw JSON-RPC lines."""
+client or by raw JSON-RPC lines; ``sediment serve --http`` as a real
+process, reached by the SDK's client over streamable HTTP."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator, Iterator
 
 import anyio
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 import sediment
 
@@ -100,3 +105,69 @@ def mcp_calls(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple
                 out.append((bool(r.is_error), r.content[0].text, r.structured_content or {}))
     run(go)
     return out
+
+
+# --------------------------------------------------------------------------- over streamable HTTP
+
+class Http:
+    """A running ``sediment serve --http``: its process, URL, token and what it printed."""
+
+    def __init__(self, proc: subprocess.Popen[str], url: str, token: str, said: str) -> None:
+        self.proc, self.url, self.token, self.said = proc, url, token, said
+
+    def stop(self, sig: int = signal.SIGTERM) -> tuple[int, str]:
+        """Send ``sig``; the exit code and stderr once it stopped."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(120)
+        except subprocess.TimeoutExpired:  # a guard against a hang, never a timing
+            self.proc.kill()
+            raise
+        assert self.proc.stderr is not None
+        return code, self.proc.stderr.read()
+
+
+def http_start(root: Path, *args: str, token_file: Path | None = None) -> Http:
+    """``sediment serve --http --port 0`` on ``root``, once it says where it listens."""
+    cmd = [sys.executable, "-m", "sediment", "--root", str(root), "serve", "--http", "--port", "0", *args]
+    if token_file is not None:
+        cmd += ["--token-file", str(token_file)]
+    path = os.pathsep.join(p for p in (str(PROJECT), os.environ.get("PYTHONPATH", "")) if p)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": path})
+    assert proc.stdout is not None
+    said = []
+    for line in proc.stdout:  # (ends at its exit: a refusal to start)
+        said.append(line)
+        if line.startswith("Ctrl-C"):
+            break
+    text = "".join(said)
+    if not said or not said[-1].startswith("Ctrl-C"):
+        assert proc.stderr is not None
+        raise AssertionError(f"serve --http did not start ({proc.wait(60)}): {text}{proc.stderr.read()}")
+    url = next(ln.strip() for ln in said if ln.strip().startswith("http://"))
+    shown = [said[i + 1].strip() for i, ln in enumerate(said) if ln.startswith("token (shown this once")]
+    file = token_file or root / "_system" / "cache" / "http-token"
+    token = shown[0] if shown else file.read_text().strip()
+    return Http(proc, url, token, text)
+
+
+@contextlib.contextmanager
+def http_serving(root: Path, *args: str, token_file: Path | None = None) -> Iterator[Http]:
+    """A server for the block, stopped (SIGTERM) at its end; it must exit 0."""
+    s = http_start(root, *args, token_file=token_file)
+    try:
+        yield s
+    finally:
+        code, err = s.stop()
+    assert code == 0 and "Traceback" not in err, err
+
+
+@contextlib.asynccontextmanager
+async def http_connect(s: Http, *, token: str | None = None, mode: str = "legacy") -> AsyncIterator[Client]:
+    """The SDK's own client over streamable HTTP, sending the bearer token
+    (``token``: another one) as a configured client does, in a header."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token or s.token}"}) as hc:
+        async with Client(streamable_http_client(s.url, http_client=hc), mode=mode) as c:  # type: ignore[arg-type]
+            yield c

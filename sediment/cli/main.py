@@ -22,16 +22,31 @@ from typing import Any, Sequence
 
 from . import agent, memory, sync
 from .kit import Command, arg, command, refuse_undecodable, require_root
-from ..errors import SedimentError
+from ..errors import InvalidInput, SedimentError
 
 
-@command("serve", "serve the memory to an MCP client (Claude Code, Cursor, …) over stdio; needs the [mcp] extra",
+@command("serve", "serve the memory to MCP clients (Claude Code, Cursor, …): over stdio, or with --http to many "
+                  "clients at once; needs the [mcp] extra",
          arg("--wait", type=float, default=2.0, metavar="SECONDS",
-             help="how long a tool waits for the index while it loads before answering 'loading' (default 2)"))
+             help="how long a tool waits for the index while it loads before answering 'loading' (default 2)"),
+         arg("--http", action="store_true", help="serve over MCP's streamable HTTP at http://HOST:PORT/mcp, one "
+                                                 "process for every client, each sending the bearer token"),
+         arg("--host", default=None, help="with --http: the address to listen on (default 127.0.0.1, this "
+                                          "machine only; another is warned about)"),
+         arg("--port", type=int, default=None, help="with --http: the port (default 8378; 0: any free one)"),
+         arg("--token-file", metavar="PATH", default=None,
+             help="with --http: read the token from PATH (made there, mode 600, when missing) instead of "
+                  "the root's _system/cache/http-token"))
 def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
     require_root(ns)  # a mistyped root is an error, not a new root
-    from ..mcp.tools import serve  # raises NotInstalled (exit 1, with what to install) without the extra
+    if not ns.http and (ns.host, ns.port, ns.token_file) != (None, None, None):
+        raise InvalidInput("--host, --port and --token-file go with --http (stdio has no address)")
+    from ..mcp.tools import serve, serve_http  # raises NotInstalled (exit 1, with what to install) without the extra
     from ..repository import Repository
+    if ns.http:
+        serve_http(ns.root, open=Repository, wait=ns.wait, host=ns.host or "127.0.0.1", port=ns.port,
+                   token_file=ns.token_file)
+        raise SystemExit(0)  # stopped (SIGINT, SIGTERM): the address was the output
     serve(ns.root, open=Repository, wait=ns.wait)
     # The protocol owned stdout; the CLI must not print a result after it.
     raise SystemExit(0)

@@ -185,7 +185,7 @@ class Memory(Protocol):
 class Opener(Protocol):
     """How the server opens its root: ``Repository`` itself."""
 
-    def __call__(self, root: Path, *, create: bool, progress: Progress) -> Memory: ...
+    def __call__(self, root: Path, *, create: bool, progress: Progress, watch: bool = ...) -> Memory: ...
 
 
 Work = Callable[[Memory], tuple[str, dict[str, Any]]]
@@ -193,11 +193,13 @@ Work = Callable[[Memory], tuple[str, dict[str, Any]]]
 
 class Opening:
     """The root, opened (by ``open``) in a background thread (``start``);
-    ``get`` waits for it a short bound."""
+    ``get`` waits for it a short bound. ``watch``: keep the index current
+    while people edit the folder (a long-lived server: ``--http``)."""
 
-    def __init__(self, root: Path, open: Opener) -> None:
+    def __init__(self, root: Path, open: Opener, *, watch: bool = False) -> None:
         self.root = root
         self.open = open
+        self.watch = watch
         self.done = threading.Event()
         self.repo: Memory | None = None
         self.error: SedimentError | None = None
@@ -222,7 +224,7 @@ class Opening:
         # the machine, which delays the first recall, while what it shares with the
         # event loop is the GIL, handed back every switch interval anyway.)
         try:
-            self.repo = self.open(self.root, create=False, progress=self._progress)
+            self.repo = self.open(self.root, create=False, progress=self._progress, watch=self.watch)
             if self.after_open is not None:
                 self.after_open()
         except SedimentError as exc:
@@ -338,10 +340,10 @@ class Tools:
     ``Repository``), the policy's input limits, the remembered answers, the
     writes in flight."""
 
-    def __init__(self, root: Path, *, open: Opener, wait: float = DEFAULT_WAIT) -> None:
+    def __init__(self, root: Path, *, open: Opener, wait: float = DEFAULT_WAIT, watch: bool = False) -> None:
         self.root = root
         self.wait = wait
-        self.opening = Opening(root, open)
+        self.opening = Opening(root, open, watch=watch)
         self.policy = self._policy()
         cache = root / SYSTEM / "cache" / "requests"
         self.replies = Replies(cache if os.access(root / SYSTEM, os.W_OK) else None)

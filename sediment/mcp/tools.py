@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable, Literal, TextIO
 
 from .server import (DEFAULT_WAIT, DESCRIPTIONS, INSTRUCTIONS, Memory, Opener,  # first: it checks the SDK
                      Tools, bad_arguments, unreadable)
@@ -391,12 +391,13 @@ def _markdown(repo: Memory, id: str) -> str:
     return repo.markdown(id)
 
 
-def build(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_WAIT) -> tuple[MCPServer, Tools]:
+def build(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_WAIT,
+          watch: bool = False) -> tuple[MCPServer, Tools]:
     """The server for ``root`` (not started), which ``open`` opens
     (``Repository``) after the first request is answered, or at the first
-    tool call."""
+    tool call; ``watch``: keeping the index current while people edit."""
     from .._version import __version__
-    state = Tools(Path(root).absolute(), open=open, wait=wait)
+    state = Tools(Path(root).absolute(), open=open, wait=wait, watch=watch)
 
     async def open_after_first_request(ctx: Any, call_next: Any) -> Any:
         try:
@@ -420,3 +421,28 @@ def serve(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_W
     finally:
         state.opening.close()
 
+
+
+def serve_http(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_WAIT, host: str = "127.0.0.1",
+               port: int | None = None, token_file: str | os.PathLike[str] | None = None,
+               out: TextIO | None = None, err: TextIO | None = None) -> None:
+    """Serve ``root`` over MCP's streamable HTTP at ``http://host:port/mcp``
+    to every client with the bearer token (``http``) until SIGINT or
+    SIGTERM. One root for every client, opened at once and watched (people
+    edit it while the server runs for days). Says where on ``out``, warns on
+    ``err``. Raises ``InvalidInput`` for a port that cannot be had or a token
+    file without a token, ``StorageError`` for a token file that cannot be
+    read or made."""
+    import sys
+
+    from . import http
+    app, state = build(root, open=open, wait=wait, watch=True)
+    tok = http.token(state.root, token_file)
+    sock = http.bind(host, port)
+    try:
+        state.opening.start()
+        http.run(app, tok, sock, host=host, ready=lambda: http.say(state.root, http.url(host, sock), tok, host=host,
+                                                                   out=out or sys.stdout, err=err or sys.stderr))
+    finally:
+        sock.close()
+        state.opening.close()
