@@ -13,6 +13,14 @@ the tool descriptions and of the whole ``tools/list`` answer, in characters.
 
 Medians of ``--repeat`` runs (cold: one run per size, it rebuilds the
 snapshot). Timings on a shared machine are noisy: read the ratios.
+
+With ``--http``: ``sediment serve --http`` under load instead (``serve_load``):
+``--clients`` concurrent clients doing mixed recall/remember for ``--seconds``
+on a 10,000-memory root, beside one client in the same run (throughput ratio,
+p50/p99 per tool, errors by code), then every acknowledged remember checked.
+
+    python benchmarks/bench_serve.py --http --clients 8 --seconds 60
+    python benchmarks/bench_serve.py --http --quick
 """
 
 from __future__ import annotations
@@ -100,7 +108,21 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000", help="comma-separated root sizes (default 10000)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--keep", help="a folder to keep the generated roots in (reused when present)")
+    ap.add_argument("--http", action="store_true", help="serve --http under load instead (serve_load)")
+    ap.add_argument("--clients", type=int, default=8, help="--http: concurrent clients (default 8)")
+    ap.add_argument("--seconds", type=float, default=60.0, help="--http: seconds a phase (default 60)")
+    ap.add_argument("--size", type=int, default=10_000, help="--http: memories in the root (default 10000)")
+    ap.add_argument("--writes", type=float, default=0.3, help="--http: the share of remember calls (default 0.3)")
+    ap.add_argument("--quick", action="store_true", help="--http: 2,000 memories, at most 4 clients, 10 s a phase")
     ns = ap.parse_args()
+    if ns.http:
+        import serve_load
+        work = Path(tempfile.mkdtemp(prefix="bench-serve-http-"))
+        try:
+            serve_load.run(ns, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     work = Path(ns.keep) if ns.keep else Path(tempfile.mkdtemp(prefix="bench-serve-"))
     work.mkdir(parents=True, exist_ok=True)
     baseline = work / "one_tool.py"

@@ -141,6 +141,32 @@ def test_a_symlink_in_place_of_the_token_file_is_not_followed(root, tmp_path):
     assert not target.exists()
 
 
+def _session(s) -> dict[str, str]:
+    """The headers of a new session, opened by raw requests."""
+    headers = {**MCP_HEADERS, "authorization": f"Bearer {s.token}"}
+    r = httpx2.post(s.url, headers=headers, json=HELLO)
+    headers |= {"mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    httpx2.post(s.url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return headers
+
+
+def test_a_request_holding_a_lone_surrogate_gets_the_same_answer_as_over_stdio(root):
+    with http_serving(root) as s:
+        headers = _session(s)
+        template = ('{"jsonrpc":"2.0","id":%d,"method":"tools/call",'
+                    '"params":{"name":"recall","arguments":{"query":"%s"}}}')
+        r = httpx2.post(s.url, headers=headers, content=(template % (5, "a\\ud800")).encode())
+        assert r.status_code == 200
+        result = r.json()["result"]
+        assert result["isError"] is True and result["structuredContent"]["error"] == {
+            "code": "invalid", "message": "recall: arguments.query holds a lone surrogate (\\ud800), which is not "
+                                          "text: send it as UTF-8"}
+        # a surrogate pair is one character, and the request goes through as sent
+        r = httpx2.post(s.url, headers=headers, content=(template % (6, "\\ud83d\\ude00")).encode())
+        assert r.status_code == 200 and '"isError":false' in r.text.replace(" ", "")
+        assert httpx2.post(s.url, headers=headers, content=b"{not json").status_code == 400  # the SDK's parse error
+
+
 # --------------------------------------------------------------------------- where it listens
 
 def test_another_host_than_this_machine_is_warned_about(root):

@@ -28,6 +28,7 @@ import contextlib
 import hmac
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -37,8 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
+import pydantic_core
 from mcp.server.mcpserver import MCPServer
-from starlette.types import ASGIApp, Receive, Scope, Send
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..disk.files import NOFOLLOW, fsync_dir, move_new, read_nofollow, symlink_in, temp_name
 from ..errors import InvalidInput, StorageError
@@ -50,6 +53,7 @@ TOKEN = "cache/http-token"  # under _system/
 MIN_TOKEN_CHARS = 16
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 STOP_SECONDS = 3  # how long open streams may take to end once stopping
+Answer = Callable[[str], dict[str, Any] | None]  # a request the SDK could not read → the JSON-RPC answer, or None
 
 
 @dataclass
@@ -145,6 +149,58 @@ def loose(path: Path) -> bool:
         return False
 
 
+SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # a surrogate's escape in JSON: \ud800-\udfff
+
+
+class Readable:
+    """A request the SDK's parser refuses but JSON reads (a lone surrogate,
+    ``\\ud800``, which JSON can escape and no text can hold) answered as
+    over stdio (``answer``: ``server.unreadable``): the ``invalid`` tool
+    error naming the argument, not the SDK's parse error. Any other body is
+    passed on as it came; one over ``limit`` bytes is not read ahead (the
+    SDK refuses it)."""
+
+    def __init__(self, app: ASGIApp, answer: Answer, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> None:
+        self.app = app
+        self.answer = answer
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        seen: list[Message] = []
+        size, more = 0, True
+        while more and size <= self.limit:
+            msg = await receive()
+            seen.append(msg)
+            if msg["type"] != "http.request":
+                break
+            size += len(msg.get("body", b""))
+            more = bool(msg.get("more_body", False))
+        body = b"".join(m.get("body", b"") for m in seen if m["type"] == "http.request")
+        if not more and SURROGATE.search(body):
+            answer = self._refused(body)
+            if answer is not None:
+                data = json.dumps(answer).encode()
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(data)).encode())]})
+                await send({"type": "http.response.body", "body": data})
+                return
+
+        async def replay() -> Message:
+            return seen.pop(0) if seen else await receive()
+        await self.app(scope, replay, send)
+
+    def _refused(self, body: bytes) -> dict[str, Any] | None:
+        try:
+            pydantic_core.from_json(body)
+            return None  # the SDK reads it (a surrogate pair: one character)
+        except ValueError:
+            return self.answer(body.decode("utf-8", "replace"))
+
+
 class Bearer:
     """401 for any HTTP request without ``Authorization: Bearer <token>``
     (compared in constant time), the error in the documented shape; the
@@ -213,10 +269,12 @@ def say(root: Path, address: str, tok: Token, *, host: str, out: TextIO, err: Te
           file=out, flush=True)
 
 
-def run(app: MCPServer, tok: Token, sock: socket.socket, *, host: str, ready: Callable[[], object]) -> None:
+def run(app: MCPServer, tok: Token, sock: socket.socket, *, host: str, answer: Answer,
+        ready: Callable[[], object]) -> None:
     """Serve ``app`` on ``sock`` behind the token until SIGINT or SIGTERM;
-    returns once stopped (the writes in flight finished). ``ready`` is
-    called once it takes requests and a signal stops it cleanly."""
+    returns once stopped (the writes in flight finished). ``answer``: what
+    a request the SDK cannot read gets (``Readable``). ``ready`` is called
+    once it takes requests and a signal stops it cleanly."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -240,6 +298,6 @@ def run(app: MCPServer, tok: Token, sock: socket.socket, *, host: str, ready: Ca
                     signal.signal(sig, handler)
 
     starlette: Any = app.streamable_http_app(streamable_http_path=PATH, host=host)
-    config = uvicorn.Config(Bearer(starlette, tok.value), log_level="warning", lifespan="on", access_log=False,
-                            timeout_graceful_shutdown=STOP_SECONDS)
+    config = uvicorn.Config(Bearer(Readable(starlette, answer), tok.value), log_level="warning", lifespan="on",
+                            access_log=False, timeout_graceful_shutdown=STOP_SECONDS)
     Server(config).run(sockets=[sock])

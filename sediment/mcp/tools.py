@@ -441,8 +441,9 @@ def serve_http(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFA
     sock = http.bind(host, port)
     try:
         state.opening.start()
-        http.run(app, tok, sock, host=host, ready=lambda: http.say(state.root, http.url(host, sock), tok, host=host,
-                                                                   out=out or sys.stdout, err=err or sys.stderr))
+        http.run(app, tok, sock, host=host, answer=unreadable,
+                 ready=lambda: http.say(state.root, http.url(host, sock), tok, host=host, out=out or sys.stdout,
+                                        err=err or sys.stderr))
     finally:
         sock.close()
         state.opening.close()
