@@ -71,9 +71,9 @@ def token(root: Path, file: str | os.PathLike[str] | None = None) -> Token:
     Raises ``StorageError`` for a symlink in the way or a file that cannot be
     read or written, ``InvalidInput`` for a token file that holds no usable
     token (fewer than 16 characters, or spaces or control characters in it)."""
-    if file is not None:
+    if file is not None:  # a file the person names: a link is followed (a secrets mount is one)
         path = Path(file).absolute()
-        value = _read(path)
+        value = _read(path.resolve())
         if value is None:
             return Token(_make(path), path, True)
         _check(value, path)
@@ -224,7 +224,8 @@ class Bearer:
             await send({"type": "websocket.close", "code": 1008})
             return
         message = ("this server needs the header 'Authorization: Bearer <token>' with the token sediment serve "
-                   "--http printed on its first start (kept in the root's _system/cache/http-token)"
+                   "--http printed on its first start (kept in the root's _system/cache/http-token, or the "
+                   "--token-file it was given)"
                    if not given else "the bearer token is not this server's")
         body = json.dumps({"error": {"code": "unauthorized", "message": message}}).encode()
         await send({"type": "http.response.start", "status": 401,
