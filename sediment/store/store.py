@@ -180,6 +180,22 @@ class Store:
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
 
+    def create_bytes(self, rel: str, data: bytes) -> None:
+        """Write a new file at ``rel`` with ``data`` as given (an import keeps
+        a note's bytes), atomically: a crash leaves the whole note or a temp
+        file the next recovery sweeps, never half a note. Never over a file
+        that is there (``FileExistsError``), not even one a person saved a
+        moment ago. A person's note brought back to its place outside the
+        layer folders is allowed: creating it rewrites nothing of theirs.
+        The caller holds the lock, checks ``rel`` and tells the journal."""
+        target = resolve_inside(self.root, rel)
+        try:
+            atomic_write(target, data, exclusive=True)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+
     def conflict_kept(self, rel: str, exc: Changed, doing: str = "writing", **details: Any) -> Conflict:
         """The Conflict for a person's save that a write (or a move) found in
         its way at ``rel``, and kept; the view takes the note as it is now."""
