@@ -227,9 +227,12 @@ def _here(view: Any, eid: str, item: Note, seen: _Seen) -> str | None:
     held = view.entries.get(eid)
     if held is None and eid not in seen.ids:
         return None
-    same = held is not None and held.path == item.rel and held.version == E.content_version(item.data)
-    where = held.path if held is not None else "earlier in this import"
-    return f"id {eid} is here already ({where}{', the same file' if same else ''})"
+    if held is None:
+        return "brought twice by this import"
+    if held.path != item.rel:
+        return f"its id is here already, at {held.path}"
+    return "here already" + (", the same file" if held.version == E.content_version(item.data) else
+                             ", changed since: left as it is")
 
 
 def _refused_path(store: Store, view: Any, rel: str) -> str | None:
