@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from sediment import InvalidInput, NotFound, Repository
+from sediment import InvalidInput, NotFound, Repository, StorageError
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 QUERIES = ["ArgoCD", "deploy", "发版", "PKCE mobile", "office floor", "secret", "person note"]
@@ -336,3 +336,18 @@ def test_a_folder_of_markdown_notes_is_adopted_each_keeping_its_bytes(tmp_path):
         assert (repo.root / "bedrock/m.md").read_bytes() == (other.root / memory.path).read_bytes()
         again = repo.import_(src, dry_run=False)
         assert (again["added"], again["skipped"]) == (0, 4)
+
+
+def test_an_export_saved_by_a_windows_editor_still_reads_and_a_bad_target_is_a_storage_error(tmp_path):
+    src = Repository(tmp_path / "src")
+    e = src.add("saved again on Windows", kind="fact")
+    src.export(tmp_path / "x.jsonl")
+    data = (tmp_path / "x.jsonl").read_bytes()
+    (tmp_path / "win.jsonl").write_bytes(b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n"))
+    with Repository(tmp_path / "dst") as dst:
+        r = dst.import_(tmp_path / "win.jsonl", dry_run=False)
+        assert (r["added"], r["refused"]) == (1, 0)
+        assert (dst.root / e.path).read_bytes() == (src.root / e.path).read_bytes()
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    with pytest.raises(StorageError):
+        src.export(tmp_path / "a-file" / "x.jsonl")  # (its folder is a file)

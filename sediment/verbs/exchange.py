@@ -27,7 +27,7 @@ from typing import IO, Any, Callable, Iterable, Iterator
 
 from .._version import __version__
 from ..disk.files import atomic_write, read_nofollow, resolve_inside
-from ..errors import InvalidInput, NotFound, ParseError, SedimentError
+from ..errors import InvalidInput, NotFound, ParseError, SedimentError, StorageError
 from ..model import entry as E
 from ..model import validate as V
 from ..model.names import MAX_PATH_BYTES
@@ -49,7 +49,16 @@ def export(store: Store, jsonl: str | os.PathLike[str] | IO[str] | None = None, 
     if (jsonl is None) == (dir is None):
         raise InvalidInput("export writes JSON Lines (jsonl: a file or a stream) or a folder (dir): give one")
     lines, files, missing = _records(store)
-    out: dict[str, Any] = {"memories": len(lines) - 1, "missing": missing}
+    try:
+        return {"memories": len(lines) - 1, "missing": missing, **_write_out(store, lines, files, jsonl, dir)}
+    except OSError as exc:
+        raise StorageError(f"the export cannot be written: {exc}", path=exc.filename
+                           if isinstance(exc.filename, str) else None) from exc
+
+
+def _write_out(store: Store, lines: list[bytes], files: list[tuple[str, bytes]],
+               jsonl: str | os.PathLike[str] | IO[str] | None, dir: str | os.PathLike[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     if dir is not None:
         folder = _outside(store, Path(dir), "dir")
         if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
@@ -118,6 +127,8 @@ def import_(store: Store, source: str | os.PathLike[str], *, dry_run: bool = Tru
 
 def _source(path: Path, ctx: F.Reading) -> tuple[str, Iterator[Item], int]:
     """What ``path`` holds: its format, its notes, how many."""
+    if "\x00" in str(path):
+        raise InvalidInput("the source's path holds a NUL byte", what="source")
     if path.is_dir():
         manifest = path / X.MANIFEST
         if manifest.is_file():

@@ -11,6 +11,7 @@ read from it, and its usage summary. What an import does with the notes is
 
 from __future__ import annotations
 
+import codecs
 import datetime as _dt
 import json
 from dataclasses import dataclass
@@ -83,6 +84,8 @@ def read(data: bytes) -> Iterator[Item]:
     """The notes of an export file, line by line; a line that is not a
     memory record of a schema this version reads is ``Refused`` with its
     number, never an exception. Blank lines and the header are passed over."""
+    if data.startswith(codecs.BOM_UTF8):  # (an editor on Windows saved it)
+        data = data[len(codecs.BOM_UTF8):]
     for n, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
