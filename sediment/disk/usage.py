@@ -126,15 +126,15 @@ class UsageLog:
         self._append("".join(json.dumps({"t": t, "id": i, "ev": ev, **extra}, separators=(",", ":")) + "\n"
                              for i in ids))
 
-    def restore(self, totals: Mapping[str, Usage], *, request: str) -> None:
-        """Add whole usage records (an import brings a memory's usage from
-        another root): one ``restore`` event per id, folded as another
-        machine's totals are (``shared.combine``). ``request`` keys them, per
-        id, so the same import run again within ``REQUEST_TTL`` counts once."""
+    def restore(self, records: Iterable[tuple[str, Usage, str]]) -> None:
+        """Add whole usage records (an import brings memories' usage from
+        another root), one ``restore`` event each, in a single write: (id, its
+        totals, a request key). They fold in as another machine's totals do
+        (``shared.combine``); the key makes the same record brought again
+        within ``REQUEST_TTL`` (an import run twice) count once."""
         t = round(self.clock(), 3)
-        self._append("".join(json.dumps({"t": t, "id": i, "ev": RESTORE, "usage": u.to_json(),
-                                         "req": f"{request}:{i}"}, separators=(",", ":")) + "\n"
-                             for i, u in totals.items()))
+        self._append("".join(json.dumps({"t": t, "id": i, "ev": RESTORE, "usage": u.to_json(), "req": req},
+                                        separators=(",", ":")) + "\n" for i, u, req in records))
 
     def record_recalls(self, ids: Iterable[str], *, now: float | None = None) -> None:
         """Count these memories as recalled (a search's hits, a context block's

@@ -165,20 +165,37 @@ def _apply(store: Store, items: Iterator[Item], total: int, *, fmt: str, dry_run
         with (store.view.reading() if dry_run else store.writing()) as view:
             if seen.keys is None:
                 seen.keys = {k for e in view.entries.values() if (k := F.mem0_key(e.meta))}
-            written = []
-            for item in chunk:
-                tick()
-                done = _decide(store, view, item, seen)
-                if done["action"] == "add" and not dry_run and isinstance(item, Note):
-                    done = _write(store, item, done)
-                    if done["action"] == "add":
-                        view.load_file(done["path"])
-                        written.append(done["path"])
-                report["items"].append(done)
-                report[{"add": "added", "skip": "skipped", "refuse": "refused"}[done["action"]]] += 1
-            if written:
-                store.note_done(*written, op="import")
+            done = [_decide(store, view, item, seen) for item in chunk]
+            if not dry_run:
+                _write(store, view, [(d, item) for d, item in zip(done, chunk)
+                                     if d["action"] == "add" and isinstance(item, Note)])
+        for d in done:
+            tick()
+            report["items"].append(d)
+            report[{"add": "added", "skip": "skipped", "refuse": "refused"}[d["action"]]] += 1
     return report
+
+
+def _write(store: Store, view: Any, adds: list[tuple[dict[str, Any], Note]]) -> None:
+    """Write a chunk's notes (their usage first: see the module's docstring)
+    and tell the view and the journal; a note the file system refuses is
+    marked refused in its report, and the others go on."""
+    if not adds:
+        return
+    usage = [(d["id"], n.usage, f"import:{d['id']}:{E.content_version(n.data)}") for d, n in adds
+             if n.usage is not None]
+    if usage:
+        store.usage.restore(usage)
+    why = store.create_many([(d["path"], n.data) for d, n in adds])
+    written = []
+    for (d, n), w in zip(adds, why):
+        if w is None:
+            view.load_file(d["path"], data=n.data)  # (the bytes just written: not read again)
+            written.append(d["path"])
+        else:
+            d.update(action="refuse", why=w)
+    if written:
+        store.note_done(*written, op="import")
 
 
 class _Seen:
@@ -258,21 +275,6 @@ def _refused_path(store: Store, view: Any, rel: str) -> str | None:
 
 def _taken(store: Store, view: Any, rel: str, seen: _Seen) -> bool:
     return rel in seen.paths or rel in view.by_path or os.path.lexists(store.root / rel)
-
-
-def _write(store: Store, item: Note, done: dict[str, Any]) -> dict[str, Any]:
-    """Write one note (its usage first: see the module's docstring); a
-    refusal of the file system refuses this note, not the import."""
-    rel = done["path"]
-    try:
-        if item.usage is not None:
-            store.usage.restore({done["id"]: item.usage}, request=f"import:{E.content_version(item.data)}")
-        store.create_bytes(rel, item.data)
-    except FileExistsError:
-        return {**done, "action": "refuse", "why": f"a file came to {rel} meanwhile; not overwritten"}
-    except SedimentError as exc:
-        return {**done, "action": "refuse", "why": exc.message}
-    return done
 
 
 def unsafe_path(rel: str, indexed: Callable[[str], bool]) -> str | None:
