@@ -233,6 +233,9 @@ def test_a_source_that_is_not_there_or_a_kind_unknown_is_an_error(tmp_path):
     with Repository(tmp_path / "r") as repo:
         with pytest.raises(NotFound):
             repo.import_(tmp_path / "nothing.jsonl")
+        for inside in (repo.root, repo.root / "shallow", tmp_path):  # a folder: from elsewhere only
+            with pytest.raises(InvalidInput):
+                repo.import_(inside)
         (tmp_path / "x.json").write_text("[]", encoding="utf-8")
         with pytest.raises(InvalidInput):
             repo.import_(tmp_path / "x.json", kind="nonsense")

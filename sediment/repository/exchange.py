@@ -73,7 +73,8 @@ class Exchange(Part):
         1
 
         Raises ``NotFound`` for a missing source, ``InvalidInput`` for an
-        unknown ``kind`` or a source that cannot be read; ``StorageError``
+        unknown ``kind``, a source that cannot be read or a folder that is
+        the root, inside it or around it; ``StorageError``
         (or ``LockTimeout``) when writes are off.
         """
         return exchange.import_(self.store, source, dry_run=dry_run, kind=kind)

@@ -121,15 +121,20 @@ def import_(store: Store, source: str | os.PathLike[str], *, dry_run: bool = Tru
             kind: str | None = None) -> dict[str, Any]:
     ctx = F.Reading(store.view.tz, store.policy.max_meta_size, store.policy.max_body_bytes,
                     V.kind(kind, store.policy.kinds) if kind is not None else ADOPTED_KIND)
-    fmt, items, total = _source(Path(source), ctx)
+    fmt, items, total = _source(store, Path(source), ctx)
     return _apply(store, items, total, fmt=fmt, dry_run=dry_run)
 
 
-def _source(path: Path, ctx: F.Reading) -> tuple[str, Iterator[Item], int]:
+def _source(store: Store, path: Path, ctx: F.Reading) -> tuple[str, Iterator[Item], int]:
     """What ``path`` holds: its format, its notes, how many."""
     if "\x00" in str(path):
         raise InvalidInput("the source's path holds a NUL byte", what="source")
     if path.is_dir():
+        real, root = os.path.realpath(path), os.path.realpath(store.root)
+        if os.path.commonpath([real, root]) in (real, root):  # (copies of the root's own notes, every one twice)
+            raise InvalidInput(f"{path} is the memory root, inside it or around it: a folder is imported from "
+                               "elsewhere (to hand a note of yours in the root to the agent's memory, move it "
+                               "into a layer folder and adopt it)", path=str(path), what="source")
         manifest = path / X.MANIFEST
         if manifest.is_file():
             return _counted("sediment", X.read(read_nofollow(manifest)))
