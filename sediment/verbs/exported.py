@@ -65,7 +65,7 @@ def record(e: Entry, data: bytes, usage: Usage | None) -> dict[str, Any]:
     the view holds was read as text)."""
     return {"schema": SCHEMA, "type": "memory", "id": e.id, "path": e.path, "layer": e.layer or None,
             "room": e.room, "name": e.name, "title": e.title, "kind": e.kind, "status": e.status,
-            "tags": list(e.tags), "person": e.reference, "frontmatter": dict(e.meta), "body": e.body,
+            "tags": list(e.tags), "person": e.reference, "frontmatter": _json(e.meta), "body": e.body,
             "text": data.decode("utf-8"), "file_version": E.content_version(data),
             "usage": usage.to_json() if usage is not None else None}
 
@@ -74,6 +74,17 @@ def line(obj: Mapping[str, Any]) -> bytes:
     """One JSON line. Dates of a person's properties become their ISO text;
     U+2028 and the like stay as they are (a reader splits lines at '\\n' only)."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_iso).encode("utf-8") + b"\n"
+
+
+def _json(v: Any) -> Any:
+    """Frontmatter as JSON holds it: keys as text, dates as ISO text, any other value as its text."""
+    if isinstance(v, Mapping):
+        return {k if isinstance(k, str) else _iso(k): _json(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_json(x) for x in v]
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return _iso(v)
 
 
 def _iso(v: Any) -> str:
