@@ -23,7 +23,7 @@ import os
 import re
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from .._version import __version__
 from ..disk.files import atomic_write, read_nofollow, resolve_inside
@@ -37,6 +37,9 @@ from . import exported as X
 from . import foreign as F
 from .adopt import ADOPTED_KIND
 from .exported import Item, Note, Refused
+
+if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
+    from ..view.view import View
 
 CHUNK = 200  # notes written under one hold of the lock (a long import lets other writers in between)
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -181,7 +184,7 @@ def _apply(store: Store, items: Iterator[Item], total: int, *, fmt: str, dry_run
     return report
 
 
-def _write(store: Store, view: Any, adds: list[tuple[dict[str, Any], Note]]) -> None:
+def _write(store: Store, view: View, adds: list[tuple[dict[str, Any], Note]]) -> None:
     """Write a chunk's notes (their usage first: see the module's docstring)
     and tell the view and the journal; a note the file system refuses is
     marked refused in its report, and the others go on."""
@@ -212,7 +215,7 @@ class _Seen:
         self.keys: set[str] | None = None  # the foreign keys the root holds, read at the first chunk
 
 
-def _decide(store: Store, view: Any, item: Item, seen: _Seen) -> dict[str, Any]:
+def _decide(store: Store, view: View, item: Item, seen: _Seen) -> dict[str, Any]:
     """What to do with one item: add, skip (here already) or refuse, and why."""
     if isinstance(item, Refused):
         return {"action": "refuse", "where": item.where, "why": item.why}
@@ -241,7 +244,7 @@ def _decide(store: Store, view: Any, item: Item, seen: _Seen) -> dict[str, Any]:
     return {**out, "path": rel, "action": "add"}
 
 
-def _read(store: Store, view: Any, item: Note) -> tuple[str | None, str]:
+def _read(store: Store, view: View, item: Note) -> tuple[str | None, str]:
     """The id of the note ``item`` would write, or None and why it cannot be written."""
     why = _refused_path(store, view, item.rel)
     if why is not None:
@@ -255,7 +258,7 @@ def _read(store: Store, view: Any, item: Note) -> tuple[str | None, str]:
     return entry.id, ""
 
 
-def _here(view: Any, eid: str, item: Note, seen: _Seen) -> str | None:
+def _here(view: View, eid: str, item: Note, seen: _Seen) -> str | None:
     """Why a note with id ``eid`` is skipped: the root holds that id (or this import brings it twice)."""
     held = view.entries.get(eid)
     if held is None and eid not in seen.ids:
@@ -268,7 +271,7 @@ def _here(view: Any, eid: str, item: Note, seen: _Seen) -> str | None:
                              ", changed since: left as it is")
 
 
-def _refused_path(store: Store, view: Any, rel: str) -> str | None:
+def _refused_path(store: Store, view: View, rel: str) -> str | None:
     why = unsafe_path(rel, view.rules.indexed)
     if why is None:
         try:
@@ -278,7 +281,7 @@ def _refused_path(store: Store, view: Any, rel: str) -> str | None:
     return why
 
 
-def _taken(store: Store, view: Any, rel: str, seen: _Seen) -> bool:
+def _taken(store: Store, view: View, rel: str, seen: _Seen) -> bool:
     return rel in seen.paths or rel in view.by_path or os.path.lexists(store.root / rel)
 
 
