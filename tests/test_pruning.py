@@ -52,6 +52,7 @@ def _same(idx: Index, words: dict, bigrams: dict, **kw) -> None:
            [(h.key, h.score, h.lanes, h.terms, h.expansion) for h in off], (words, kw)
 
 
+@pytest.mark.slow
 def test_pruned_top_equals_exhaustive_top_on_a_generated_20k_index():
     idx, vocab = _zipf_index(20_000, seed=3)
     rnd = random.Random(5)
@@ -132,6 +133,7 @@ def test_pruned_top_equals_exhaustive_top_on_locomo(tmp_path):
             _same(idx, words, bigrams, limit=50, feedback=FB)
 
 
+@pytest.mark.slow
 def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whole():
     """The feedback lane adds only the expansion terms to the word lane's
     scores: its top list is what BM25 of the whole expanded query gives,
