@@ -155,7 +155,7 @@ def text_arg(value: str | None) -> str:
 
 # The arguments that name a file or a place (read as the file system's bytes,
 # whatever they are); every other argument is text, which must be UTF-8.
-PATH_ARGS = frozenset({"root", "path", "base", "ours", "theirs", "dir", "url", "turns"})
+PATH_ARGS = frozenset({"root", "path", "base", "ours", "theirs", "dir", "url", "turns", "jsonl", "source"})
 
 
 def refuse_undecodable(ns: argparse.Namespace) -> None:

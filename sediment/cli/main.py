@@ -4,8 +4,8 @@ Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
 1 an error from the library (printed as ``error: <code>: <message>``), 2 usage,
 141 (128 + SIGPIPE) when the reader of stdout went away (``| head -1``): quietly.
 
-The commands are in ``memory`` (the core verbs), ``sync`` (several machines)
-and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
+The commands are in ``memory`` (the core verbs), ``sync`` (several machines),
+``exchange`` (export, import) and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
 lists its own, and ``COMMANDS`` below is every one, in the order of
 ``sediment --help``. ``serve`` is here: it hands the MCP server the front door; so is ``view``, the
 page (its body is ``web.run``).
@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Any, Sequence
 
-from . import agent, memory, sync
+from . import agent, exchange, memory, sync
 from .kit import Command, arg, command, refuse_undecodable, require_root
 from ..errors import SedimentError
 
@@ -56,7 +56,7 @@ def cmd_view(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (*memory.COMMANDS, *sync.COMMANDS, *agent.COMMANDS, cmd_serve,
-                                                    cmd_view, *agent.SEMANTIC)}
+                                                    cmd_view, *agent.SEMANTIC, *exchange.COMMANDS)}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,8 @@ each verb its signature and documentation; the work is done elsewhere:
 * ``watch`` — keeping the view current while people edit the folder.
 
 This module opens and wires; the verbs are the class's groups, one module each
-(``reading``, ``writing``, ``lifecycle``, ``agent``, ``health``, ``hygiene``),
+(``reading``, ``writing``, ``lifecycle``, ``agent``, ``health``, ``hygiene``,
+``exchange``),
 every verb its documentation and one statement handing the call on.
 
 Writers take the lock; readers never do. Reading never writes a memory file.
@@ -34,6 +35,7 @@ from ..verbs.health import recover_at_open, sweep_at_open
 from ..view.view import View
 from ..view.watch import Watching
 from .agent import ForAgent
+from .exchange import Exchange
 from .health import Health
 from .hygiene import Hygiene
 from .lifecycle import Lifecycle
@@ -41,7 +43,7 @@ from .reading import Reading
 from .writing import Writing
 
 
-class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene):
+class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene, Exchange):
     """A memory root on disk.
 
     >>> import tempfile
