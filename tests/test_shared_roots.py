@@ -11,11 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from sediment import Ambiguous, InvalidInput, NotFound, Repository, StorageError
+from sediment import Ambiguous, InvalidInput, LockTimeout, NotFound, Repository, StorageError
 
 from _machines import GIT, git
 
@@ -285,3 +287,34 @@ def test_profile_reads_every_root(two):
     assert p.roles == {"拍板": 1, "审查": 1}
     assert [(m.id, m.root) for m in p.decisions] == [(team_rule, "team")]
     assert [(m.id, m.root) for m in p.facts] == [(mine_fact, None)]
+
+
+HOLD = """
+import sys
+from sediment.disk.files import WriterLock
+from pathlib import Path
+with WriterLock.for_path(Path(sys.argv[1])).hold(30):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_shared_root_is_read_while_its_writer_holds_its_lock(two):
+    """No lock is taken in a shared root: its own writer (another agent
+    syncing it, say: a real process) holding the lock does not stop a read
+    through another root, which a write of that root would wait for."""
+    mine, team = two
+    with Repository(team) as repo:
+        tid = repo.add("The staging cluster is called kestrel.", kind="fact", now=T0).id
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(team / "_system" / "lock")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with Repository(mine, shared=[team], policy={"lock_timeout_seconds": 0.2}) as repo:
+            assert [h.ref for h in repo.search("kestrel")] == [f"team:{tid}"]
+            assert repo.context("kestrel", now=T0).items
+        with Repository(team, policy={"lock_timeout_seconds": 0.2}) as writer:
+            with pytest.raises(LockTimeout):  # (the lock is really held)
+                writer.add("x", now=T0)
+    finally:
+        holder.communicate("")
