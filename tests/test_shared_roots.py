@@ -238,6 +238,11 @@ def test_the_own_root_twice_or_a_missing_shared_root_is_refused(tmp_path):
         Repository(mine, shared=[mine])
     with pytest.raises(InvalidInput):
         Repository(mine, shared=str(mine))  # one path, not a list
+    make_root(mine / "team", [])
+    with pytest.raises(InvalidInput):  # (the own root's walk would read its notes as a person's)
+        Repository(mine, shared=[mine / "team"])
+    with pytest.raises(InvalidInput):
+        Repository(mine / "team", shared=[mine])
     with pytest.raises(NotFound):
         Repository(mine, shared=[tmp_path / "nowhere"])
     assert not (tmp_path / "nowhere").exists()

@@ -51,7 +51,7 @@ class Known(Record):
     strength: float
     evidence: tuple[str, ...]
     relevance: float
-    root: str | None = None  # the shared root it is from (its label: agent/shared.py); None: the own root
+    root: str | None = None  # the shared root it is from (its label: about_roots); None: the own root
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,6 @@ def _summary(topic: str, found: list[Known]) -> str:
     elif found:
         text += " None of it is current."
     return text
-
-
 
 
 def about_roots(store: Store, shared: Mapping[str, Store], topic: str, *, now: Any = None) -> About:

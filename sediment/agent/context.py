@@ -34,7 +34,7 @@ the neighbours they brought along.
 
 With shared roots (``Repository(shared=...)``), "what this reminds me of"
 draws on every root, ranked together as search ranks them
-(``verbs.shared``), each item of a shared root naming it (``· from
+(``search.merged``), each item of a shared root naming it (``· from
 <label>``, ``ContextItem.root``) and never recorded; "who I am" and "the
 strongest of the rest" are the own root's: the agent's identity, and what
 its own use made strong.
@@ -293,7 +293,7 @@ def _shared_reminders(shared: Mapping[str, Store], query: str) -> list[tuple[str
 def _together(weigh: Weigher, lists: list[tuple[str | None, list[Entry], dict[str, str]]]
               ) -> list[tuple[str | None, Entry]]:
     """The roots' reminders in one list, ranked as search ranks several roots
-    (``verbs.shared``): the notes of the people the query names first, then
+    (``search.merged``): the notes of the people the query names first, then
     the hits by the weight of their terms, then the neighbours, each root's
     own order kept."""
     items = [[(label, e) for e in near] for label, near, _ in lists]

@@ -46,7 +46,7 @@ class Mentioned(Record):
     title: str
     kind: str
     roles: tuple[str, ...]
-    root: str | None = None  # the shared root it is from (its label: agent/shared.py); None: the own root
+    root: str | None = None  # the shared root it is from (its label: profile_roots); None: the own root
 
     def __str__(self) -> str:
         return (f"- [[{self.name}]]{' (' + self.root + ')' if self.root else ''} {self.title}"

@@ -6,7 +6,7 @@ its rarity in its own index; reciprocal-rank fusion makes every index's first
 hit alike). ``Weigher`` weighs a hit by the query's terms it holds, each by
 its inverse document frequency (BM25's) counted over all the indexes
 together; ``merge`` merges the indexes' lists by it, each list's own order
-kept. Used by ``verbs.shared`` (search, about) and ``agent.context``.
+kept. Used by ``verbs.shared`` (search), ``agent.context`` and ``agent.about``.
 """
 
 from __future__ import annotations

@@ -148,7 +148,8 @@ def labelled(own: Path, shared: Iterable[str | os.PathLike[str]] | Mapping[str, 
     folder name. A label is a plain name (letters, digits, ``.``, ``_``,
     ``-``: it stands before ``:`` in a reference and is written in answers,
     never a path). Raises ``InvalidInput`` for another label, one given
-    twice, a shared root that is the own root or given twice."""
+    twice, a shared root that is the own root or given twice, or inside
+    another of the roots, or holding one."""
     if shared is None:
         return {}
     if isinstance(shared, (str, os.PathLike)):
@@ -168,6 +169,14 @@ def labelled(own: Path, shared: Iterable[str | os.PathLike[str]] | Mapping[str, 
         real = os.path.realpath(full)
         if real in seen:
             raise InvalidInput(f"shared: {label!r} is this root or another shared root again", what="shared")
+        if any(_within(real, other) or _within(other, real) for other in seen):
+            # (one root's walk would take the other's notes for a person's notes of its own)
+            raise InvalidInput(f"shared: {label!r} is inside this root or another given root, or holds one",
+                               what="shared")
         seen.add(real)
         out[label] = full
     return out
+
+
+def _within(path: str, folder: str) -> bool:
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
