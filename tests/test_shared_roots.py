@@ -323,3 +323,15 @@ def test_a_shared_root_is_read_while_its_writer_holds_its_lock(two):
                 writer.add("x", now=T0)
     finally:
         holder.communicate("")
+
+
+def test_recalled_counts_the_own_roots_memories_and_skips_a_shared_ones(two):
+    mine, team = two
+    strong, weak = _strong_and_weak(team, mine)
+    before = tree(team)
+    with Repository(mine, shared=[team]) as repo:
+        repo.recalled([f"team:{strong}", weak, strong])  # (a bare id of the shared root only: no memory here)
+        assert repo.strength(weak).recalls == 1
+    assert tree(team) == before
+    with Repository(team) as repo:
+        assert repo.strength(strong).recalls == 0
