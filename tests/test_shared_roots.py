@@ -9,6 +9,7 @@ the own root's; a shared root is opened without writing one byte of it.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import shutil
 import subprocess
@@ -335,3 +336,55 @@ def test_recalled_counts_the_own_roots_memories_and_skips_a_shared_ones(two):
     assert tree(team) == before
     with Repository(team) as repo:
         assert repo.strength(strong).recalls == 0
+
+
+# The child: a private root with the shared root read through it, every read verb, warnings caught.
+CHILD = r'''
+import json, logging, sys
+from sediment import Repository
+
+mine, team = sys.argv[1], sys.argv[2]
+warnings = []
+
+class Catch(logging.Handler):
+    def emit(self, record):
+        if record.levelno >= logging.WARNING:
+            warnings.append(record.getMessage())
+
+logging.getLogger("sediment").addHandler(Catch())
+with Repository(mine, shared={"team": team}) as repo:
+    hits = [h.ref for h in repo.search("kestrel")]
+    items = [i.root for i in repo.context("kestrel staging cluster").items if i.section == "reminds"]
+    about = [k.root for k in repo.about("kestrel").memories]
+    read = repo.get(hits[0]).title if hits else None
+    added = repo.add("kestrel has three nodes", kind="fact").path
+    problems = [p.code for p in repo.check()]
+print(json.dumps({"hits": hits, "items": items, "about": about, "read": read, "added": added,
+                  "problems": problems, "warnings": warnings}))
+'''
+
+
+def test_a_shared_root_on_read_only_media_is_read_without_a_warning(tmp_path):
+    """Whatever its permissions: the shared root is a real read-only bind mount
+    (a private mount namespace; chmod does not stop root), read by a child."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("unshare and mount are needed for a read-only bind mount")
+    mine, team, ro = tmp_path / "mine", tmp_path / "team", tmp_path / "ro"
+    make_root(mine, FILLER, kind="fact")
+    make_root(team, ["The staging cluster is called kestrel."], kind="fact")
+    shutil.rmtree(team / "_system" / "cache")  # (a cold open: what it would save, it may not)
+    ro.mkdir()
+    before = tree(team)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")) if p)}
+    r = subprocess.run(["unshare", "-m", "sh", "-c",
+                        'mount --bind -o ro "$0" "$1" && ! touch "$1/probe" 2>/dev/null && exec "$2" -c "$3" "$4" "$1"',
+                        team, ro, sys.executable, CHILD, mine], capture_output=True, text=True, env=env, timeout=300)
+    if r.returncode != 0 and not r.stdout:
+        pytest.skip(f"no read-only bind mount here: {r.stderr.strip()[:200]}")
+    out = json.loads(r.stdout.splitlines()[-1])
+    assert out["hits"][:1] and out["hits"][0].startswith("team:") and out["read"]
+    assert out["items"] == ["team"] and out["about"] == ["team"]
+    assert out["added"].startswith("shallow/") and (mine / out["added"]).is_file()
+    assert out["warnings"] == [] and "read_only" not in out["problems"]
+    assert tree(team) == before
