@@ -388,3 +388,15 @@ def test_a_shared_root_on_read_only_media_is_read_without_a_warning(tmp_path):
     assert out["added"].startswith("shallow/") and (mine / out["added"]).is_file()
     assert out["warnings"] == [] and "read_only" not in out["problems"]
     assert tree(team) == before
+
+
+def test_a_shared_root_written_by_its_own_writer_meanwhile_is_read_as_it_is_now(two):
+    """The team's root written while this one is open (by an agent that opened
+    it as its own, or its sync): the next read finds what was written, through
+    that root's journal, as its own writer's readers do."""
+    mine, team = two
+    with Repository(mine, shared=[team]) as repo:
+        assert repo.search("kestrel", record=False) == []
+        with Repository(team) as writer:
+            tid = writer.add("The staging cluster is called kestrel.", kind="fact", now=T0).id
+        assert [h.ref for h in repo.search("kestrel", record=False)] == [f"team:{tid}"]
