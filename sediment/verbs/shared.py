@@ -48,6 +48,7 @@ from . import reads
 if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
     from ..store.store import Store
 
+
 @dataclass(frozen=True)
 class Roots:
     """The roots a repository reads: its own (written) and the shared ones,
