@@ -284,7 +284,7 @@ def test_every_verb_parameter_is_a_cli_option_and_every_option_a_parameter():
         if verb in NO_CLI:
             continue
         params = inspect.signature(getattr(Repository, verb)).parameters
-        dests = _dests(_command(verb)) - {"help", "json", "root"}
+        dests = _dests(_command(verb)) - {"help", "json", "root", "shared"}
         named = set()
         for name, p in params.items():
             if name == "self" or (verb, name) in NO_OPTION:

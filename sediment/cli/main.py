@@ -31,8 +31,11 @@ from ..errors import SedimentError
 def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
     require_root(ns)  # a mistyped root is an error, not a new root
     from ..mcp.tools import serve  # raises NotInstalled (exit 1, with what to install) without the extra
+    from functools import partial
     from ..repository import Repository
-    serve(ns.root, open=Repository, wait=ns.wait)
+    from .kit import shared_roots
+    shared = shared_roots(ns)  # (read through the served root: search, context, about, profile)
+    serve(ns.root, open=partial(Repository, shared=shared) if shared else Repository, wait=ns.wait)
     # The protocol owned stdout; the CLI must not print a result after it.
     raise SystemExit(0)
 
@@ -64,12 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default=os.environ.get("SEDIMENT_ROOT") or "./memory_root",
                    help="memory root (default: $SEDIMENT_ROOT, else ./memory_root)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--shared", action="append", metavar="[LABEL=]PATH", default=None,
+                   help="a shared root, read through this one (searched, never written; repeatable; default: "
+                        "$SEDIMENT_SHARED, paths separated by ':'); LABEL names its hits (default: its folder)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, cmd in COMMANDS.items():
         sp = sub.add_parser(name, help=cmd.help, description=cmd.help)
         # --json/--root are accepted after the subcommand too
         sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
         sp.add_argument("--root", default=argparse.SUPPRESS, help="memory root")
+        sp.add_argument("--shared", action="append", metavar="[LABEL=]PATH", default=argparse.SUPPRESS,
+                        help="a shared root, read through this one (repeatable)")
         for names, kw in cmd.args:
             sp.add_argument(*names, **kw)
         sp.set_defaults(func=cmd.run)
