@@ -315,3 +315,20 @@ def test_the_modern_protocol_works_too(root):
                 _, got = await call(c, "read", id=e["id"])
                 assert got["id"] == e["id"]
         run(main)
+
+
+def test_a_shared_root_is_read_through_the_http_server_too(tmp_path):
+    mine, team = tmp_path / "mine", tmp_path / "team"
+    with Repository(team) as repo:
+        tid = repo.add("The staging cluster is called kestrel; deploys to it need two reviews.", kind="fact").id
+    Repository(mine).close()
+    before = {p.relative_to(team).as_posix(): p.read_bytes() for p in team.rglob("*") if p.is_file()}
+    with http_serving(mine, "--shared", f"crew={team}") as s:
+        async def main() -> None:
+            async with http_connect(s) as c:
+                _, data = await call(c, "recall", query="kestrel")
+                assert [(h.get("root"), h["id"]) for h in data["hits"]] == [("crew", tid)]
+                _, data = await call(c, "remember", text="kestrel has three nodes.")
+                assert (mine / data["path"]).exists()
+        run(main)
+    assert {p.relative_to(team).as_posix(): p.read_bytes() for p in team.rglob("*") if p.is_file()} == before

@@ -4,8 +4,8 @@ Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
 1 an error from the library (printed as ``error: <code>: <message>``), 2 usage,
 141 (128 + SIGPIPE) when the reader of stdout went away (``| head -1``): quietly.
 
-The commands are in ``memory`` (the core verbs), ``sync`` (several machines)
-and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
+The commands are in ``memory`` (the core verbs), ``sync`` (several machines),
+``exchange`` (export, import) and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
 lists its own, and ``COMMANDS`` below is every one, in the order of
 ``sediment --help``. ``serve`` is here: it hands the MCP server the front door; so is ``view``, the
 page (its body is ``web.run``).
@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Any, Sequence
 
-from . import agent, memory, sync
+from . import agent, exchange, memory, sync
 from .kit import Command, arg, command, refuse_undecodable, require_root
 from ..errors import InvalidInput, SedimentError
 
@@ -42,12 +42,16 @@ def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
     if not ns.http and (ns.host, ns.port, ns.token_file) != (None, None, None):
         raise InvalidInput("--host, --port and --token-file go with --http (stdio has no address)")
     from ..mcp.tools import serve, serve_http  # raises NotInstalled (exit 1, with what to install) without the extra
+    from functools import partial
     from ..repository import Repository
+    from .kit import shared_roots
+    shared = shared_roots(ns)  # (read through the served root: search, context, about, profile)
+    opener = partial(Repository, shared=shared) if shared else Repository
     if ns.http:
-        serve_http(ns.root, open=Repository, wait=ns.wait, host=ns.host or "127.0.0.1", port=ns.port,
+        serve_http(ns.root, open=opener, wait=ns.wait, host=ns.host or "127.0.0.1", port=ns.port,
                    token_file=ns.token_file)
         raise SystemExit(0)  # stopped (SIGINT, SIGTERM): the address was the output
-    serve(ns.root, open=Repository, wait=ns.wait)
+    serve(ns.root, open=opener, wait=ns.wait)
     # The protocol owned stdout; the CLI must not print a result after it.
     raise SystemExit(0)
 
@@ -71,7 +75,7 @@ def cmd_view(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (*memory.COMMANDS, *sync.COMMANDS, *agent.COMMANDS, cmd_serve,
-                                                    cmd_view, *agent.SEMANTIC)}
+                                                    cmd_view, *agent.SEMANTIC, *exchange.COMMANDS)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,12 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default=os.environ.get("SEDIMENT_ROOT") or "./memory_root",
                    help="memory root (default: $SEDIMENT_ROOT, else ./memory_root)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--shared", action="append", metavar="[LABEL=]PATH", default=None,
+                   help="a shared root, read through this one (searched, never written; repeatable; default: "
+                        "$SEDIMENT_SHARED, paths separated by ':'); LABEL names its hits (default: its folder)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, cmd in COMMANDS.items():
         sp = sub.add_parser(name, help=cmd.help, description=cmd.help)
         # --json/--root are accepted after the subcommand too
         sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
         sp.add_argument("--root", default=argparse.SUPPRESS, help="memory root")
+        sp.add_argument("--shared", action="append", metavar="[LABEL=]PATH", default=argparse.SUPPRESS,
+                        help="a shared root, read through this one (repeatable)")
         for names, kw in cmd.args:
             sp.add_argument(*names, **kw)
         sp.set_defaults(func=cmd.run)
