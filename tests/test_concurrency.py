@@ -131,6 +131,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_processes_writing_at_once_lose_nothing(tmp_path):
     root = tmp_path / "mem"
     Repository(root).close()

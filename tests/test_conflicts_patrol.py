@@ -145,6 +145,7 @@ def _comparisons(tmp_path: Path, n: int) -> tuple[int, int]:
             return C.scan(view).comparisons, report.comparisons
 
 
+@pytest.mark.slow
 def test_candidate_generation_is_sub_quadratic(tmp_path):
     small, large = 200, 800
     s_conf, s_patrol = _comparisons(tmp_path, small)

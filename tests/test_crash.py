@@ -189,6 +189,7 @@ def wait_ready(proc: subprocess.Popen, timeout: float) -> bool:
 # the stream under SIGKILL
 
 
+@pytest.mark.slow
 def test_sigkill_during_a_stream_of_writes_loses_nothing_acknowledged(tmp_path):
     seed = random.randrange(2 ** 32)
     rng = random.Random(seed)

@@ -854,6 +854,7 @@ def test_fuzz_parse_frontmatter_raises_only_sediment_errors(fm):
         pass
 
 
+@pytest.mark.slow
 @FUZZ
 @given(frontmatter_st)
 @example("id: FUZZ-1\ncreated: 2024-01-01\nreviewed: 2024-01-01")
@@ -895,6 +896,7 @@ journal_line = st.one_of(journal_record.map(lambda r: json.dumps(r)), json_value
                          st.text(max_size=60).map(lambda s: s.replace("\n", " ")))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(journal_line, max_size=8), st.booleans())
 @example(['{"seq": [1], "phase": "begin", "op": "move"}'], False)
@@ -931,6 +933,7 @@ policy_text = st.builds(lambda pairs: "".join(f"{k}: {v}\n" for k, v in pairs),
 @FUZZ
 @given(st.one_of(policy_text.map(lambda s: s.encode("utf-8", "surrogatepass")), st.binary(max_size=200),
                  st.text(max_size=200).map(lambda s: s.encode("utf-8", "surrogatepass"))))
+@pytest.mark.slow
 @example(b"max_body_bytes: .inf\n")
 @example(b"lock_timeout_seconds: 1e300\n")
 @example(b"core_max: 3 # caf\xe9\n")

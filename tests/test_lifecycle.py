@@ -347,6 +347,7 @@ def _recall_worker(root: str, query: str, n: int, compact_bytes: int | None, fir
     return got
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compact_bytes", [None, 4096], ids=["append-only", "with-compaction"])
 def test_concurrent_processes_recording_usage_lose_no_record(tmp_path, compact_bytes):
     root = tmp_path / "root"

@@ -92,6 +92,7 @@ def _kills_then_retries(root: Path, kills: list[str | float]) -> dict[str, int]:
     return seen
 
 
+@pytest.mark.slow
 def test_a_touch_retried_after_the_server_was_killed_applies_once(root):
     seen = _kills_then_retries(root, ["landed"] * 3 + [0.0, 0.1, 0.5])
     assert sum(seen.values()) == 6

@@ -175,6 +175,7 @@ def test_pruned_top_equals_exhaustive_top_on_locomo(tmp_path):
             _same(idx, words, bigrams, limit=50, feedback=FB)
 
 
+@pytest.mark.slow
 def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whole():
     """The feedback lane adds only the expansion terms to the word lane's
     scores: its top list is what BM25 of the whole expanded query gives,

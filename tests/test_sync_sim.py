@@ -16,6 +16,7 @@ from _simulation import T0, files_by_id, final_layers, simulate
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
 
 
+@pytest.mark.slow
 def test_three_machines_thirty_days_converge(tmp_path, monkeypatch):
     apply_env(git_env(tmp_path), monkeypatch.setenv)
     out, roots, repos = simulate(tmp_path, machines=3, days=30, seed=16)

@@ -20,6 +20,7 @@ TORTURE = Path(__file__).resolve().parents[1] / "benchmarks" / "torture"
 SCRIPTS = ["kill.py", "concurrency.py", "badfiles.py", "escapes.py", "disk.py"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_torture_smoke_run_keeps_every_promise(script, tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}

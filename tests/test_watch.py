@@ -592,6 +592,7 @@ def _bulk_write(folder: Path, n: int, word: str, prefix: str = "bulk") -> dict[s
     return ids
 
 
+@pytest.mark.slow
 def test_thousand_files_appear_at_once(live):
     """A ``git checkout``/``git pull`` that brings 1,000 notes into a new room
     folder, then modifies them all, then removes the folder."""
@@ -739,6 +740,7 @@ def test_refresh_of_a_thousand_new_files(tmp_path):
         assert hit_ids(repo, f"chestnut5k2 n{name[-4:]}x")[0] == eid
 
 
+@pytest.mark.slow
 def test_reindexing_cost_does_not_grow_with_the_size_of_the_root(tmp_path):
     """A ``git pull`` that rewrites K notes costs about K re-reads, whatever the
     number of other notes in the root (the watcher holds the view during that

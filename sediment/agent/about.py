@@ -12,12 +12,15 @@ nothing anywhere, not even the usage log.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..model import entry as E
 from ..search import query as S
+from ..search.merged import Weigher, merge, weigher
+from ..search.tokenize import Tokenizer
 from ..model import validate as V
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..model.lifecycle import strength
@@ -48,6 +51,7 @@ class Known(Record):
     strength: float
     evidence: tuple[str, ...]
     relevance: float
+    root: str | None = None  # the shared root it is from (its label: about_roots); None: the own root
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,8 @@ class About(Record):
         lines = [self.summary]
         for k in self.memories:
             state = k.status + (f" by [[{', '.join(k.superseded_by)}]]" if k.superseded_by else "")
-            lines.append(f"- [[{k.name}]] {k.title!r}: {k.layer}, {k.kind}, {state}; created {k.created}; "
+            root = f" ({k.root})" if k.root else ""  # a shared root's memory names it
+            lines.append(f"- [[{k.name}]]{root} {k.title!r}: {k.layer}, {k.kind}, {state}; created {k.created}; "
                          f"recalled {k.recalls}×, confirmed {k.confirms}×, refuted {k.refutes}×; "
                          f"strength {k.strength:.2f}; {len(k.evidence)} piece(s) of evidence")
         return "\n".join(lines)
@@ -124,3 +129,30 @@ def _summary(topic: str, found: list[Known]) -> str:
         text += " None of it is current."
     return text
 
+
+def about_roots(store: Store, shared: Mapping[str, Store], topic: str, *, now: Any = None) -> About:
+    """``about`` of the own root (``store``) and of each shared root (label →
+    store; ``Repository(shared=...)``), the memories ranked together as search
+    ranks several roots (``search.merged``: each root's order kept), a shared
+    root's naming it (``Known.root``). Reads only, as ``about``."""
+    if not shared:
+        return about(store, topic, now=now)
+    roots: list[tuple[str | None, Store]] = [(None, store), *shared.items()]
+    weigh = weigher(topic, [s.view for _, s in roots])
+    lists: list[list[Known]] = []
+    weights: list[list[float]] = []
+    for label, s in roots:
+        found = about(s, topic, now=now).memories
+        lists.append([k if label is None else dataclasses.replace(k, root=label) for k in found])
+        with s.view.reading() as view:
+            weights.append([_weight(view.entries.get(k.id), view.tokenizer, weigh) for k in found])
+    merged = merge(lists, weights)
+    return About(topic, tuple(merged), _summary(topic, merged))
+
+
+def _weight(e: E.Entry | None, tok: Tokenizer, weigh: Weigher) -> float:
+    """The weight (``search.merged``) of the terms memory ``e`` is indexed with."""
+    if e is None:  # (gone since its root answered)
+        return 0.0
+    terms = S.doc_terms(tok, e)
+    return weigh([*terms.words, *terms.bigrams])

@@ -31,6 +31,13 @@ the injected items of "what this reminds me of" with direct evidence for the
 query count as recalled (DESIGN, "What counts as a recall"), once per memory
 per day: the notes of the people it names and the hits over the floor, never
 the neighbours they brought along.
+
+With shared roots (``Repository(shared=...)``), "what this reminds me of"
+draws on every root, ranked together as search ranks them
+(``search.merged``), each item of a shared root naming it (``· from
+<label>``, ``ContextItem.root``) and never recorded; "who I am" and "the
+strongest of the rest" are the own root's: the agent's identity, and what
+its own use made strong.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from .workstate import StateFile, Working
 from ..model.fields import unwrap_link
 from ..verbs import people as P
+from ..search.merged import Weigher, merge, weigher
 
 if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
     from ..store.store import Store
@@ -98,7 +106,8 @@ class ContextItem(Record):
     source: str
     snippet: str
     text: str  # as rendered in the block (the block is the context's text)
-    _keys = ("section", "id", "name", "layer", "kind", "created", "source", "snippet")
+    root: str | None = None  # the shared root it is from (its label); None: the own root
+    _keys = ("section", "id", "name", "layer", "kind", "created", "source", "snippet", "root")
 
 
 @dataclass(frozen=True)
@@ -206,7 +215,8 @@ def _snippet(e: Entry, focus: str | None) -> str:
     return text
 
 
-def _item(section: str, e: Entry, tz: _dt.tzinfo, focus: str | None = None) -> ContextItem:
+def _item(section: str, e: Entry, tz: _dt.tzinfo, focus: str | None = None, root: str | None = None
+          ) -> ContextItem:
     created = created_date(e, tz)
     source = e.source or ""
     extra = ""
@@ -217,9 +227,10 @@ def _item(section: str, e: Entry, tz: _dt.tzinfo, focus: str | None = None) -> C
     if since:
         extra += f" · valid since {escape(since)}"
     snippet = _snippet(e, focus)
-    line = (f"- [[{escape(e.name)}]] · {e.layer} · {escape(e.kind)} · created {created}"
+    line = (f"- [[{escape(e.name)}]]{' · from ' + root if root else ''} · {e.layer} · {escape(e.kind)} · "
+            f"created {created}"
             f"{' · source ' + escape(source) if source else ''}{extra}\n  > {escape(snippet)}\n")
-    return ContextItem(section, e.id, e.name, e.layer, e.kind, created, source, snippet, line)
+    return ContextItem(section, e.id, e.name, e.layer, e.kind, created, source, snippet, line, root)
 
 
 def _working_items(state: Working, tz: _dt.tzinfo) -> list[ContextItem]:
@@ -265,7 +276,34 @@ def _pack(section: str, total: int, items: Iterator[ContextItem], room: int
 # ---------------------------------------------------------------------------
 # the verb
 
-def build(store: Store, query: str | None = None, *, budget: int = 6000, now: Any = None) -> Context:
+def _shared_reminders(shared: Mapping[str, Store], query: str) -> list[tuple[str, list[Entry], dict[str, str]]]:
+    """Each shared root's reminders for ``query`` (``_reminders``), with its label."""
+    out = []
+    for label, other in shared.items():
+        with other.view.reading() as view:
+            cat = _CATALOGS.get(view)
+            if cat is None:
+                cat = _CATALOGS[view] = Catalog()
+            cat.update(view.entries)
+            near, focus = _reminders(other, view, query, cat.events)
+        out.append((label, near, focus))
+    return out
+
+
+def _together(weigh: Weigher, lists: list[tuple[str | None, list[Entry], dict[str, str]]]
+              ) -> list[tuple[str | None, Entry]]:
+    """The roots' reminders in one list, ranked as search ranks several roots
+    (``search.merged``): the notes of the people the query names first, then
+    the hits by the weight of their terms, then the neighbours, each root's
+    own order kept."""
+    items = [[(label, e) for e in near] for label, near, _ in lists]
+    weights = [[math.inf if focus.get(e.id) == "" else weigh(focus[e.id].split()) if e.id in focus else 0.0
+                for e in near] for _, near, focus in lists]
+    return merge(items, weights)
+
+
+def build(store: Store, query: str | None = None, *, budget: int = 6000, now: Any = None,
+          shared: Mapping[str, Store] | None = None) -> Context:
     if isinstance(budget, bool) or not isinstance(budget, int) or not 0 <= budget <= 10_000_000:
         raise InvalidInput(f"budget must be a whole number of characters from 0 to 10000000, not {budget!r}",
                            what="budget")
@@ -279,6 +317,8 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
     fixed = len(head) + len(tail)
     omitted = {s: 0 for s in TITLES}
     state = StateFile(store.root, store.parts, store.policy).current(when)
+    others = _shared_reminders(shared, query) if shared and query else []
+    weigh = weigher(query, [store.view, *(s.view for s in shared.values())]) if shared and query else None
     with store.view.reading() as view:
         cat = _CATALOGS.get(view)
         if cat is None:
@@ -287,10 +327,12 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
         near, focus = _reminders(store, view, query, cat.events) if query else ([], {})
         usage = store.usage.load()
         skip = {e.id for e in near}
+        reminds = _together(weigh, [(None, near, focus), *others]) if weigh else [(None, e) for e in near]
+        focused = {(label, i): f for label, _, fs in [(None, near, focus), *others] for i, f in fs.items()}
         rest_total = cat.rest_count() - len(skip)
         if budget < fixed:
             counts = {"core": len(cat.core), "working": len(state.items) + bool(state.mood),
-                      "reminds": len(near), "rest": rest_total}
+                      "reminds": len(reminds), "rest": rest_total}
             return Context("", (), counts, budget)
         room = budget - fixed
         parts: list[str] = []
@@ -299,7 +341,8 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
             ("core", len(cat.core), lambda: (_item("core", e, tz) for e in cat.core_entries()),
              int(budget * store.policy.context_core_share)),
             ("working", len(state.items) + bool(state.mood), lambda: iter(_working_items(state, tz)), budget),
-            ("reminds", len(near), lambda: (_item("reminds", e, tz, focus.get(e.id)) for e in near), budget),
+            ("reminds", len(reminds), lambda: (_item("reminds", e, tz, focused.get((r, e.id)), r) for r, e in reminds),
+             budget),
             ("rest", rest_total, lambda: (_item("rest", e, tz) for e in
                                           cat.strongest(usage, store.policy.kinds, when.timestamp(), skip)),
              budget),
@@ -311,7 +354,9 @@ def build(store: Store, query: str | None = None, *, budget: int = 6000, now: An
             omitted[section] = left
             room -= len(text)
     block = head + "".join(parts) + tail
-    recalled = _record(store, [i.id for i in shown if i.section == "reminds" and i.id in focus], usage, when)
+    # (a shared root's item is never recorded: that root is not written, nor is its note this root's)
+    recalled = _record(store, [i.id for i in shown if i.section == "reminds" and i.root is None and i.id in focus],
+                       usage, when)
     return Context(block, tuple(shown), omitted, budget, recalled)
 
 

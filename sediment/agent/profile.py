@@ -19,9 +19,10 @@ counted over all of them ("审查 7, 决定 2"). Read-only: no recall is recorde
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ..model.entry import Entry
 from ..model.lifecycle import is_current
@@ -45,9 +46,11 @@ class Mentioned(Record):
     title: str
     kind: str
     roles: tuple[str, ...]
+    root: str | None = None  # the shared root it is from (its label: profile_roots); None: the own root
 
     def __str__(self) -> str:
-        return f"- [[{self.name}]] {self.title}" + (f" ({', '.join(self.roles)})" if self.roles else "")
+        return (f"- [[{self.name}]]{' (' + self.root + ')' if self.root else ''} {self.title}"
+                + (f" ({', '.join(self.roles)})" if self.roles else ""))
 
 
 @dataclass(frozen=True)
@@ -131,3 +134,29 @@ def profile(store: Store, name: str) -> Profile:
 
 def _newest_first(e: Entry) -> tuple[Any, ...]:
     return (-(e.created_ts or 0.0), e.id)
+
+
+def profile_roots(store: Store, shared: Mapping[str, Store], name: str) -> Profile:
+    """``profile`` of the own root (``store``) and of each shared root (label →
+    store; ``Repository(shared=...)``), put together: the person as the first
+    root that knows them has them (their note ``label:id`` in a shared root),
+    the memories that name them newest first across the roots, each of a
+    shared root naming it (``Mentioned.root``), their roles counted over all."""
+    if not shared:
+        return profile(store, name)
+    answers = [(label, s, profile(s, name)) for label, s in [(None, store), *shared.items()]]
+    first = next((p for _, _, p in answers if p.known), answers[0][2])
+    noted = next(((label, p) for label, _, p in answers if p.note is not None), None)
+    roles: Counter[str] = Counter()
+    groups: dict[str, list[tuple[tuple[float, int, str], Mentioned]]] = {g: [] for g in GROUPS}
+    for order, (label, s, p) in enumerate(answers):
+        roles.update(p.roles)
+        with s.view.reading() as view:
+            for g in GROUPS:
+                for m in getattr(p, g):
+                    e = view.entries.get(m.id)
+                    key = (-(e.created_ts or 0.0) if e is not None else 0.0, order, m.id)
+                    groups[g].append((key, m if label is None else dataclasses.replace(m, root=label)))
+    note = None if noted is None else noted[1].note if noted[0] is None else f"{noted[0]}:{noted[1].note}"
+    return Profile(first.name, first.aliases, first.known, note, noted[1].summary if noted else "",
+                   dict(roles.most_common()), *(tuple(m for _, m in sorted(groups[g])) for g in GROUPS))

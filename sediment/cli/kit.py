@@ -57,10 +57,32 @@ def require_root(ns: argparse.Namespace) -> None:
 
 def open_root(repository: Callable[..., R], ns: argparse.Namespace, **options: Any) -> R:
     """The root of ``--root``, opened by ``repository`` (``Repository``): an
-    existing one, but for ``init``, which makes it."""
+    existing one, but for ``init``, which makes it; with the roots of
+    ``--shared``, read through it (``shared=`` in ``options`` overrides)."""
     if ns.command != "init":
         require_root(ns)
+        options.setdefault("shared", shared_roots(ns) or None)
     return repository(ns.root, create=ns.command == "init", progress=terminal_bar(), **options)
+
+
+def shared_roots(ns: argparse.Namespace) -> dict[str, str]:
+    """The roots of ``--shared [LABEL=]PATH`` (repeatable; else
+    ``$SEDIMENT_SHARED``, paths separated as in ``PATH``) by label: the one
+    given, else the folder's name. Each must be a memory root (``NotFound``)."""
+    given = getattr(ns, "shared", None)
+    if given is None:
+        given = [p for p in os.environ.get("SEDIMENT_SHARED", "").split(os.pathsep) if p]
+    out: dict[str, str] = {}
+    for item in given:
+        label, sep, path = item.partition("=")
+        if not sep or os.sep in label or (os.altsep and os.altsep in label):
+            label, path = os.path.basename(os.path.abspath(item)), item
+        if not os.path.isdir(os.path.join(path, "_system")):
+            raise NotFound(f"--shared {item}: {path} is not a memory root (no _system/ folder)", path=path)
+        if label in out:
+            raise InvalidInput(f"--shared: two roots are labelled {label!r}; name them as LABEL=PATH")
+        out[label] = path
+    return out
 
 
 def root_path(ns: argparse.Namespace, path: str) -> str:
@@ -155,7 +177,7 @@ def text_arg(value: str | None) -> str:
 
 # The arguments that name a file or a place (read as the file system's bytes,
 # whatever they are); every other argument is text, which must be UTF-8.
-PATH_ARGS = frozenset({"root", "path", "base", "ours", "theirs", "dir", "url", "turns"})
+PATH_ARGS = frozenset({"root", "path", "base", "ours", "theirs", "dir", "url", "turns", "jsonl", "source"})
 
 
 def refuse_undecodable(ns: argparse.Namespace) -> None:

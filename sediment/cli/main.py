@@ -4,8 +4,8 @@ Prints readable text by default and JSON with ``--json``. Exit codes: 0 ok,
 1 an error from the library (printed as ``error: <code>: <message>``), 2 usage,
 141 (128 + SIGPIPE) when the reader of stdout went away (``| head -1``): quietly.
 
-The commands are in ``memory`` (the core verbs), ``sync`` (several machines)
-and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
+The commands are in ``memory`` (the core verbs), ``sync`` (several machines),
+``exchange`` (export, import) and ``agent`` (the agent's verbs, hygiene, sources, the semantic lane); each
 lists its own, and ``COMMANDS`` below is every one, in the order of
 ``sediment --help``. ``serve`` is here: it hands the MCP server the front door; so is ``view``, the
 page (its body is ``web.run``).
@@ -20,7 +20,7 @@ import re
 import sys
 from typing import Any, Sequence
 
-from . import agent, memory, sync
+from . import agent, exchange, memory, sync
 from .kit import Command, arg, command, refuse_undecodable, require_root
 from ..errors import SedimentError
 
@@ -31,8 +31,11 @@ from ..errors import SedimentError
 def cmd_serve(ns: argparse.Namespace) -> tuple[Any, str]:
     require_root(ns)  # a mistyped root is an error, not a new root
     from ..mcp.tools import serve  # raises NotInstalled (exit 1, with what to install) without the extra
+    from functools import partial
     from ..repository import Repository
-    serve(ns.root, open=Repository, wait=ns.wait)
+    from .kit import shared_roots
+    shared = shared_roots(ns)  # (read through the served root: search, context, about, profile)
+    serve(ns.root, open=partial(Repository, shared=shared) if shared else Repository, wait=ns.wait)
     # The protocol owned stdout; the CLI must not print a result after it.
     raise SystemExit(0)
 
@@ -56,7 +59,7 @@ def cmd_view(ns: argparse.Namespace) -> tuple[Any, str]:
 
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (*memory.COMMANDS, *sync.COMMANDS, *agent.COMMANDS, cmd_serve,
-                                                    cmd_view, *agent.SEMANTIC)}
+                                                    cmd_view, *agent.SEMANTIC, *exchange.COMMANDS)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,12 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", default=os.environ.get("SEDIMENT_ROOT") or "./memory_root",
                    help="memory root (default: $SEDIMENT_ROOT, else ./memory_root)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--shared", action="append", metavar="[LABEL=]PATH", default=None,
+                   help="a shared root, read through this one (searched, never written; repeatable; default: "
+                        "$SEDIMENT_SHARED, paths separated by ':'); LABEL names its hits (default: its folder)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, cmd in COMMANDS.items():
         sp = sub.add_parser(name, help=cmd.help, description=cmd.help)
         # --json/--root are accepted after the subcommand too
         sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
         sp.add_argument("--root", default=argparse.SUPPRESS, help="memory root")
+        sp.add_argument("--shared", action="append", metavar="[LABEL=]PATH", default=argparse.SUPPRESS,
+                        help="a shared root, read through this one (repeatable)")
         for names, kw in cmd.args:
             sp.add_argument(*names, **kw)
         sp.set_defaults(func=cmd.run)

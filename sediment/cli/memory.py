@@ -119,7 +119,9 @@ def cmd_search(ns: argparse.Namespace) -> tuple[Any, str]:
                             tags=split_values(ns.tags) or None, kind=ns.kind, since=ns.since,
                             until=ns.until, include_archive=ns.archive, include_superseded=ns.superseded,
                             record=ns.record, explain=ns.explain, entity=ns.entity)
-    lines = [f"{h.score:.4f}  {h.entry.path}\n        {h.entry.title}\n        {h.snippet}" for h in hits]
+    # (a shared root's hit as label:path, which get takes too)
+    lines = [f"{h.score:.4f}  {h.root + ':' if h.root else ''}{h.entry.path}\n        {h.entry.title}\n"
+             f"        {h.snippet}" for h in hits]
     if ns.explain:
         lines = [line + "\n" + _why(h.explain or {}) for line, h in zip(lines, hits)]
         if hits and hits[0].explain and hits[0].explain["expansion"]:

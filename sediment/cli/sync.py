@@ -7,25 +7,33 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .kit import arg, command, open_root
+from .kit import arg, command, open_root, shared_roots
 
 if TYPE_CHECKING:
-    from ..repository import Repository
+    from ..sync.sync import SyncResult
 
 
-def _open(ns: argparse.Namespace) -> Repository:
-    from ..repository import Repository  # when a command runs, not at --help
-    return open_root(Repository, ns)
-
-
-@command("sync", "commit this memory's changes, pull and merge by rule, push (git)",
+@command("sync", "commit this memory's changes, pull and merge by rule, push (git); with --shared, each "
+                 "shared root too, as its own repository",
          arg("--remote", help="the git remote (default: the branch's upstream, else origin)"),
          arg("--no-push", dest="push", action="store_false", help="commit and pull, but do not push"))
 def cmd_sync(ns: argparse.Namespace) -> tuple[Any, str]:
-    r = _open(ns).sync(remote=ns.remote, push=ns.push)
-    if r.conflicts or r.awaiting:
+    from ..repository import Repository  # when a command runs, not at --help
+    shared = shared_roots(ns)
+    # each root synced by itself, with its own lock, remote and journal (a shared root is
+    # written here as it is by `sediment --root PATH sync`: syncing is how it changes)
+    with open_root(Repository, ns, shared=None) as repo:
+        r = repo.sync(remote=ns.remote, push=ns.push)
+    results: dict[str | None, SyncResult] = {None: r}
+    for label, path in shared.items():
+        with Repository(path, create=False) as other:
+            results[label] = other.sync(push=ns.push)
+    if any(x.conflicts or x.awaiting for x in results.values()):
         ns.exit_code = 3  # synced, but notes await a person (left by this sync or pulled)
-    return r.to_dict(), str(r)
+    if not shared:
+        return r.to_dict(), str(r)
+    return ({"root": r.to_dict(), "shared": {label: x.to_dict() for label, x in results.items() if label}},
+            "\n".join(str(x) if label is None else f"{label}: {x}" for label, x in results.items()))
 
 
 @command("clone", "start a memory on this machine from a git remote (then: sediment sync)",

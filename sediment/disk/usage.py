@@ -7,6 +7,9 @@ this memory was recalled, that one confirmed — goes to ``_system/usage/``:
 * ``summary.json``: per-id totals folded in by compaction, plus how many bytes
   of which log generation they already include.
 
+An import brings whole usage records from another root as ``restore``
+events (``UsageLog.restore``), folded in as another machine's totals are.
+
 An event may carry a request key (``req``): a caller that may send the same
 event again (an MCP client retrying a ``touch`` after the server died) gives
 each of its calls one, and an event whose key was counted already is not
@@ -49,6 +52,7 @@ log = logging.getLogger("sediment")
 
 COMPACT_BYTES = 4 << 20
 EVENTS = ("recall", "confirm", "refute")
+RESTORE = "restore"  # a memory's whole usage record, brought by an import (``restore``)
 REQUEST_TTL = 2 * 24 * 3600  # a retry comes within minutes; the server keeps its answers a day
 
 
@@ -121,6 +125,16 @@ class UsageLog:
         extra = {} if request is None else {"req": request}
         self._append("".join(json.dumps({"t": t, "id": i, "ev": ev, **extra}, separators=(",", ":")) + "\n"
                              for i in ids))
+
+    def restore(self, records: Iterable[tuple[str, Usage, str]]) -> None:
+        """Add whole usage records (an import brings memories' usage from
+        another root), one ``restore`` event each, in a single write: (id, its
+        totals, a request key). They fold in as another machine's totals do
+        (``shared.combine``); the key makes the same record brought again
+        within ``REQUEST_TTL`` (an import run twice) count once."""
+        t = round(self.clock(), 3)
+        self._append("".join(json.dumps({"t": t, "id": i, "ev": RESTORE, "usage": u.to_json(), "req": req},
+                                        separators=(",", ":")) + "\n" for i, u, req in records))
 
     def record_recalls(self, ids: Iterable[str], *, now: float | None = None) -> None:
         """Count these memories as recalled (a search's hits, a context block's
@@ -272,13 +286,17 @@ class UsageLog:
                     if moved is not None:
                         combine(self.usage, {rec["to"]: moved})
                     continue
-                if not isinstance(rec["id"], str) or rec["ev"] not in EVENTS:
+                if not isinstance(rec["id"], str) or rec["ev"] not in (*EVENTS, RESTORE):
                     continue
+                restored = Usage.from_json(rec["usage"]) if rec["ev"] == RESTORE else None
                 req = rec.get("req")
                 if isinstance(req, str):
                     if req in self.requests:
                         continue  # the same request again (a retry): counted once
                     self.requests[req] = t
+                if restored is not None:
+                    combine(self.usage, {rec["id"]: restored})
+                    continue
                 self.usage.setdefault(rec["id"], Usage()).add(rec["ev"], t, _day(t, self.tz))
             except (ValueError, KeyError, TypeError, OverflowError, OSError, RecursionError):
                 continue  # a damaged record costs one event, never the log

@@ -87,7 +87,7 @@ def where(e: Entry) -> str:
 
 def hit_line(i: int, h: SearchHit) -> str:
     e = h.entry
-    line = f"{i}. {e.id} · {one_line(e.title, 120)} [{where(e)}]"
+    line = f"{i}. {h.ref} · {one_line(e.title, 120)} [{where(e)}]"  # (label:id from a shared root)
     if h.snippet:
         line += f"\n   {one_line(h.snippet, 240)}"
     if h.superseded_by:
@@ -99,6 +99,8 @@ def hit_data(h: SearchHit) -> dict[str, Any]:
     e = h.entry
     out = {"id": e.id, "title": e.title, "path": e.path, "kind": e.kind, "layer": e.layer, "room": e.room,
            "status": e.status, "snippet": h.snippet, "terms": list(h.terms), "score": round(h.score, 6)}
+    if h.root is not None:
+        out["root"] = h.root
     if h.superseded_by:
         out["superseded_by"] = list(h.superseded_by)
     return out

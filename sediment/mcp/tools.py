@@ -178,8 +178,9 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
             text, shown, more = A.pack(f"{len(hits)} found for {q}" if hits else f"nothing found for {q}",
                                        lines, budget=budget,
                                        narrow="kind, tags, room or since, or a larger budget")
-            # only what the agent was shown, and had direct evidence for the query
-            repo.recalled([h.entry.id for h in hits[:shown] if h.direct])
+            # only what the agent was shown, and had direct evidence for the query (a shared
+            # root's hit by its label:id, which recalled skips: that root is never written)
+            repo.recalled([h.ref for h in hits[:shown] if h.direct])
             return text, {"hits": [A.hit_data(h) for h in hits[:shown]], "more": more}
         return await t.answer("recall", work, args={}, budget=budget, query=query)
 

@@ -7,7 +7,8 @@ each verb its signature and documentation; the work is done elsewhere:
 * ``watch`` — keeping the view current while people edit the folder.
 
 This module opens and wires; the verbs are the class's groups, one module each
-(``reading``, ``writing``, ``lifecycle``, ``agent``, ``health``, ``hygiene``),
+(``reading``, ``writing``, ``lifecycle``, ``agent``, ``health``, ``hygiene``,
+``exchange``),
 every verb its documentation and one statement handing the call on.
 
 Writers take the lock; readers never do. Reading never writes a memory file.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..disk.files import WriterLock
 from ..disk.journal import Feed, Journal
@@ -29,9 +30,11 @@ from ..search import tokenize as T
 from ..store.store import Store
 from ..store.system import SYSTEM, open_system
 from ..verbs.health import recover_at_open, sweep_at_open
+from ..verbs.shared import Roots, labelled
 from ..view.view import View
 from ..view.watch import Watching
 from .agent import ForAgent
+from .exchange import Exchange
 from .health import Health
 from .hygiene import Hygiene
 from .lifecycle import Lifecycle
@@ -47,7 +50,7 @@ else:
     _lane = Later("sediment.semantic.lane")
 
 
-class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene):
+class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene, Exchange):
     """A memory root on disk.
 
     >>> import tempfile
@@ -66,11 +69,22 @@ class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene):
     ``semantic`` switches the semantic lane on (``True``: the bundled model of
     the ``[semantic]`` extra; or any embedder callable ``texts ->
     array``; default: the policy's ``semantic`` key); see ``embed``.
+    ``read_only=True`` opens the root for reading only, whatever its
+    permissions: nothing in it is written (no layout, recovery, cache or
+    recall), every write raises ``StorageError``.
+    ``shared``: other roots read through this one (paths, or a mapping label
+    → path; a path's label is its folder's name): search, context, about and
+    profile read them all, ranked together, each hit naming its root
+    (``hit.root``, and ``hit.ref``, ``label:id``, for ``get``); they are
+    opened read-only (``self.shared``, label → ``Repository``), and writes,
+    recalls, metabolism, check and sync are this root's alone.
 
     Raises ``PolicyFileError`` for an invalid policy file, ``LockTimeout`` when
     another writer holds the lock during recovery for too long, ``NotFound``
-    for a missing root with ``create=False``, ``StorageError`` when the root
-    cannot be made.
+    for a missing root with ``create=False`` (or a missing shared root),
+    ``StorageError`` when the root cannot be made, ``InvalidInput`` for a
+    shared root's label that is not a plain name, is given twice, or a shared
+    root that is this one.
 
     A root on read-only media opens for reading: every write raises
     ``StorageError``, searches record no recalls, and ``check()`` says what
@@ -85,9 +99,13 @@ class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene):
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = True,
                  policy: Mapping[str, Any] | None = None, watch: bool = False,
-                 progress: Progress | None = None, semantic: Choice = None) -> None:
+                 progress: Progress | None = None, semantic: Choice = None, read_only: bool = False,
+                 shared: Iterable[str | os.PathLike[str]] | Mapping[str, str | os.PathLike[str]] | None = None
+                 ) -> None:
         self.root = Path(root).absolute()
-        parts = open_system(self.root, create=create)  # what of _system/ may be used
+        others = labelled(self.root, shared)  # (checked before anything is opened)
+        # what of _system/ may be used
+        parts = open_system(self.root, create=create and not read_only, read_only=read_only)
         system = self.root / SYSTEM
         self.policy = load_policy(system / "policy.yaml" if parts.usable("policy") else None, policy,
                                   create=parts.writes_off is None)
@@ -117,6 +135,16 @@ class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene):
                                                   cache if parts.writable("cache") else None))
         if watch:
             self._watching.start()
+        # each root its own lock, journal, usage and metabolism; these are read, never written
+        self.shared: dict[str, Repository] = {}
+        try:
+            for label, path in others.items():
+                self.shared[label] = Repository(path, create=False, policy=policy, watch=watch, progress=progress,
+                                                semantic=semantic, read_only=True)
+        except BaseException:
+            self.close()
+            raise
+        self.roots = Roots(self.store, {label: r.store for label, r in self.shared.items()})
 
     @property
     def semantic(self) -> Semantic | None:
@@ -147,6 +175,8 @@ class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene):
         >>> repo.close(); len(repo)
         0
         """
+        for other in getattr(self, "shared", {}).values():  # (a failed open closes what it opened)
+            other.close()
         self._watching.stop()
         if self.semantic is not None:
             self.semantic.close()

@@ -46,7 +46,10 @@ class ForAgent(Part):
         count as recalled (once per memory a day); the
         same root, query and ``now`` give the same block, call after call.
         ``ctx.items``, ``ctx.omitted``, ``ctx.size`` and ``ctx.tokens`` are for
-        programs.
+        programs. With shared roots, "what this reminds me of" draws on every
+        root, ranked together as ``search`` ranks them, a shared root's item
+        marked ``· from <label>`` (``item.root``) and never recorded; "who I
+        am" and "the strongest of the rest" are this root's.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -58,7 +61,7 @@ class ForAgent(Part):
         >>> ctx.size <= 2000, str(ctx).splitlines()[0]
         (True, '<memories>')
         """
-        return _context.build(self.store, query, budget=budget, now=now)
+        return _context.build(self.store, query, budget=budget, now=now, shared=self.roots.shared)
 
     def observe(self, text: str, *, now: _dt.datetime | str | None = None,
                 request: str | None = None) -> Observed:
@@ -111,7 +114,8 @@ class ForAgent(Part):
         superseded and archived), each with recalls, confirmations and
         refutations, layer, lifecycle state, what replaced it and its
         evidence; ``summary`` says the counts in one paragraph. Not a recall;
-        writes nothing.
+        writes nothing. With shared roots, every root's memories, ranked
+        together as ``search`` ranks them (``known.root`` names a shared one).
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -123,14 +127,15 @@ class ForAgent(Part):
         >>> repo.about("deploys").summary.split(";")[0]
         "About 'deploys': 2 memories (1 active, 1 superseded"
         """
-        return _about.about(self.store, topic, now=now)
+        return _about.about_roots(self.store, self.roots.shared, topic, now=now)
 
     def profile(self, name: str) -> Profile:
         """What the memory holds about one person, by any of their names: their
         note of kind ``person`` (its first lines), then the current memories that
         name them, grouped as decisions, open items, impressions and facts, with
-        their roles counted. Not a recall; writes nothing. ``InvalidInput`` for
-        no name.
+        their roles counted. Not a recall; writes nothing. With shared roots,
+        every root's memories, newest first, each of a shared root naming it
+        (``m.root``; the note as ``label:id``). ``InvalidInput`` for no name.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -141,4 +146,4 @@ class ForAgent(Part):
         >>> p.name, p.summary, p.roles, [m.title for m in p.decisions], [m.title for m in p.facts]
         ('张三', '管支付系统。', {'审查': 1, '拍板': 1}, ['张三拍板：回调最多重试三次'], ['老张审查了回调重试'])
         """
-        return _profile.profile(self.store, name)
+        return _profile.profile_roots(self.store, self.roots.shared, name)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..semantic.lane import Semantic
     from ..store.store import Store
     from ..view.view import View
+    from ..verbs.shared import Roots
     from ..view.watch import Watching
 
 
@@ -25,6 +26,7 @@ class Part:
     store: Store
     usage: UsageLog
     _watching: Watching
+    roots: Roots  # the own root's store and the shared roots' (read only)
 
     @property
     def semantic(self) -> Semantic | None:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator, Self
 
 from ..model.entry import Entry
 from ..search.query import SearchHit
-from ..verbs import reads
+from ..verbs import reads, shared
 from ..view.watch import Callback
 from .part import Part
 
@@ -55,7 +55,9 @@ class Reading(Part):
 
     def get(self, id: str) -> Entry:
         """The memory with this id, path, name or exact title (a title or name
-        several notes have is ``Ambiguous``). Raises ``NotFound`` (a ``KeyError``).
+        several notes have is ``Ambiguous``). With shared roots, ``label:id``
+        (a hit's ``ref``) is that root's memory; a bare id is this root's,
+        else the one shared root's that holds it. Raises ``NotFound`` (a ``KeyError``).
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -63,7 +65,7 @@ class Reading(Part):
         >>> repo.get(e.id).title, repo.get(e.name).id == e.id
         ('偏好', True)
         """
-        return reads.get(self.store, id)
+        return shared.get(self.roots, id)
 
     def __contains__(self, id: object) -> bool:
         return reads.knows(self.store, id)
@@ -128,6 +130,11 @@ class Reading(Part):
         an ``explain`` dict (also in ``to_dict()``): its rank in each lane, the
         query terms it matched, the query's expansion terms and those it matched.
         ``entity`` keeps the memories that name that person (``list`` has it too).
+        With shared roots (``Repository(shared=...)``) every root is searched
+        and the hits ranked together (by the summed rarity of the query's
+        terms each holds, counted over all the roots; each root's own order
+        kept); a shared root's hit names it (``hit.root``, ``hit.ref``) and
+        is never recorded.
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -135,10 +142,10 @@ class Reading(Part):
         >>> [(h.entry.title, h.terms) for h in repo.search("deploy", record=False)]
         [('Deploy tool', ('Deploy',))]
         """
-        return reads.search(self.store, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
-                            since=since, until=until, include_archive=include_archive,
-                            include_superseded=include_superseded, record=record, explain=explain,
-                            entity=entity)
+        return shared.search(self.roots, query, limit=limit, layer=layer, room=room, tags=tags, kind=kind,
+                             since=since, until=until, include_archive=include_archive,
+                             include_superseded=include_superseded, record=record, explain=explain,
+                             entity=entity)
 
     def links_to(self, id: str) -> builtins.list[Entry]:
         """Backlinks: the memories whose links (frontmatter or body) name this one.
@@ -168,7 +175,8 @@ class Reading(Part):
         shown of its own accord (MCP ``recall`` counts the hits it shows, the
         memory tool a ``view`` of a note; DESIGN, "What counts as a recall").
         One recall per memory a day, as for a search; a memory not (or no
-        longer) known is skipped. A read-only root records nothing.
+        longer) known is skipped. A read-only root records nothing, nor does
+        a shared root's memory (``label:id``, a hit's ``ref``).
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -176,7 +184,7 @@ class Reading(Part):
         >>> repo.recalled([e.id]); repo.strength(e.id).recalls
         1
         """
-        return reads.recalled(self.store, ids)
+        return shared.recalled(self.roots, ids)
 
     def locate(self, path: str, *, memory_path: str | None = None) -> Entry:
         """The memory at ``path`` (relative to the root), or where it went:
@@ -198,6 +206,7 @@ class Reading(Part):
     def markdown(self, id: str) -> str:
         """The memory's file as it is on disk, frontmatter and all (every
         byte a person typed; what is not UTF-8 shows as U+FFFD). Not a recall.
+        ``label:id`` reads a shared root's memory (as ``get``).
 
         >>> import tempfile; from sediment import Repository
         >>> repo = Repository(tempfile.mkdtemp())
@@ -205,7 +214,7 @@ class Reading(Part):
         >>> repo.markdown(e.id).splitlines()[0], repo.markdown(e.id).endswith("likes green tea\\n")
         ('---', True)
         """
-        return reads.markdown(self.store, id)
+        return shared.markdown(self.roots, id)
 
     def report(self, kind: str = "patrol") -> str | None:
         """The latest report as text: ``'patrol'`` (the newest file of

@@ -261,24 +261,21 @@ def _keep(acc: dict[int, float], cover: dict[int, float], rw: float, ri: float, 
 def by_impact(acc: dict[int, float], w: float, runs: list[Run], impact: Callable[[Run], Impact | None], *,
               norms: Norms, lengths: Sequence[int], mask: Mask, tf_of: Callable[[int, list[Run]], int],
               floors: _Floors) -> float:
-    """Add a query's last term (``w``: weight × idf) to ``acc``, exactly for
-    every document that can reach the top ``depth``: the documents already
-    in the running are probed; the others (scored by this term alone) are
-    read in impact order (``Postings.impact``: a frequency's documents
-    shortest first, the frequencies merged by their next one's part), until
-    the next part is below the ``depth``-th best score found (allowed ones):
-    none after it can reach the top. A common word's long list is so read
-    only as far as its best documents go. Returns the part that stopped the
-    reading, a bound of every document not read (0.0: all were)."""
+    """Add a query's last term (``w``: weight × idf) to ``acc`` for every
+    document that can reach the top ``depth``: those in the running probed,
+    the others (this term alone) read in impact order (``Postings.impact``,
+    the frequencies merged by their next part) until the next part is below
+    the ``depth``-th best score found (allowed ones). A common word's list is
+    read only as far as its best documents go. Returns the part that
+    stopped the reading, a bound of every document not read (0.0: none)."""
     norm_a, norm_b, k1p, delta = norms
+    best = _Best(floors)
     for s in acc:  # (the same float as a walk: acc[s] + the term's part)
         tf = tf_of(s, runs)
         if tf:
             acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+        best.add_slot(s, acc[s])
     seen = set(acc)
-    best = _Best(floors)
-    for s, sc in acc.items():
-        best.add_slot(s, sc)
     heads: list[tuple[float, int, int, int, array[int]]] = []  # (-part, next, end, tf, order)
     for run in runs:
         got = impact(run)
@@ -290,9 +287,8 @@ def by_impact(acc: dict[int, float], w: float, runs: list[Run], impact: Callable
                     best.add_slot(s, sc)
             continue
         order, groups = got
-        for tf, a, b in groups:
-            part = w * (k1p * tf / (tf + norm_a + norm_b * lengths[order[a]]) + delta)
-            heads.append((-part, a, b, tf, order))
+        heads += [(-w * (k1p * tf / (tf + norm_a + norm_b * lengths[order[a]]) + delta), a, b, tf, order)
+                  for tf, a, b in groups]
     heapq.heapify(heads)
     while heads:
         neg, a, b, tf, order = heads[0]
@@ -311,9 +307,7 @@ def by_impact(acc: dict[int, float], w: float, runs: list[Run], impact: Callable
 
 
 class _Best:
-    """The ``depth`` best scores of allowed documents seen (a heap), for
-    ``by_impact``' floor: the ``depth``-th of them (-1 while fewer)."""
-
+    """``by_impact``'s floor: the ``depth``-th best score of the allowed documents seen (-1 while fewer)."""
     __slots__ = ("floors", "heap")
 
     def __init__(self, floors: _Floors) -> None:

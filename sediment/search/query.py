@@ -67,6 +67,15 @@ class SearchHit:
     # the index's terms it holds (stemmed, folded: 'deploy' for 'Deploys'):
     # what the ranking weighed, and what ``relevance`` weighs
     index_terms: tuple[str, ...] = field(default=(), repr=False)
+    # the shared root it is from (its label: ``Repository(shared=...)``);
+    # None for the repository's own root
+    root: str | None = None
+
+    @property
+    def ref(self) -> str:
+        """What ``get`` and ``markdown`` take for this hit: its id, or
+        ``label:id`` for a hit of a shared root."""
+        return self.entry.id if self.root is None else f"{self.root}:{self.entry.id}"
 
     @property
     def superseded_by(self) -> tuple[str, ...]:
@@ -77,6 +86,8 @@ class SearchHit:
         out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,
                "score": round(self.score, 6), "terms": list(self.terms), "snippet": self.snippet,
                "lanes": self.lanes, "direct": self.direct}
+        if self.root is not None:
+            out["root"] = self.root
         if self.superseded_by:
             out["superseded_by"] = list(self.superseded_by)
         if self.explain is not None:

@@ -39,7 +39,8 @@ from ..model.entry import Entry
 from ..disk.checked import Changed, remove_checked, replace_checked
 from ..errors import (Conflict, InvalidInput, LockTimeout, NotFound, ParseError, SedimentError, StorageError,
                      UnsafePath)
-from ..disk.files import WriterLock, atomic_write, fsync_dir, has_temp, read_nofollow, resolve_inside, sweep_temps
+from ..disk.files import (WriterLock, atomic_write, fsync_all, fsync_dir, fsync_dirs, has_temp, move_new, read_nofollow,
+                          resolve_inside, sweep_temps, write_temp)
 from ..disk.journal import Journal
 from ..model.policy import Policy
 from ..disk.usage import UsageLog
@@ -179,6 +180,46 @@ class Store:
             raise self.conflict_kept(rel, exc, "adopting") from None
         except OSError as exc:
             raise StorageError(f"cannot write {rel}: {exc}", path=rel) from exc
+
+    def create_many(self, files: list[tuple[str, bytes]]) -> list[str | None]:
+        """Write new files (``rel``, ``data`` as given: an import keeps a
+        note's bytes), each atomically: a crash leaves a whole note or a temp
+        file the next recovery sweeps, never half a note. A batch waits for
+        its fsyncs together, as a batch of moves does. Never over a file that
+        is there, not even one a person saved a moment ago. A person's note
+        brought back to its place outside the layer folders is allowed:
+        creating it rewrites nothing of theirs. Returns, for each file, None
+        (written) or why it was not. The caller holds the lock, checks the
+        paths and tells the journal."""
+        why: list[str | None] = [None] * len(files)
+        temps: dict[int, tuple[Path, Path, int]] = {}  # index → (target, temp, fd)
+        try:
+            for i, (rel, data) in enumerate(files):
+                try:
+                    target = resolve_inside(self.root, rel)
+                    temps[i] = (target, *write_temp(target, data))
+                except (SedimentError, OSError) as exc:
+                    why[i] = exc.message if isinstance(exc, SedimentError) else f"cannot write {rel}: {exc}"
+            fsync_all([fd for _, _, fd in temps.values()])
+            for i, (target, tmp, fd) in list(temps.items()):
+                os.close(fd)
+                del temps[i]
+                try:
+                    move_new(tmp, target)
+                except OSError as exc:
+                    why[i] = f"a file came to {files[i][0]} meanwhile; not overwritten" \
+                        if isinstance(exc, FileExistsError) else f"cannot write {files[i][0]}: {exc}"
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
+            fsync_dirs((self.root / rel).parent for (rel, _), w in zip(files, why) if w is None)
+        except OSError as exc:  # (an fsync refused: what is not linked yet stays unwritten)
+            raise StorageError(f"cannot write: {exc}") from exc
+        finally:
+            for _, tmp, fd in temps.values():
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+        return why
 
     def conflict_kept(self, rel: str, exc: Changed, doing: str = "writing", **details: Any) -> Conflict:
         """The Conflict for a person's save that a write (or a move) found in

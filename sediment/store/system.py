@@ -135,6 +135,10 @@ OFF = {
 }
 
 
+# why a root opened read-only (a shared root) refuses every write
+READ_ONLY = "the root is open for reading only here (a shared root: write to it by opening it as your own)"
+
+
 @dataclass
 class Parts:
     """Which parts of ``_system/`` this process uses, decided at open."""
@@ -158,10 +162,14 @@ class Parts:
         return self.refusal(part) is None
 
 
-def open_system(root: Path, *, create: bool) -> Parts:
+def open_system(root: Path, *, create: bool, read_only: bool = False) -> Parts:
     """Make the root's folders (with ``create``; of an existing root, the
     layer folders it lacks) and decide which parts of ``_system/`` may be
-    used: a few ``lstat`` calls and one ``access``."""
+    used: a few ``lstat`` calls and one ``access``. ``read_only``: the root
+    is read through this process and never written, whatever its permissions
+    (a shared root): nothing is made, every write is refused, and it is no
+    problem of the root's (``check`` of that root says nothing of it); the
+    caller does not ask to ``create`` it."""
     try:
         if not root.exists():
             if not create:
@@ -186,6 +194,8 @@ def open_system(root: Path, *, create: bool) -> Parts:
     system = root / SYSTEM
     if linked:
         parts.writes_off = f"{linked}, so every write is refused until a person replaces it"
+    elif read_only:
+        parts.writes_off = READ_ONLY
     elif not os.access(system if system.exists() else root, os.W_OK):
         parts.writes_off = (f"the root is read-only ({SYSTEM}/ cannot be written); it is open for "
                             "reading only")
