@@ -3,6 +3,13 @@
     python benchmarks/bench_locomo.py                           # all 10 conversations
     python benchmarks/bench_locomo.py --limit-conversations 2   # a quick run
     python benchmarks/bench_locomo.py --data PATH               # another bench-data folder
+    python benchmarks/bench_locomo.py --ranked OUT.json         # every question's ranked list, saved
+    python benchmarks/bench_locomo.py --ranked OUT.json --no-prune   # ... scored without pruning
+    python benchmarks/bench_locomo.py --compare A.json B.json   # which questions' lists differ
+
+``--ranked`` keeps what the figures summarise, so that two versions (or a
+run with and one without pruning, ``--no-prune``: every posting scored) are
+compared list by list, scores rounded to 9 places, not only by their means.
 
 Data: LoCoMo ``locomo10.json`` from GitHub ``snap-research/locomo``
 (``data/locomo10.json``), licence CC BY-NC 4.0 — Maharana et al., "Evaluating
@@ -125,7 +132,7 @@ class Scores:
         return sum(1 for c, _ in self.rows if cat is None or c == cat)
 
 
-def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
+def run(data: Path, limit: int | None, tmp: Path, levels: set[str], ranked: dict | None = None) -> dict:
     samples = json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
     if limit:
         samples = samples[:limit]
@@ -166,6 +173,9 @@ def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
                 timing["turn_search"] += time.perf_counter() - t2
                 timing["turn_queries"] += 1
                 res["turn"]["lib"].add(cat, [id2dia[h.entry.id] for h in hits], set(ev))
+                if ranked is not None:
+                    ranked.setdefault(f"{s['sample_id']}/turn", []).append(
+                        [q, [[id2dia[h.entry.id], round(h.score, 9)] for h in hits]])
                 res["turn"]["base"].add(cat, [dias[i] for i in base.rank(q)], set(ev))
             repo.close()
             shutil.rmtree(root)
@@ -183,6 +193,9 @@ def run(data: Path, limit: int | None, tmp: Path, levels: set[str]) -> dict:
                 rel = {sess_of[d] for d in ev}
                 hits = repo.search(q, limit=MRR_DEPTH, record=False)
                 res["session"]["lib"].add(cat, [id2sess[h.entry.id] for h in hits], rel)
+                if ranked is not None:
+                    ranked.setdefault(f"{s['sample_id']}/session", []).append(
+                        [q, [[id2sess[h.entry.id], round(h.score, 9)] for h in hits]])
                 res["session"]["base"].add(cat, [nums[i] for i in base.rank(q)], rel)
             repo.close()
             shutil.rmtree(root)
@@ -235,6 +248,23 @@ def _per_category(lib: Scores, base: Scores, metrics: tuple[str, ...]) -> None:
     print(gen.table(rows, ["category", "n", *metrics]))
 
 
+def compare(a: Path, b: Path) -> int:
+    """Print how many questions' ranked lists (ids and scores) differ between two ``--ranked`` files."""
+    ra, rb = (json.loads(p.read_text(encoding="utf-8")) for p in (a, b))
+    total = differ = 0
+    for key in sorted(set(ra) | set(rb)):
+        la, lb = ra.get(key, []), rb.get(key, [])
+        for i in range(max(len(la), len(lb))):
+            total += 1
+            qa, qb = (la[i] if i < len(la) else None), (lb[i] if i < len(lb) else None)
+            if qa != qb:
+                differ += 1
+                if differ <= 5:
+                    print(f"  {key} #{i}: {(qa or qb)[0]!r}\n    A {qa and qa[1][:5]}\n    B {qb and qb[1][:5]}")
+    print(f"{total} questions' ranked lists compared: {differ} differ")
+    return 1 if differ else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=gen.default_data_dir(),
@@ -243,7 +273,17 @@ def main(argv=None) -> int:
                     help="only the first N conversations (quick run)")
     ap.add_argument("--level", choices=["turn", "session", "both"], default="both")
     ap.add_argument("--tmp", help="where to make the temp folder (default: the system temp dir)")
+    ap.add_argument("--ranked", type=Path, metavar="OUT", help="save every question's ranked list (JSON)")
+    ap.add_argument("--no-prune", action="store_true", help="score every posting (the index's prune=False)")
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"),
+                    help="compare two --ranked files, question by question, and exit (1 if any differs)")
     a = ap.parse_args(argv)
+    if a.compare:
+        return compare(*a.compare)
+    if a.no_prune:
+        import functools
+        from sediment.search.index import Index
+        Index.search = functools.partialmethod(Index.search, prune=False)  # type: ignore[method-assign]
     src = a.data / "locomo" / "locomo10.json"
     if not src.exists():
         ap.error(f"{src} not found (use --data)")
@@ -252,8 +292,11 @@ def main(argv=None) -> int:
     print(f"sediment bench_locomo  ({gen.source_fingerprint()})")
     try:
         t0 = time.perf_counter()
-        out = run(a.data, a.limit_conversations, tmp, levels)
+        ranked: dict | None = {} if a.ranked else None
+        out = run(a.data, a.limit_conversations, tmp, levels, ranked)
         report(out, levels)
+        if a.ranked:
+            a.ranked.write_text(json.dumps(ranked, ensure_ascii=False), encoding="utf-8")
         print(f"\n(total {time.perf_counter() - t0:.0f} s)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -51,7 +51,8 @@ from sediment.search.tokenize import Tokenizer  # noqa: E402
 
 # the files whose change makes a kept index stale (``--keep``)
 BUILT_BY = [gen.BENCH_DIR / "gen.py"] + [gen.REPO_DIR / "sediment" / f"{m}.py" for m in
-                                         ("entry", "frontmatter", "textnorm", "tokenize", "search", "index")]
+                                         ("model/entry", "model/fields", "search/textnorm", "search/tokenize",
+                                          "search/query", "search/index")]
 MODES = [("lexical, no pruning", False, False), ("lexical, pruned", True, False),
          ("+ feedback, no pruning", False, True), ("+ feedback, pruned", True, True)]
 

@@ -24,6 +24,10 @@ For each size, every measurement runs in a fresh interpreter (``_probe.py``):
   ``--queries`` queries (one third Chinese, English, mixed; most taken from one
   memory's words, one in ten from the vocabulary at large) run ``--repeat``
   times; latency p50 / p99 over all of those searches (``limit=10``).
+* the tail: the same queries, each with one of the corpus's 20 commonest
+  words of its language added (``gen.common_queries``), in a process of
+  their own; their p99 beside the scan's p50 over the same queries, and
+  beside the index's own p50 (CPU times: steadier).
 * fresh process: ``python -c`` importing sediment, opening the (warm) root
   and searching once (a Chinese query: it pays rjieba's start), wall time of
   the whole process, beside ``python -c "import yaml"`` run alternately
@@ -58,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen  # noqa: E402  (also puts the repository on sys.path)
 
 TARGETS = {  # the speed issue's, for 10k and 100k memories
-    10_000: {"cold_x_parse": 3.0, "first": 0.5},
+    10_000: {"cold_x_parse": 3.0, "first": 0.5, "p50": 0.003, "tail_x_scan": 0.25, "tail_x_p50": 3.0},
     100_000: {"cold": 25.0, "cold_rss_mb": 1024, "warm": 2.5, "p50": 0.005, "p99": 0.025, "rss_mb": 350},
 }
 
@@ -76,6 +80,8 @@ def bench_size(tmp: Path, n: int, a) -> dict:
     qs = gen.queries(mems, a.queries, seed=99)
     first_q = next(q["q"] for q in qs if q["lang"] == "zh")
     qfile.write_text(json.dumps(qs, ensure_ascii=False), encoding="utf-8")
+    cfile = tmp / f"queries-common-{n}.json"  # the same queries, each with one of the commonest words
+    cfile.write_text(json.dumps(gen.common_queries(mems, qs), ensure_ascii=False), encoding="utf-8")
     del mems
     print(f"  generated {n:,} memories in {gen_s:.1f} s; {len(qs)} queries", flush=True)
     timeout = a.timeout
@@ -107,12 +113,19 @@ def bench_size(tmp: Path, n: int, a) -> dict:
              searches=len(lat))
     print(f"  search: p50 {gen.fmt_s(r['p50'])}, p99 {gen.fmt_s(r['p99'])}, peak RSS {mb(r['rss'])}",
           flush=True)
+    c = gen.probe("search", root, queries_file=cfile, repeat=a.repeat, timeout=timeout)
+    r.update(c_p50=gen.percentile(c["latencies"], 50), c_p99=gen.percentile(c["latencies"], 99),
+             c_p50_cpu=gen.percentile(c["cpu_latencies"], 50), c_p99_cpu=gen.percentile(c["cpu_latencies"], 99))
+    print(f"  search, queries with a common word: p50 {gen.fmt_s(r['c_p50'])}, p99 {gen.fmt_s(r['c_p99'])}",
+          flush=True)
     ft, ff = gen.fresh_process(gen.first_search_code(root, first_q), runs=a.runs, timeout=timeout)
     r.update(fresh=gen.median(ft), fresh_floor=gen.median(ff))
     print(f"  fresh process, warm open + first search: {gen.fmt_s(r['fresh'])} "
           f"(import yaml {gen.fmt_s(r['fresh_floor'])})", flush=True)
     b = gen.probe("scan", root, queries_file=qfile, repeat=a.repeat, timeout=timeout)
     bl, bc = b["latencies"], b["cpu_latencies"]
+    bcm = gen.probe("scan", root, queries_file=cfile, repeat=a.repeat, timeout=timeout)
+    r.update(bc_p50=gen.percentile(bcm["latencies"], 50), bc_p50_cpu=gen.percentile(bcm["cpu_latencies"], 50))
     r.update(b_p50=gen.percentile(bl, 50), b_p99=gen.percentile(bl, 99), b_load=b["open_s"],
              b_p50_cpu=gen.percentile(bc, 50), b_p99_cpu=gen.percentile(bc, 99),
              b_rss=b["maxrss_kb"], b_hits=b["with_hits"], b_found=b["source_in_top10"])
@@ -149,6 +162,10 @@ def report(results: list[dict]) -> None:
              gen.ratio(r["p50"], r["b_p50"])],
             [n, "search p99", gen.wc(r["p99"], r["p99_cpu"]), gen.wc(r["b_p99"], r["b_p99_cpu"]) + " scan",
              gen.ratio(r["p99"], r["b_p99"])],
+            [n, "search p99, queries with a common word", gen.wc(r["c_p99"], r["c_p99_cpu"]),
+             gen.wc(r["bc_p50"], r["bc_p50_cpu"]) + " scan p50", gen.ratio(r["c_p99"], r["bc_p50"])],
+            [n, "  the same p99 / the index's own p50", gen.wc(r["c_p99"], r["c_p99_cpu"]),
+             gen.wc(r["p50"], r["p50_cpu"]) + " p50", gen.ratio(r["c_p99_cpu"], r["p50_cpu"]) + " cpu"],
             [n, "first search (jieba start)", gen.fmt_s(r["first"]), gen.fmt_s(r["b_load"]) + " scan load", ""],
             [n, "fresh process: import + warm open + first search", gen.fmt_s(r["fresh"]),
              gen.fmt_s(r["fresh_floor"]) + " import yaml", gen.ratio(r["fresh"], r["fresh_floor"])],
@@ -187,6 +204,11 @@ def report(results: list[dict]) -> None:
             parts.append(f"warm open {gen.fmt_s(r['warm'])} (<= {t['warm']:g} s: {mark(r['warm'] <= t['warm'])})")
         if "p50" in t:
             parts.append(f"p50 {gen.fmt_s(r['p50'])} (<= {gen.fmt_s(t['p50'])}: {mark(r['p50'] <= t['p50'])})")
+        if "tail_x_scan" in t:
+            parts.append(f"p99 with a common word {gen.ratio(r['c_p99'], r['bc_p50'])} the scan's p50 "
+                         f"(<= {t['tail_x_scan']:g}x: {mark(r['c_p99'] <= t['tail_x_scan'] * r['bc_p50'])}) and "
+                         f"{gen.ratio(r['c_p99_cpu'], r['p50_cpu'])} its own p50, cpu (<= {t['tail_x_p50']:g}x: "
+                         f"{mark(r['c_p99_cpu'] <= t['tail_x_p50'] * r['p50_cpu'])})")
         if "p99" in t:
             parts.append(f"p99 {gen.fmt_s(r['p99'])} (<= {gen.fmt_s(t['p99'])}: {mark(r['p99'] <= t['p99'])})")
         if "rss_mb" in t:

@@ -32,6 +32,7 @@ import json
 import math
 import os
 import random
+from collections import Counter
 import re
 import statistics
 import subprocess
@@ -356,6 +357,31 @@ def queries(mems: list[Memory], n: int = 200, seed: int = 99) -> list[dict]:
             q = " ".join(terms)
         out.append({"q": q, "lang": lang, "terms": terms,
                     "source_rel": src.rel if src is not None and src.layer != "archive" else None})
+    return out
+
+
+def common_queries(mems: list[Memory], qs: list[dict], top: int = 20, seed: int = 98) -> list[dict]:
+    """``qs`` with one of the corpus's ``top`` commonest words of the query's
+    language added to each (a mixed query gets a Chinese one): the queries
+    whose tail the speed issue measures, where a common word's long postings
+    list decides a lane's top. Counted over the memories' texts: Chinese
+    dictionary words of two characters or more, English words of four
+    letters or more (as the query set takes them)."""
+    v = vocab()
+    zh: Counter[str] = Counter()
+    en: Counter[str] = Counter()
+    for m in mems:
+        zh.update(set(w for w in _zh_words_in(m.text, v) if len(w) >= 2))
+        en.update(set(w.lower() for w in re.findall(r"[A-Za-z]+", m.text)
+                      if len(w) > 3 and w.lower() not in _FUNCTION_EN))
+    common = {"zh": [w for w, _ in zh.most_common(top)], "en": [w for w, _ in en.most_common(top)]}
+    rng = random.Random(seed)
+    out = []
+    for q in qs:
+        lang = "en" if q["lang"] == "en" else "zh"
+        w = rng.choice(common[lang])
+        text = q["q"] + w if q["lang"] == "zh" else f"{q['q']} {w}".strip()
+        out.append({**q, "q": text, "terms": list(dict.fromkeys([*q["terms"], w]))})
     return out
 
 

@@ -154,3 +154,25 @@ def test_a_snapshot_made_before_folding_is_rebuilt(tmp_path, monkeypatch):
         assert ids(again, "记忆体") == [e.id]
     finally:
         again.close()
+
+
+@pytest.mark.parametrize("text, terms, shown, at", [
+    # hints of two terms that overlap ('m o' of 'vimbompim oauth', for 'mov')
+    ("vimbompim oauth to move", ["mov", "oauth"], {"oauth": "oauth", "mov": "move"}, 10),
+    # a name written as two words, the second full width
+    ("Deploy with Argo ＣＤ today", ["argocd", "argo", "cd"],
+     {"argo": "Argo", "argocd": "Argo ＣＤ", "cd": "ＣＤ"}, 12),
+    # a letter that is not ASCII but folds to one (the Kelvin sign)
+    ("\u212aelvin scale", ["kelvin"], {"kelvin": "\u212aelvin"}, 0),
+    # a name joined by '_', a stem that is not a prefix of its word ('ies' → 'y')
+    ("set max_connections high; Studies show", ["maxconnection", "study", "studi"],
+     {"maxconnection": "max_connections", "study": "Studies"}, 26),
+    ("ＰＫＣＥ flow, 資料庫 backup", ["pkce", "资料库", "#资料库"],
+     {"pkce": "ＰＫＣＥ", "资料库": "資料庫", "#资料库": "資料庫"}, 0),
+])
+def test_a_hit_shows_the_words_as_written_wherever_the_index_found_them(text, terms, shown, at):
+    # a search shows a hit's words as written and a snippet around the first:
+    # only the words that may stand for a term are normalised and stemmed
+    # (tokenize._candidates), and none of them may be missed
+    assert T.surfaces(text, terms) == shown
+    assert T.find_term(text, {t.lstrip("#") for t in terms}) == at

@@ -54,12 +54,22 @@ def _same(idx: Index, words: dict, bigrams: dict, **kw) -> None:
 
 @pytest.mark.slow
 def test_pruned_top_equals_exhaustive_top_on_a_generated_20k_index():
-    idx, vocab = _zipf_index(20_000, seed=3)
-    rnd = random.Random(5)
+    _pruned_equals_exhaustive(20_000, seed=3)
+
+
+def test_pruned_top_equals_exhaustive_top_on_a_generated_3k_index():
+    # (the 20k run's smaller twin, in the default run)
+    _pruned_equals_exhaustive(3_000, seed=8)
+
+
+def _pruned_equals_exhaustive(n: int, seed: int) -> None:
+    idx, vocab = _zipf_index(n, seed=seed)
+    rnd = random.Random(seed + 2)
     for q in range(60):
-        # a few of the commonest words (postings of thousands) and some rare ones
-        common = rnd.sample(vocab[:30], rnd.randint(1, 4))
-        rare = rnd.sample(vocab[30:], rnd.randint(0, 4))
+        # a few of the commonest words (postings of thousands) and some rare
+        # ones; a common word alone too (its list read best first: by_impact)
+        common = rnd.sample(vocab[:30], 1 if q % 5 == 1 else rnd.randint(1, 4))
+        rare = [] if q % 5 == 1 else rnd.sample(vocab[30:], rnd.randint(0, 4))
         words = {t: rnd.choice((1.0, 1.5)) for t in common + rare}
         bigrams = {b + "b": 1.0 for b in rnd.sample(vocab[:200], rnd.randint(0, 3))}
         limit = rnd.choice((1, 10, 50))
@@ -107,6 +117,38 @@ def test_pruning_does_skip_work():
     seen.clear()
     bm25(idx.words, words, Counting(mask), None, 10, prune=False)
     assert pruned * 3 < len(seen)
+
+
+def test_a_common_words_postings_are_read_only_as_far_as_its_best_documents():
+    """Not a timing: a word in every document, asked alone or last, is read
+    best document first and no further than its best documents go
+    (``maxscore.by_impact``); the top is the exhaustive one."""
+    idx = Index()
+    for d in range(4000):
+        often = 6 if 1000 <= d < 1010 else 1  # ten documents say it most
+        idx.put(f"k{d:05d}", DocTerms.build([(["common"] * often + [f"u{d}"] * 40 + ["rare"] * (d % 500 == 0), [], 1)]))
+    idx.fold()
+    seen: list[int] = []
+
+    class Counting(bytearray):
+        def __getitem__(self, i):  # type: ignore[override]
+            seen.append(i)
+            return bytearray.__getitem__(self, i)
+
+    mask = bytearray(b"\x01") * len(idx.key_of)
+    for words in ({"common": 1.0}, {"rare": 1.0, "common": 1.0}):
+        got = bm25(idx.words, words, Counting(mask), None, 10, prune=True)
+        pruned = len(seen)
+        seen.clear()
+        assert got == bm25(idx.words, words, Counting(mask), None, 10, prune=False)
+        assert pruned * 5 < len(seen), words
+        seen.clear()
+        assert [h.key for h in idx.search(words, {}, limit=10, feedback=FB)] == \
+               [h.key for h in idx.search(words, {}, limit=10, feedback=FB, prune=False)]
+    # a filter that leaves out the best documents: the next ones are read
+    allowed = lambda s: not 1000 <= s < 1005  # noqa: E731
+    assert (bm25(idx.words, {"common": 1.0}, mask, allowed, 10, prune=True)
+            == bm25(idx.words, {"common": 1.0}, mask, allowed, 10, prune=False))
 
 
 def _locomo() -> Path | None:

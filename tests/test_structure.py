@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import ast
 import inspect
+import os
 import re
 import textwrap
 import typing
@@ -206,7 +207,13 @@ def test_every_type_a_verb_returns_is_importable_from_sediment():
     missing = {}
     for verb in _verbs():
         fn = getattr(Repository, verb)
-        for cls in _named(typing.get_type_hints(getattr(fn, "__wrapped__", fn)).get("return")):
+        fn = getattr(fn, "__wrapped__", fn)
+        # a verb group imports what its verbs return for the type checker only
+        # (``part.Later``: imported when called); such a name must then be a
+        # public one of sediment, or it does not resolve (NameError) here
+        names = {**{n: getattr(sediment, n) for n in sediment.__all__}, **vars(inspect.getmodule(fn))}
+        ret = fn.__annotations__.get("return")
+        for cls in _named(eval(ret, names) if isinstance(ret, str) else ret):  # (as get_type_hints resolves it)
             if getattr(sediment, cls.__name__, None) is not cls or cls.__name__ not in sediment.__all__:
                 missing[verb] = f"{cls.__module__}.{cls.__name__}"
     assert missing == {}
@@ -379,3 +386,49 @@ def test_every_mcp_tool_parameter_is_a_verb_parameter():
         extra += [f"{tool}({p})" for p in sorted(params) if p not in sig and not takes_fields
                   and p not in TOOL_ONLY_PARAMS and (tool, p) not in TOOL_ONLY_PARAMS]
     assert extra == []
+
+
+# --------------------------------------------------------------------------- what a call imports
+
+# What `sediment search` must not load (issue: import what the call needs): the
+# agent's verbs, git, the MCP server, the page, the semantic lane, and the
+# optional libraries behind them.
+NOT_FOR_A_SEARCH = ("sediment.agent", "sediment.sync", "sediment.mcp", "sediment.web", "sediment.semantic",
+                    "sediment.integrations", "mcp", "numpy", "starlette", "anthropic", "git")
+_SEARCH_IN_A_FRESH_PROCESS = """
+import json, sys
+from sediment.cli.main import main
+code = main(sys.argv[1:])
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _modules_of_a_search(root: Path, query: str) -> tuple[str, set[str]]:
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(PKG.parent)}
+    run = subprocess.run([sys.executable, "-c", _SEARCH_IN_A_FRESH_PROCESS, "--root", str(root), "search", query],
+                         capture_output=True, text=True, encoding="utf-8", env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    import json
+    return run.stdout, set(json.loads(run.stderr.strip().splitlines()[-1]))
+
+
+def test_a_search_in_a_fresh_process_imports_what_it_needs_only(tmp_path):
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        repo.add("Deploys go through ArgoCD.", title="Deploy tool", kind="fact")
+        repo.add("移动端登录用 PKCE", tags=["auth"], kind="fact")
+    out, mods = _modules_of_a_search(root, "how do we deploy")
+    assert "Deploy tool" in out  # (it searched, and found)
+    assert sorted(m for m in mods if m.split(".")[0] in NOT_FOR_A_SEARCH[-6:]
+                  or m.startswith(NOT_FOR_A_SEARCH[:6])) == []
+    # an English question needs no CJK segmenter: its dictionary never loads
+    assert {"rjieba", "jieba"} & mods == set()
+    if os.name == "posix":  # the recalls it records take the lock with flock itself (disk/files._try_lock)
+        assert "portalocker" not in mods
+    out, mods = _modules_of_a_search(root, "移动端登录")
+    assert "PKCE" in out
+    assert {"rjieba", "jieba"} & mods  # (a Chinese question does load it)
+    assert [m for m in mods if m.startswith(NOT_FOR_A_SEARCH[:6])] == []

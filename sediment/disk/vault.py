@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +155,7 @@ def first_commits(root: Path) -> dict[str, float]:
     a parent's ``.git`` included)."""
     if not (root / ".git").exists() or symlink_in(root, ".git") is not None:
         return {}
+    import subprocess  # (here: a root without git never needs it)
     try:
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=off", "log", "--format=%x00%at", "--name-only", "--diff-filter=A",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..disk.files import WriterLock
 from ..disk.journal import Feed, Journal
@@ -27,8 +27,6 @@ from ..disk.shared import SharedUsage
 from ..disk.usage import UsageLog
 from ..progress import Progress
 from ..search import tokenize as T
-from ..semantic.embedding import Choice
-from ..semantic.lane import Semantic, semantic_lane
 from ..store.store import Store
 from ..store.system import SYSTEM, open_system
 from ..verbs.health import recover_at_open, sweep_at_open
@@ -42,6 +40,14 @@ from .hygiene import Hygiene
 from .lifecycle import Lifecycle
 from .reading import Reading
 from .writing import Writing
+from .part import Later
+
+if TYPE_CHECKING:  # (the semantic lane's code is imported only when a root asks for the lane)
+    from ..semantic import lane as _lane
+    from ..semantic.embedding import Choice
+    from ..semantic.lane import Semantic
+else:
+    _lane = Later("sediment.semantic.lane")
 
 
 class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene, Exchange):
@@ -123,7 +129,10 @@ class Repository(Reading, Writing, Lifecycle, ForAgent, Health, Hygiene, Exchang
         self.view.ready = True
         if sweep_owed:
             sweep_at_open(self.store)
-        self.semantic = semantic_lane(self.view, self.policy, semantic, cache if parts.writable("cache") else None)
+        chosen = self.policy.semantic if semantic is None else semantic
+        self.semantic = (None if chosen is None or chosen is False
+                         else _lane.semantic_lane(self.view, self.policy, semantic,
+                                                  cache if parts.writable("cache") else None))
         if watch:
             self._watching.start()
         # each root its own lock, journal, usage and metabolism; these are read, never written

@@ -6,17 +6,26 @@ method hands its arguments to the module that does the work, in one statement.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import datetime as _dt
 
-from ..agent import context as _context
-from ..agent import about as _about
-from ..agent import profile as _profile
-from ..agent import working
-from ..agent.about import About
-from ..agent.context import Context
-from ..agent.profile import Profile
-from ..agent.workstate import Mood, Observed, Working
-from .part import Part
+from .part import Later, Part
+
+if TYPE_CHECKING:  # (the modules below are imported when a verb first calls them: part.Later)
+    from ..agent import about as _about
+    from ..agent import context as _context
+    from ..agent import profile as _profile
+    from ..agent import working
+    from ..agent.about import About
+    from ..agent.context import Context
+    from ..agent.profile import Profile
+    from ..agent.workstate import Mood, Observed, Working
+else:
+    _about = Later("sediment.agent.about")
+    _context = Later("sediment.agent.context")
+    _profile = Later("sediment.agent.profile")
+    working = Later("sediment.agent.working")
 
 
 class ForAgent(Part):

@@ -7,10 +7,14 @@ method hands its arguments to the module that does the work, in one statement.
 from __future__ import annotations
 
 import os
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from ..verbs import exchange
-from .part import Part
+from .part import Later, Part
+
+if TYPE_CHECKING:  # (imported when a verb first calls it: part.Later)
+    from ..verbs import exchange
+else:
+    exchange = Later("sediment.verbs.exchange")
 
 
 class Exchange(Part):

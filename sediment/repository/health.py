@@ -7,13 +7,17 @@ method hands its arguments to the module that does the work, in one statement.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from ..semantic.lane import embed_now, lane_problems
 from ..model.entry import Entry
 from ..model.problem import Problem
 from ..verbs import health
-from .part import Part
+from .part import Later, Part
+
+if TYPE_CHECKING:  # (the modules below are imported when a verb first calls them: part.Later)
+    from ..semantic import lane as _lane
+else:
+    _lane = Later("sediment.semantic.lane")
 
 
 class Health(Part):
@@ -66,7 +70,7 @@ class Health(Part):
         >>> _ = repo.add("a memory"); repo.embed()["embedded"]
         1
         """
-        return embed_now(self.semantic, self.view.progress)
+        return _lane.embed_now(self.semantic, self.view.progress)
 
     def check(self, fix: bool = False) -> builtins.list[Problem]:
         """Problems in the root, each with path, line where known and reason.
@@ -90,4 +94,4 @@ class Health(Part):
         >>> [(p.path, p.severity) for p in repo.check()]
         [('shallow/bad.md', 'error')]
         """
-        return health.check(self.store, fix=fix, more=lane_problems(self.semantic, self.root))
+        return health.check(self.store, fix=fix, more=_lane.lane_problems(self.semantic, self.root))

@@ -9,17 +9,23 @@ from __future__ import annotations
 import builtins
 import datetime as _dt
 import functools
-from typing import Any, Iterable
+from typing import Any, Iterable, TYPE_CHECKING
 
-from ..agent import conflicts, palace, patrol, sources
-from ..agent.conflicts import ConflictPair
-from ..agent.palace import Palace
-from ..agent.patrol import Report
-from ..agent.sources import LLM, Consolidation, Source, Turn
-from ..sync import sync as _sync
-from ..sync.sync import SyncResult
 from ..verbs import writes
-from .part import Part
+from .part import Later, Part
+
+if TYPE_CHECKING:  # (the modules below are imported when a verb first calls them: part.Later)
+    from ..agent import conflicts, palace, patrol, sources
+    from ..sync import sync as _sync
+    from ..agent.conflicts import ConflictPair
+    from ..agent.palace import Palace
+    from ..agent.patrol import Report
+    from ..agent.sources import LLM, Consolidation, Source, Turn
+    from ..sync.sync import SyncResult
+else:
+    conflicts, palace = Later("sediment.agent.conflicts"), Later("sediment.agent.palace")
+    patrol, sources = Later("sediment.agent.patrol"), Later("sediment.agent.sources")
+    _sync = Later("sediment.sync.sync")
 
 
 class Hygiene(Part):

@@ -7,19 +7,25 @@ method hands its arguments to the module that does the work, in one statement.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Iterable
+from typing import Any, Iterable, TYPE_CHECKING
 
-from ..agent import attention as _attention
-from ..agent import history as _history
-from ..agent import outlook
-from ..agent.attention import Attention
-from ..agent.history import History
-from ..agent.outlook import Forecast
 from ..model.entry import Entry
 from ..model.lifecycle import Strength
 from ..verbs import metabolism, writes
 from ..verbs.metabolism import Plan
-from .part import Part
+from .part import Later, Part
+
+if TYPE_CHECKING:  # (the modules below are imported when a verb first calls them: part.Later)
+    from ..agent import attention as _attention
+    from ..agent import history as _history
+    from ..agent import outlook
+    from ..agent.attention import Attention
+    from ..agent.history import History
+    from ..agent.outlook import Forecast
+else:
+    _attention = Later("sediment.agent.attention")
+    _history = Later("sediment.agent.history")
+    outlook = Later("sediment.agent.outlook")
 
 
 class Lifecycle(Part):

@@ -3,8 +3,9 @@ wires in its ``__init__`` (the groups are its bases, one module each)."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..disk.usage import UsageLog
@@ -31,3 +32,21 @@ class Part:
     def semantic(self) -> Semantic | None:
         """The semantic lane, or None (``Repository`` sets it)."""
         raise NotImplementedError
+
+
+class Later:
+    """A module a verb group hands its calls to, imported when a verb first
+    calls into it rather than when ``sediment`` is imported: a process that
+    only searches never loads the agent's, git's or the semantic lane's code
+    (a fresh ``sediment search`` pays for what it runs). Each use is one
+    ``importlib.import_module`` (a look-up in ``sys.modules`` once imported).
+    The group names the same module in an import under ``TYPE_CHECKING``
+    beside it, for the type checker and for the structure test's order."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)

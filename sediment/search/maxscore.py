@@ -26,9 +26,12 @@ posting walked, which is what the pruning saves. ``bm25`` scores a lane
 from __future__ import annotations
 
 import heapq
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .postings import Postings, Run
+from .postings import Impact, Postings, Run
+
+if TYPE_CHECKING:
+    from array import array
 from .rank import Mask
 
 # upper bounds are inflated by this much, so that rounding can never make a
@@ -115,24 +118,27 @@ def bm25(lane: Postings, qterms: Mapping[str, float], mask: Mask, allowed: Calla
     long (it rewards covering more, and rarer, words of the query). ``prune``
     changes the cost, never the result. ``state`` (if given) is filled with
     what a further query over the same terms can reuse (``Scored``)."""
-    return score(lane.weigh(qterms), lane.norms(), lane.lengths, lane.tf, mask, allowed=allowed, depth=depth,
+    return score(lane.weigh(qterms), lane.norms(), lane, mask, allowed=allowed, depth=depth,
                  rare=rare, prune=prune, state=state)
 
 
-def score(terms: list[Weighed], norms: Norms, lengths: Sequence[int], tf_of: Callable[[int, list[Run]], int],
-          mask: Mask, *, allowed: Callable[[int], bool] | None, depth: int, rare: bool = False, prune: bool = True,
-          state: Scored | None = None) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+def score(terms: list[Weighed], norms: Norms, lane: Postings, mask: Mask, *, allowed: Callable[[int], bool] | None,
+          depth: int, rare: bool = False, prune: bool = True, state: Scored | None = None
+          ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
     """The top ``depth`` (score, slot) of the documents whose ``mask`` byte
     is set, for ``terms`` (weight × idf, idf, term, runs), with BM25's
-    ``norms`` (k1 (1 - b), k1 b / avg length, k1 + 1, δ); ``tf_of`` probes a
-    slot's frequency in runs. With ``rare``, the rare-term ranking too (a
-    document's sum of the idfs of the terms it has). See ``bm25``."""
+    ``norms`` (k1 (1 - b), k1 b / avg length, k1 + 1, δ); the ``lane``'s
+    lengths, its probe of a slot's frequency in runs (``tf``) and its long
+    runs in impact order (``impact``: the last term is read best first,
+    ``by_impact``). With ``rare``, the rare-term
+    ranking too (a document's sum of the idfs of the terms it has). See ``bm25``."""
+    lengths, tf_of, impact = lane.lengths, lane.tf, lane.impact
     # highest upper bound first: the common terms come last, where pruning skips them
     terms = sorted(terms, key=lambda x: (-x[0], x[2]))
     if rare and prune and len(terms) <= _SUBSETS_UP_TO:
         # the rare-term ranking apart, from which terms each document has:
         # the BM25 ranking alone then decides how much is walked
-        top, _ = score(terms, norms, lengths, tf_of, mask, allowed=allowed, depth=depth, prune=prune, state=state)
+        top, _ = score(terms, norms, lane, mask, allowed=allowed, depth=depth, prune=prune, state=state)
         return top, rare_top([(idf, runs) for _, idf, _, runs in terms], tf_of, mask, allowed, depth)
     rest_w, rest_idf, rest_n = _bounds(terms, norms)
     floors = _Floors(allowed, depth)
@@ -140,6 +146,7 @@ def score(terms: list[Weighed], norms: Norms, lengths: Sequence[int], tf_of: Cal
     cover: dict[int, float] = {}
     i = 0
     fw = fr = -1.0  # floors found so far: lower bounds of the final ones
+    outside = -1.0  # (set: the bound of the last term's postings not read, ``by_impact``)
     while i < len(terms):
         # worth a look only when the postings left outweigh a pass over ``acc``
         if prune and i and len(acc) >= depth and rest_n[i] > len(acc):
@@ -151,6 +158,14 @@ def score(terms: list[Weighed], norms: Norms, lengths: Sequence[int], tf_of: Cal
                 if not rare or rest_idf[i] < fr:
                     break  # no document outside ``acc`` can reach either top list
         w, idf, _, runs = terms[i]
+        if prune and not rare and i == len(terms) - 1 \
+                and len(acc) * _PROBE_COST < rest_n[i] and any(impact(r) for r in runs):
+            # the last, commonest term, whose postings would all be walked
+            # (fewer documents in the running than ``depth``): best first
+            outside = by_impact(acc, w, runs, impact, norms=norms, lengths=lengths, mask=mask, tf_of=tf_of,
+                                floors=floors)
+            i += 1
+            break
         if rare and acc:  # both rankings in one pass over the postings
             walk_both(acc, cover, w, idf, runs, norms=norms, lengths=lengths, mask=mask)
         else:
@@ -172,7 +187,7 @@ def score(terms: list[Weighed], norms: Norms, lengths: Sequence[int], tf_of: Cal
     top_rare = top_of(cover if allowed is None else {s: cover[s] for s in mine}, depth) if rare else []
     if state is not None:
         state.exact, state.dropped, state.top = acc, dropped, top
-        state.outside = rest_w[i] if i < len(terms) else 0.0
+        state.outside = outside if outside >= 0 else rest_w[i] if i < len(terms) else 0.0
         state.terms = [(w, runs) for w, _, _, runs in terms]
     return top, top_rare
 
@@ -241,6 +256,84 @@ def _keep(acc: dict[int, float], cover: dict[int, float], rw: float, ri: float, 
             if sc + rw < fw and not (rare and cover[s] + ri >= fr):
                 dropped[s] = sc + rw
     return {s: acc[s] for s in keep}, ({s: cover[s] for s in keep} if rare else cover)
+
+
+def by_impact(acc: dict[int, float], w: float, runs: list[Run], impact: Callable[[Run], Impact | None], *,
+              norms: Norms, lengths: Sequence[int], mask: Mask, tf_of: Callable[[int, list[Run]], int],
+              floors: _Floors) -> float:
+    """Add a query's last term (``w``: weight × idf) to ``acc`` for every
+    document that can reach the top ``depth``: those in the running probed,
+    the others (this term alone) read in impact order (``Postings.impact``,
+    the frequencies merged by their next part) until the next part is below
+    the ``depth``-th best score found (allowed ones). A common word's list is
+    read only as far as its best documents go. Returns the part that
+    stopped the reading, a bound of every document not read (0.0: none)."""
+    norm_a, norm_b, k1p, delta = norms
+    best = _Best(floors)
+    for s in acc:  # (the same float as a walk: acc[s] + the term's part)
+        tf = tf_of(s, runs)
+        if tf:
+            acc[s] += w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)
+        best.add_slot(s, acc[s])
+    seen = set(acc)
+    heads: list[tuple[float, int, int, int, array[int]]] = []  # (-part, next, end, tf, order)
+    for run in runs:
+        got = impact(run)
+        if got is None:  # (a delta run, or a short one: walked)
+            slots, tfs, lo, hi = run
+            for s, tf in zip(slots[lo:hi], tfs[lo:hi]):
+                if mask[s] and s not in seen:
+                    sc = acc[s] = w * (k1p * tf / (tf + norm_a + norm_b * lengths[s]) + delta)  # (0.0 + x is x)
+                    best.add_slot(s, sc)
+            continue
+        order, groups = got
+        heads += [(-w * (k1p * tf / (tf + norm_a + norm_b * lengths[order[a]]) + delta), a, b, tf, order)
+                  for tf, a, b in groups]
+    heapq.heapify(heads)
+    while heads:
+        neg, a, b, tf, order = heads[0]
+        if -neg < best.floor():
+            return -neg  # (a frequency's parts fall as its documents lengthen: none after reaches the floor)
+        s = order[a]
+        if mask[s] and s not in seen:
+            acc[s] = -neg  # (its part, the walk's float: 0.0 + x is x)
+            best.add_slot(s, -neg)
+        if a + 1 < b:
+            part = w * (k1p * tf / (tf + norm_a + norm_b * lengths[order[a + 1]]) + delta)
+            heapq.heapreplace(heads, (-part, a + 1, b, tf, order))
+        else:
+            heapq.heappop(heads)
+    return 0.0
+
+
+class _Best:
+    """``by_impact``'s floor: the ``depth``-th best score of the allowed documents seen (-1 while fewer)."""
+    __slots__ = ("floors", "heap")
+
+    def __init__(self, floors: _Floors) -> None:
+        self.floors, self.heap = floors, []  # type: ignore[var-annotated]
+
+    def add(self, sc: float) -> None:
+        heap = self.heap
+        if len(heap) < self.floors.depth:
+            heapq.heappush(heap, sc)
+        elif sc > heap[0]:
+            heapq.heapreplace(heap, sc)
+
+    def add_slot(self, s: int, sc: float) -> None:
+        f = self.floors
+        if f.allowed is not None:
+            if len(self.heap) >= f.depth and sc <= self.heap[0]:
+                return  # (cannot raise the floor: whether it is allowed does not matter)
+            a = f.ok.get(s)
+            if a is None:
+                a = f.ok[s] = f.allowed(s)
+            if not a:
+                return
+        self.add(sc)
+
+    def floor(self) -> float:
+        return self.heap[0] if len(self.heap) >= self.floors.depth else -1.0
 
 
 def walk(acc: dict[int, float], w: float, runs: list[Run], *, norms: Norms, lengths: Sequence[int],

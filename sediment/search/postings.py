@@ -44,6 +44,13 @@ _FOUND_MAX = 4096  # the terms a vocabulary remembers having looked up
 
 # (slots, tfs, lo, hi): one run of a term's postings, slots ascending
 Run = tuple["array[int]", "array[int]", int, int]  # (quoted: array is subscriptable at run time from 3.12)
+# A long run's postings in the order of their BM25 parts at any BM25
+# constants: by frequency, highest first, and within one frequency by
+# document length, shortest first; each frequency's (tf, start, end) in that
+# order. maxscore.by_impact reads a common term this way, best first, and
+# stops where the next one is below the top.
+Impact = tuple["array[int]", list[tuple[int, int, int]]]
+IMPACT_FROM = 512  # a shorter run is walked whole
 
 
 def narrow(tfs: array[int]) -> array[int]:
@@ -116,7 +123,7 @@ class Vocab:
 class Postings:
     __slots__ = ("base_index", "base_offsets", "base_slots", "base_tfs", "delta", "lengths",
                  "total_len", "live", "dead_df", "vectors", "vec_offsets", "vec_terms",
-                 "vec_delta")
+                 "vec_delta", "_impact")
 
     def __init__(self, vectors: bool = False) -> None:
         self.base_index = Vocab()
@@ -138,6 +145,8 @@ class Postings:
         self.vec_offsets = array("I", [0])
         self.vec_terms = array("I")
         self.vec_delta: dict[int, tuple[str, ...]] = {}
+        # the runs put in impact order so far (``impact``), with the base they are of
+        self._impact: tuple[object, dict[int, Impact]] = (None, {})
 
     def __len__(self) -> int:
         return len(self.base_index) + sum(1 for t in self.delta if self.base_index.find(t) is None)
@@ -249,6 +258,31 @@ class Postings:
     def df(self, t: str) -> int:
         return sum(hi - lo for _, _, lo, hi in self.runs(t)) - self.dead_df.get(t, 0)
 
+    def impact(self, run: Run) -> Impact | None:
+        """A long run of the base in impact order (``Impact``): made once a
+        term and kept until the base is replaced (a slot's length never
+        changes: a changed document gets a new slot). None for a run of the
+        delta or a short one."""
+        slots, tfs, lo, hi = run
+        if slots is not self.base_slots or hi - lo < IMPACT_FROM:
+            return None
+        made_for, made = self._impact
+        if made_for is not slots:
+            made = {}
+            self._impact = (slots, made)
+        got = made.get(lo)
+        if got is None:
+            length = self.lengths
+            pairs = sorted(zip(tfs[lo:hi], slots[lo:hi]), key=lambda p: (-p[0], length[p[1]], p[1]))
+            order = array("I", [s for _, s in pairs])
+            groups: list[tuple[int, int, int]] = []
+            for k, (tf, _) in enumerate(pairs):
+                if not groups or groups[-1][0] != tf:
+                    groups.append((tf, k, k))
+                groups[-1] = (tf, groups[-1][1], k + 1)
+            got = made[lo] = (order, groups)
+        return got
+
     def tf(self, slot: int, runs: list[Run]) -> int:
         """The slot's frequency of the term whose ``runs`` these are (0: none)."""
         for slots, tfs, lo, hi in runs:
@@ -318,6 +352,7 @@ class Postings:
             self.lengths = lengths
         self.base_index = Vocab.from_sorted(terms)
         self.base_offsets, self.base_slots, self.base_tfs = offsets, slots, narrow(tfs)
+        self._impact = (None, {})  # (of the old base: let it go)
         self.delta = {}
         if remap is not None:
             self.dead_df = {}

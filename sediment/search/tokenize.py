@@ -25,7 +25,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
 from . import textnorm as TN
@@ -313,24 +313,106 @@ def find_term(text: str, terms: set[str]) -> int:
     Tokenizes the text the way the index does, so stemmed and normalised terms
     ('study' for 'studies', 'pkce' for 'ＰＫＣＥ') are found too."""
     best = -1
-    for m in re.finditer(rf"[{CJK}]+|[^\W_{CJK}]+", text):
-        tok = m.group(0)
-        if is_cjk_char(tok[0]):  # (the pattern's first branch: a CJK run)
-            tok = fold(tok)  # one character for one on a CJK run: positions hold
-            for t in terms:
-                i = tok.find(t)
-                if i >= 0 and (best < 0 or m.start() + i < best):
-                    best = m.start() + i
-            if best >= 0:
-                return best
-        else:
-            norm = normalize(tok)
-            if norm in terms or _stem(norm) in terms:
-                return m.start()
+    cjk = [t for t in terms if t and is_cjk_char(t[0])]
+    # (a CJK run folds alike alone and in its text: one fold of the text says
+    # whether any run holds a term, most often none)
+    folded = fold(text) if cjk else ""
+    if any(t in folded for t in cjk):
+        for m in CJK_RUN.finditer(text):
+            run = fold(m.group(0))  # one character for one on a CJK run: positions hold
+            at = [i for t in terms if (i := run.find(t)) >= 0]
+            if at:
+                best = m.start() + min(at)
+                break
+    for m in _candidates(text, terms):  # (the first Latin word that is one, before the CJK run found)
+        if best >= 0 and m.start() > best:
+            break
+        norm = normalize(m.group(0))
+        if norm in terms or _stem(norm) in terms:
+            return m.start()
     return best
 
 
 _LATIN_AT = re.compile(rf"[^\W_{CJK}]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def _hint(stem: str) -> re.Pattern[str]:
+    """Where in a text a word may begin that stands for a Latin index term
+    whose stem (the term but its last letter) is ``stem``: the stem written
+    in any case, whole or with the separator of a name written as two words
+    inside it (max_connectio of max_connections; argo cd). Literal
+    alternatives, quick to compile (a Unicode class is not: ``_WIDE``), one
+    pattern a stem: a search's hits ask for the same few."""
+    alts = [re.escape(stem)] + [re.escape(stem[:i]) + "[-_ ]" + re.escape(stem[i:]) for i in range(1, len(stem))]
+    # (a look-ahead: every place, overlapping ones too: the 'm o' of 'vimbompim oauth')
+    return re.compile(rf"(?=(?i:{'|'.join(alts)}))")
+
+
+@functools.lru_cache(maxsize=1024)
+def _spellings(stem: str) -> tuple[str, ...]:
+    """``_hint``'s alternatives as plain strings, for a lowered text: found by
+    ``str.find``, which needs no pattern compiled (~1 ms a stem, most of a
+    search's hits' time when every query brings new words)."""
+    return (stem, *(stem[:i] + c + stem[i:] for i in range(1, len(stem)) for c in "-_ "))
+
+
+def _places(text: str, part: str) -> Iterator[int]:
+    """Every place ``part`` occurs in ``text``, overlapping ones too."""
+    i = text.find(part)
+    while i >= 0:
+        yield i
+        i = text.find(part, i + 1)
+
+
+# a character of a word that is neither ASCII nor CJK: folded before it is compared
+_WIDE = re.compile(rf"[^\x00-\x7f{CJK}]")
+
+
+def _letter(c: str) -> bool:
+    """``c`` is a character of a Latin-ish word (``_LATIN_AT``: a word
+    character of ``re``, which is ``str.isalnum``, but '_' and CJK)."""
+    return c.isalnum() and not is_cjk_char(c)
+
+
+def _candidates(text: str, terms: Iterable[str]) -> list[re.Match[str]]:
+    """The words of ``text`` (as ``_LATIN_AT`` finds them) that may stand for
+    one of the Latin index ``terms``, in order: every word that does, and few
+    that do not. A word that does, lowered, holds its term but the last
+    letter (a stem is a prefix of its word but for the 'y' of 'ies': studies
+    → study; a piece of a compound name is in its word; an ASCII word is
+    folded by lowering it), or begins one written as two words (max of
+    max_connections), or is written in more than ASCII (folded first, it
+    may: then so may the word before it, for the name the two make).
+    Normalising and stemming every word of a hit's text, to find its words
+    as written and its snippet, was most of a search's time."""
+    stems = {t[:-1] for t in terms if t and not is_cjk_char(t[0])}
+    if not stems:
+        return []
+    if "" in stems:  # (a one-letter term: any word may)
+        return list(_LATIN_AT.finditer(text))
+    starts: set[int] = set()
+    low = text.lower()
+    if len(low) == len(text):  # (one character for one: its places are the text's)
+        hints = [i for x in stems for v in _spellings(x) for i in _places(low, v)]
+    else:
+        hints = [h.start() for x in stems for h in _hint(x).finditer(text)]
+    wide = [] if text.isascii() else [h.start() for h in _WIDE.finditer(text)]
+    for at in hints + wide:
+        p = at
+        if not _letter(text[p]):
+            continue  # (punctuation written full width: no word)
+        while p and _letter(text[p - 1]):
+            p -= 1
+        starts.add(p)
+        if text[at].isascii():
+            continue
+        q = p - 2  # the word before, one character apart
+        if q >= 0 and _letter(text[q]) and not _letter(text[q + 1]):
+            while q and _letter(text[q - 1]):
+                q -= 1
+            starts.add(q)
+    return [m for p in sorted(starts) if (m := _LATIN_AT.match(text, p)) is not None]
 
 
 def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
@@ -360,19 +442,17 @@ def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
     if not latin:
         return out
     # Latin words, each with the one after it (two words written as one name)
-    toks = _LATIN_AT.finditer(text)
-    m = next(toks, None)
-    while m is not None and latin:
-        nxt = next(toks, None)
+    for m in _candidates(text, want):
         tok, norm = m.group(0), normalize(m.group(0))
         latin -= found(norm, tok) + found(_stem(norm), tok)
         for part in TN.parts(fold(tok)):  # a piece of a compound name (Argo of ArgoCD)
             latin -= found(_stem(part.lower()), part)
-        if nxt is not None and nxt.start() - m.end() == 1:
-            sep = text[m.end()]
-            if TN.joins(fold(tok), sep, fold(nxt.group(0))):  # max_connections, Argo CD
-                latin -= found(_stem(normalize(tok + nxt.group(0))), text[m.start():nxt.end()])
-        m = nxt
+        # the next word, when one character apart (a word ends where letters do)
+        nxt = _LATIN_AT.match(text, m.end() + 1)
+        if nxt is not None and TN.joins(fold(tok), text[m.end()], fold(nxt.group(0))):  # max_connections, Argo CD
+            latin -= found(_stem(normalize(tok + nxt.group(0))), text[m.start():nxt.end()])
+        if not latin:
+            break
     return out
 
 

@@ -34,9 +34,8 @@ import sys
 import threading
 import time
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from ..disk.files import read_nofollow
 from ..errors import ParseError
@@ -46,6 +45,9 @@ from ..search.index import Batch, DocTerms, Index, Pending
 from .bodies import Shelf
 from .compact import freeze, thaw
 from .held import Held, offset
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger("sediment")
 
@@ -197,6 +199,7 @@ def pooled(root: Path, rels: Sequence[str], *, tz: _dt.tzinfo, max_meta_size: in
     done is read here."""
     global _JOB
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor  # (here: a warm open never forks)
     # the segmenter is loaded before the fork (by indexing a note of one
     # word), so the workers share its dictionary's pages instead of each
     # loading their own
