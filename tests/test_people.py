@@ -317,3 +317,32 @@ def test_the_entity_filter_follows_every_change(tmp_path):
         encoding="utf-8")
     repo.refresh()
     assert {e.id for e in repo.list(entity="老王")} == {a.id, b.id, "W1"}  # (their own note names them too)
+
+
+# --------------------------------------------------------------------------- search: the named person first
+
+def test_a_question_naming_a_known_person_ranks_their_memories_first_among_equal_matches(tmp_path):
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write("\npeople:\n  张三: [老张]\n")
+    repo = Repository(tmp_path)
+    # theirs are older: among equal matches the newer would come first
+    theirs = repo.add("回调重试改成三次。", kind="fact", entities={"张三": "审查"}, now="2026-01-01T10:00:00")
+    said = repo.add("支付超时改成五秒，老张定的", kind="fact", now="2026-01-01T11:00:00")  # named in the text
+    other = repo.add("回调重试改成三次！", kind="fact", entities={"李四": "执行"}, now="2026-01-02T10:00:00")
+    plain = repo.add("支付超时改成五秒", kind="fact", now="2026-01-02T11:00:00")
+    weaker = repo.add("老张说回调要重试", kind="fact", now="2026-01-03T10:00:00")  # theirs, a worse match
+    repo.add("网关证书周五续期", kind="fact", now="2026-01-03T11:00:00")
+    ids = lambda q, **kw: [h.entry.id for h in repo.search(q, record=False, **kw)]  # noqa: E731
+    # the premise: equal matches, the newer first; a shorter note a little ahead of a longer one
+    assert ids("回调重试改成三次")[:3] == [other.id, theirs.id, weaker.id]
+    assert ids("支付超时改成五秒")[:2] == [plain.id, said.id]
+    assert ids("张三定的回调重试改成三次")[:3] == [theirs.id, other.id, weaker.id]  # a worse one of theirs stays
+    found = ids("老张定的回调重试改成三次")  # by another of their names (which 'weaker' holds as written)
+    assert found.index(theirs.id) < found.index(other.id)
+    assert ids("张三说支付超时改成五秒")[:2] == [said.id, plain.id]  # named in the text, nearly equal
+    # just past the cut: the first place among equals is theirs
+    assert ids("张三定的回调重试改成三次", limit=1) == [theirs.id]
+    assert ids("回调重试改成三次", limit=1) == [other.id]  # a question naming nobody: as before
+    # with the entity filter too
+    assert ids("张三定的回调重试改成三次", entity="李四") == [other.id]

@@ -140,6 +140,18 @@ def naming(policy: Policy, view: Viewed, name: str) -> frozenset[str]:
     return ids
 
 
+def asked_about(policy: Policy, view: Viewed, query: str) -> Predicate | None:
+    """Whether a memory names one of the known people ``query`` names (by
+    any of their names), or None when it names no known person: a search
+    ranks their memories first among equal matches (``reads.search``)."""
+    people, everyone = of_view(policy, view)
+    whom = list(dict.fromkeys(who for _, _, who in people.find(query)))
+    if not whom:
+        return None
+    preds = [entity_filter(everyone, who) for who in whom]
+    return lambda e: any(p(e) for p in preds)
+
+
 def problems(people: Known, entries: Mapping[str, Entry]) -> list[Problem]:
     """What cannot be read of the lists of people: ``policy.yaml``'s
     ``people:``, and a person's own note's ``entities`` property (a memory's
