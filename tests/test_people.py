@@ -346,3 +346,52 @@ def test_a_question_naming_a_known_person_ranks_their_memories_first_among_equal
     assert ids("回调重试改成三次", limit=1) == [other.id]  # a question naming nobody: as before
     # with the entity filter too
     assert ids("张三定的回调重试改成三次", entity="李四") == [other.id]
+
+
+# --------------------------------------------------------------------------- about a person, the profile tool
+
+def test_about_a_known_person_gives_their_profiles_first_lines(tmp_path, capsys):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    for name in ("张三", "老张", "zhang san"):  # any of their names, Latin in any case
+        a = repo.about(name)
+        assert a.people == ("Person: 张三 (老张, Zhang San): 负责支付系统。说话直接，喜欢先看数据。 入职三年。; "
+                            "named in 6 memories; roles: 审查 3, 拍板 1; profile('张三') has the rest",), name
+        assert str(a).split("\n")[1] == a.people[0]  # after the summary, before the memories
+    assert repo.about("老张审查了什么").people[0].startswith("Person: 张三 (")  # named in a longer topic
+    assert repo.about("张三丰").people == ()  # not 张三 (and not known)
+    assert repo.about("退款接口").people == ()  # names nobody
+    assert repo.about("Carol").people == ()  # not a known person
+    # a long note is cut: the line stays short
+    repo.update(ids["note"], text="负责支付系统。" * 200)
+    assert len(repo.about("张三").people[0]) <= 400
+    capsys.readouterr()
+    assert main(["--root", str(tmp_path), "about", "老张"]) == 0
+    assert capsys.readouterr().out.split("\n")[1].startswith("Person: 张三 (老张, Zhang San): 负责支付系统。")
+
+
+def test_mcp_about_and_profile_tools_give_a_person_within_the_budget(tmp_path):
+    pytest.importorskip("mcp")
+    from tests.test_server import call, connect, run
+    with Repository(tmp_path) as repo:
+        ids = people_root(repo)
+
+    async def go() -> None:
+        async with connect(tmp_path) as c:
+            text, data = await call(c, "about", topic="老张")
+            assert text.split("\n")[1].startswith("Person: 张三 (老张, Zhang San): 负责支付系统")
+            assert data["people"][0].startswith("Person: 张三 (")
+            text, data = await call(c, "about", topic="老张", budget=400)
+            assert len(text) <= 400 and text.split("\n")[1].startswith("Person: 张三 (")
+            text, data = await call(c, "about", topic="老张", budget=250)  # no room for it: counted in "more"
+            assert len(text) <= 250 and "Person" not in text and data["people"] == [] and data["more"] == 3
+            text, data = await call(c, "profile", name="Zhang San")
+            assert text.startswith("# 张三 (老张, Zhang San)\n\n负责支付系统") and "## Decisions\n- [[" in text
+            assert (data["name"], data["note"], data["roles"]) == ("张三", ids["note"], {"审查": 3, "拍板": 1})
+            assert [m["id"] for m in data["decisions"]] == [ids["decided"]] and data["more"] == 0
+            text, data = await call(c, "profile", name="张三", budget=300)
+            assert len(text) <= 300 and text.endswith("more — narrow with recall(entity=…)")
+            shown = [m for g in ("decisions", "open", "impressions", "facts") for m in data[g]]
+            assert data["more"] > 0 and len(shown) < 6  # the data holds what the text shows
+            assert all(f"[[{m['name']}]]" in text for m in shown)
+    run(go)

@@ -338,7 +338,6 @@ NO_TOOL = {
     "markdown": "the sediment://memory/{id} resource",
     "report": "the sediment://patrol/latest and sediment://map resources",
     "edit": "update, with the version read (expected)",
-    "profile": "recall(entity=…) finds a person's notes; the grouped profile is for people (sediment profile)",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {

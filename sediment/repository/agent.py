@@ -101,7 +101,9 @@ class ForAgent(Part):
         """What do I know about ``topic``: the memories on it (current,
         superseded and archived), each with recalls, confirmations and
         refutations, layer, lifecycle state, what replaced it and its
-        evidence; ``summary`` says the counts in one paragraph. Not a recall;
+        evidence; ``summary`` says the counts in one paragraph. A topic that
+        names a known person (any of their names) brings their profile's first
+        lines too (``people``; ``profile`` has the rest). Not a recall;
         writes nothing.
 
         >>> import tempfile; from sediment import Repository
@@ -113,6 +115,9 @@ class ForAgent(Part):
         [('Deploy tool', 'superseded'), ('Deploy tool, new', 'active')]
         >>> repo.about("deploys").summary.split(";")[0]
         "About 'deploys': 2 memories (1 active, 1 superseded"
+        >>> _ = repo.add("Runs the deploys; prefers Flux.", title="Dana", kind="person", aliases=["D."])
+        >>> repo.about("dana").people
+        ("Person: Dana (D.): Runs the deploys; prefers Flux.; named in 0 memories; profile('Dana') has the rest",)
         """
         return _about.about(self.store, topic, now=now)
 

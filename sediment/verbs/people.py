@@ -140,14 +140,22 @@ def naming(policy: Policy, view: Viewed, name: str) -> frozenset[str]:
     return ids
 
 
+def named_known(policy: Policy, view: Viewed, text: str) -> list[str]:
+    """The known people ``text`` names, by the names they are filed under, in
+    its order: read against everyone the memories name, so that 张三丰
+    (known or not) is not 张三."""
+    people, everyone = of_view(policy, view)
+    return list(dict.fromkeys(who for _, _, who in everyone.find(text) if people.resolve(who) == who))
+
+
 def asked_about(policy: Policy, view: Viewed, query: str) -> Predicate | None:
     """Whether a memory names one of the known people ``query`` names (by
     any of their names), or None when it names no known person: a search
     ranks their memories first among equal matches (``reads.search``)."""
-    people, everyone = of_view(policy, view)
-    whom = list(dict.fromkeys(who for _, _, who in people.find(query)))
+    whom = named_known(policy, view, query)
     if not whom:
         return None
+    everyone = of_view(policy, view)[1]
     preds = [entity_filter(everyone, who) for who in whom]
     return lambda e: any(p(e) for p in preds)
 
