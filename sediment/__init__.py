@@ -20,6 +20,7 @@ from .model.lifecycle import Strength
 from .verbs.metabolism import Plan
 from .agent.about import About
 from .agent.profile import Profile
+from .agent.proposed import Proposed
 from .agent.attention import Attention
 from .agent.history import History
 from .agent.outlook import Forecast
@@ -50,6 +51,7 @@ __all__ = [
     "Mood",
     "About",
     "Profile",
+    "Proposed",
     "ConflictPair",
     "Report",
     "Palace",

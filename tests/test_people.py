@@ -395,3 +395,57 @@ def test_mcp_about_and_profile_tools_give_a_person_within_the_budget(tmp_path):
             assert data["more"] > 0 and len(shown) < 6  # the data holds what the text shows
             assert all(f"[[{m['name']}]]" in text for m in shown)
     run(go)
+
+
+# --------------------------------------------------------------------------- proposed entities, written when asked
+
+def test_names_in_the_text_are_proposed_and_written_only_when_asked(tmp_path, capsys):
+    from sediment import Conflict
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write("\npeople:\n  张三: [老张]\n")
+    repo = Repository(tmp_path)
+    peer = Repository(tmp_path)  # another process's view of the root, kept current through the journal
+    e = repo.add("老张和 Alice 在上海见了腾讯的人", kind="event", entities={"Alice": "host"})
+    path = tmp_path / e.path
+    before = path.read_bytes()
+    got = [(p.name, p.type, p.mentions, p.known) for p in repo.propose_entities(e.id)]
+    assert got == [("张三", "person", ("老张",), True), ("上海", "place", ("上海",), False),
+                   ("腾讯", "org", ("腾讯",), False)]  # Alice is in the property already
+    assert path.read_bytes() == before  # proposing writes nothing
+    # a name not proposed, or one string for the list: refused, nothing written
+    with pytest.raises(InvalidInput, match="'Bob' is not proposed"):
+        repo.apply_entities(e.id, ["Bob"])
+    with pytest.raises(InvalidInput, match="a list of names"):
+        repo.apply_entities(e.id, "老张")
+    assert path.read_bytes() == before
+    # the chosen one, by the name as written: filed under the known person's name, no role
+    done = repo.apply_entities(e.id, ["老张"])
+    assert frontmatter(path)["entities"] == {"Alice": "host", "张三": None}
+    assert path.read_text(encoding="utf-8").endswith("老张和 Alice 在上海见了腾讯的人\n")  # the text as it was
+    assert peer.get(e.id).meta["entities"] == {"Alice": "host", "张三": None}  # the peer learnt of the write
+    assert [p.name for p in repo.propose_entities(e.id)] == ["上海", "腾讯"]
+    # proposals read at a version the note has left: a Conflict, nothing written
+    with pytest.raises(Conflict):
+        repo.apply_entities(e.id, expected=e.version)
+    assert frontmatter(path)["entities"] == {"Alice": "host", "张三": None}
+    # all the rest (CLI), then nothing left to propose and nothing written
+    capsys.readouterr()
+    assert main(["--json", "--root", str(tmp_path), "propose-entities", e.id]) == 0
+    assert [p["name"] for p in json.loads(capsys.readouterr().out)] == ["上海", "腾讯"]
+    assert main(["--root", str(tmp_path), "apply-entities", e.id, "--expected", done.version]) == 0
+    assert frontmatter(path)["entities"] == {"Alice": "host", "张三": None, "上海": None, "腾讯": None}
+    assert repo.propose_entities(e.id) == []
+    after = path.read_bytes()
+    assert repo.apply_entities(e.id).version == repo.get(e.id).version and path.read_bytes() == after
+
+
+def test_a_persons_own_note_gets_proposals_and_is_never_written(tmp_path):
+    Repository(tmp_path).close()
+    mine = write(tmp_path, "notes/meeting.md", "---\ntags: [standup]\n---\nAlice Chen 和老王在北京开会\n")
+    before = mine.read_bytes()
+    repo = Repository(tmp_path)
+    assert [p.name for p in repo.propose_entities("notes/meeting.md")] == ["Alice Chen", "老王", "北京"]
+    with pytest.raises(InvalidInput, match="person's note"):
+        repo.apply_entities("notes/meeting.md")
+    assert mine.read_bytes() == before
