@@ -75,17 +75,28 @@ def test_a_bad_entities_value_typed_by_a_person_is_a_check_problem_never_an_exce
     Repository(tmp_path).close()
     write(tmp_path, "shallow/ok.md", MEMORY.format(id="OK1", title="ok", extra="entities:\n  张三: 审查\n",
                                                    body="部署 ok"))
-    write(tmp_path, "shallow/bad.md", MEMORY.format(id="BAD1", title="bad", body="部署 bad",
+    write(tmp_path, "shallow/bad.md", MEMORY.format(id="BAD1", title="bad", body="李明部署 bad",
                                                     extra="entities:\n  张三:\n    role: 审查\n"))
     # a person's own note: any property is theirs; it stays a note, and check says what is wrong
     write(tmp_path, "notes/mine.md", "---\nentities: 42\n---\n部署 mine\n")
     repo = Repository(tmp_path)  # opens
+    # a typo in the property does not take the memory out of search: it is read as far as it can be
     found = {h.entry.path for h in repo.search("部署", record=False)}  # searches
-    assert found == {"shallow/ok.md", "notes/mine.md"}
+    assert found == {"shallow/ok.md", "shallow/bad.md", "notes/mine.md"}
     problems = {(p.path, p.severity): p.reason for p in repo.check()}
-    assert "entities" in problems[("shallow/bad.md", "error")]
+    assert "entities" in problems[("shallow/bad.md", "warning")]
     assert "entities" in problems[("notes/mine.md", "warning")]
+    assert [p.severity for p in repo.check() if p.path == "shallow/bad.md"] == ["warning"]
+    assert [e.id for e in repo.list(entity="张三")] == ["OK1"]  # (what cannot be read names nobody)
+    assert repo.metabolize(dry_run=True) is not None
     assert (tmp_path / "shallow/bad.md").read_text(encoding="utf-8").count("role: 审查") == 1  # never rewritten
+    with pytest.raises(InvalidInput, match="entities"):  # proposals are not written over what cannot be read
+        repo.apply_entities("BAD1")
+    # an edit of the memory keeps the person's value as it is (theirs to fix); update(entities=…) replaces it
+    repo.update("BAD1", text="部署 bad, again")
+    assert frontmatter(tmp_path / "shallow/bad.md")["entities"] == {"张三": {"role": "审查"}}
+    repo.update("BAD1", entities={"张三": "审查"})
+    assert [p for p in repo.check() if p.path == "shallow/bad.md"] == []
 
 
 def test_a_list_of_names_is_entities_without_roles(tmp_path):

@@ -162,15 +162,16 @@ def asked_about(policy: Policy, view: Viewed, query: str) -> Predicate | None:
 
 def problems(people: Known, entries: Mapping[str, Entry]) -> list[Problem]:
     """What cannot be read of the lists of people: ``policy.yaml``'s
-    ``people:``, and a person's own note's ``entities`` property (a memory's
-    is a problem of the note itself, found when it is read)."""
+    ``people:``, and a note's ``entities`` property (the note stays a
+    memory, its property read as far as it can be: a typo in it does not
+    take the note out of search)."""
     said: dict[str, list[str]] = {}
     for where, why in people.faults:  # (one problem a file: check keeps one per path and code)
         said.setdefault(f"{SYSTEM}/{where}" if where == POLICY else where, []).append(why)
     out = [Problem(where, "; ".join(whys), severity="warning", code="people") for where, whys in said.items()]
     for e in entries.values():
         value = e.meta.get(ENTITIES)
-        if e.reference and value is not None and (wrong := check_entities(value)):
+        if value is not None and (wrong := check_entities(value)):
             out.append(Problem(e.path, f"entities: {wrong}; read as far as it can be", severity="warning",
                                code="people"))
     return out
