@@ -139,8 +139,8 @@ def _named_first(hits: list[SearchHit], naming: P.Predicate, limit: int) -> list
         floor, j = hits[i].score * (1 - EQUAL_BAND), i + 1
         while j < len(hits) and hits[j].score >= floor:
             j += 1
-        run = hits[i:j]
-        out += [h for h in run if naming(h.entry)] + [h for h in run if not naming(h.entry)]
+        run = [(h, naming(h.entry)) for h in hits[i:j]]
+        out += [h for h, theirs in run if theirs] + [h for h, theirs in run if not theirs]
         i = j
     top = out[:limit]
     if top and not any(h.direct for h in top):
