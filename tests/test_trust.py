@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from sediment import InvalidInput, NotFound, ParseError, PolicyError, Repository
+from sediment import InvalidInput, NotFound, ParseError, PolicyError, Repository, UnsafePath
 
 UTC = dt.timezone.utc
 
@@ -285,6 +285,21 @@ def test_adopt_inserts_only_the_new_keys_and_keeps_every_other_byte(repo):
     assert b'value: "0.7"' in titled.read_bytes()  # read as a number, never rewritten
     assert repo.adopt("shallow/周会记录.md").id == a.id  # idempotent
     assert [h.entry.id for h in repo.search("发版", record=False)] == [a.id]
+
+
+def test_adopt_takes_a_whole_path_inside_the_root_and_refuses_one_outside(repo, tmp_path):
+    # a person pastes the note's whole path: inside the root it is that note; outside it is
+    # refused as outside (it was read as a relative path, "tmp/.../x.md is not in a layer folder")
+    note = repo.root / "shallow" / "standup.md"
+    note.write_text("Standup moves to 9:30.\n")
+    assert repo.adopt(str(note)).path == "shallow/standup.md"
+    elsewhere = tmp_path / "shallow" / "elsewhere.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("a note outside the root\n")
+    with pytest.raises(UnsafePath) as got:
+        repo.adopt(str(elsewhere))
+    assert "outside" in str(got.value) and str(tmp_path) not in str(got.value)
+    assert elsewhere.read_text() == "a note outside the root\n"
 
 
 def test_check_fix_adopts_only_notes_in_layer_folders(repo):

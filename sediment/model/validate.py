@@ -26,9 +26,33 @@ RESERVED_FIELDS = frozenset({"id", "created", "updated", "status", "path", "laye
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
+def _utf8(s: str, what: str) -> None:
+    """Refuse text that cannot be written as UTF-8: a lone surrogate (half of
+    a pair, as a broken decode or a JSON ``\\ud800`` gives) has no bytes."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{what} holds {s[exc.start:exc.end]!a} at {exc.start}, which is not a character "
+                           f"(half of a surrogate pair) and cannot be written as UTF-8", what=what) from None
+
+
+def _utf8_all(v: Any, what: str, depth: int = 0) -> None:
+    """``_utf8`` for every key and string value of a (nested) field value."""
+    if isinstance(v, str):
+        _utf8(v, what)
+    elif depth < 32 and isinstance(v, Mapping):
+        for k, x in v.items():
+            _utf8_all(k, what, depth + 1)
+            _utf8_all(x, what, depth + 1)
+    elif depth < 32 and isinstance(v, (list, tuple)):
+        for x in v:
+            _utf8_all(x, what, depth + 1)
+
+
 def body(text: Any, max_bytes: int, *, empty_ok: bool = False) -> str:
     if not isinstance(text, str):
         raise InvalidInput("text must be a string")
+    _utf8(text, "text")
     if not empty_ok and not text.strip():
         raise InvalidInput("a memory needs text: this one is empty")
     if "\x00" in text:
@@ -44,6 +68,7 @@ def body(text: Any, max_bytes: int, *, empty_ok: bool = False) -> str:
 def title(t: Any, *, required: bool = False) -> str:
     if not isinstance(t, str) or "\x00" in t or "\n" in t or (required and not t.strip()):
         raise InvalidInput("title must be one line of text")
+    _utf8(t, "title")
     return t
 
 
@@ -64,6 +89,7 @@ def tag(t: Any) -> str:
     with punctuation Obsidian refuses ('+', ',', '.', …), is refused."""
     if not isinstance(t, str) or any(c in t for c in "\n\r\x00"):
         raise InvalidInput(f"tag {t!r}: tags are one-line text")
+    _utf8(t, "tag")
     norm = "-".join(t.strip().lstrip("#").split())
     if not norm:
         raise InvalidInput(f"tag {t!r} is empty")
@@ -162,6 +188,7 @@ def entities(v: Any) -> dict[str, Any] | None:
 
 def meta(m: dict[str, Any], *, path: str = "") -> dict[str, Any]:
     """Frontmatter we are about to write, checked as a reader would check it."""
+    _utf8_all(m, "frontmatter")
     try:
         return validate_meta(m, path=path)
     except ParseError as exc:
@@ -177,6 +204,8 @@ def layer(v: Any) -> str:
 
 
 def room(v: Any) -> str:
+    if isinstance(v, str):
+        _utf8(v, "room")
     return N.check_room(v)
 
 

@@ -171,6 +171,12 @@ def adopt(store: Store, path: str, *, kind: str | None = None) -> Entry:
         kind = V.kind(kind, store.policy.kinds)
     if not isinstance(path, str) or not path.endswith(".md"):
         raise InvalidInput(f"adopt takes the path of a .md note relative to the root, not {path!r}")
+    if os.path.isabs(path):  # a path a person copied whole: the same note, if it is inside the root
+        inside = os.path.relpath(os.path.realpath(path), os.path.realpath(store.root))
+        if inside == ".." or inside.startswith(".." + os.sep):
+            raise UnsafePath("adopt takes a note inside the root; this path is outside it "
+                             "(copy the note into a layer folder first)")
+        path = inside
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
     if any(p == ".." or p.startswith(".") for p in parts):
         raise InvalidInput(f"adopt takes a path inside the root, without '..' or hidden folders: {path!r}")

@@ -38,9 +38,11 @@ def knows(store: Store, id: object) -> bool:
 
 
 def count(store: Store) -> int:
-    """How many memories there are (``len(repo)``)."""
+    """How many memories there are (``len(repo)``): as many as iterating
+    gives, so purged (and erased) memories, listed only when asked for by
+    status, are not counted."""
     with store.view.reading() as view:
-        return len(view)
+        return sum(1 for e in view.entries.values() if e.status != "purged")
 
 
 def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status: Any = None,

@@ -49,10 +49,16 @@ def catch_up(view: Following) -> None:
         for eid, intent in moves.items():
             if eid not in view.entries:
                 _look_for(view, eid, intent)
-        if not moves:  # no move began since the journal was read: none changed what we read
-            return
-        _apply(view, view.feed.poll())
+        # Read the journal again before trusting what we read: a move that
+        # began while we read the files (after the journal said where the
+        # notes were) took a note from under us, and only its intent, appended
+        # since, says where it went. Nothing appended (one stat), nothing
+        # moved while we looked.
+        paths = view.feed.poll()
         moves = view.feed.moves()
+        if paths == [] and not moves:
+            return
+        _apply(view, paths)
 
 
 def _apply(view: Following, paths: list[str] | None) -> None:
