@@ -6,6 +6,7 @@ found person resolves to the right known person.
     python benchmarks/bench_people.py --misses        # and every wrong sentence
     python benchmarks/bench_people.py --set DIR       # another labelled.jsonl + known.yaml
     python benchmarks/bench_people.py --latency 10000 # search with and without entity= at 10k
+    python benchmarks/bench_people.py --data PATH     # LoCoMo: is the evidence's speaker the person asked about?
 
 Data: ``benchmarks/people/`` (its README gives the label rules and the
 scoring; frozen). Scoring as the README fixes it: each text alone through
@@ -16,6 +17,17 @@ true positives, predictions and labels summed (micro-averaged), overall, per
 language and per type. Resolution: of the person mentions found, the share
 whose entity (or none) equals the label's. Type-blind figures (the mention
 alone) are printed after, as a diagnosis.
+
+``--data PATH`` (the bench-data folder; LoCoMo's ``locomo/locomo10.json``,
+read where it is, as ``bench_locomo.py`` reads it): per question (categories
+1–4, evidence normalised as ``bench_locomo`` does), the speakers it names (the
+two speakers of its conversation as the known people, found as a search
+finds them: ``Known.find``); for a question naming one, whether each evidence
+turn's speaker is that person, and whether an entity filter would keep the
+turn (its speaker, or their name in the turn's text: the turn as
+``bench_locomo`` writes it, ``[date] speaker: text``). Printed: the shares
+and the counts, per turn and per question (all its evidence kept), overall
+and per category.
 
 ``--latency N``: a generated root of N memories (``gen.py``), 1 in 20 of
 them also naming one of 20 people in ``entities`` and in the text; the median
@@ -120,14 +132,66 @@ def latency(n: int) -> None:
           f"{first * 1000:.2f} ms ({gen.ratio(first, a)})")
 
 
+def share(n: int, of: int) -> str:
+    return f"{n / of:.3f} ({n} of {of})" if of else "- (0 of 0)"
+
+
+def locomo_speakers(data: Path) -> None:
+    """The speaker check on LoCoMo (see the module's docstring)."""
+    import bench_locomo as L  # (its loading and its evidence rules, the same as the retrieval benchmark's)
+
+    samples = json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
+    asked: Counter[str] = Counter()
+    by_cat: dict[str, Counter[str]] = {}
+    for s in samples:
+        conv = s["conversation"]
+        speakers = known_people({conv["speaker_a"]: [], conv["speaker_b"]: []})
+        turns = {t["dia_id"]: (date, t) for _, date, ts in L.sessions(conv) for t in ts}
+        for qa in s["qa"]:
+            cat = qa.get("category")
+            ev = L.normalise_evidence(qa.get("evidence") or [], set(turns)) if cat in L.CATEGORIES else []
+            if not ev:
+                continue
+            named = {who for _, _, who in speakers.find(qa["question"])}
+            asked["questions"] += 1
+            asked[("none", "one", "both")[len(named)]] += 1
+            if len(named) != 1:
+                continue
+            (who,) = named
+            spoken = [turns[d][1]["speaker"] == who for d in ev]
+            kept = [sp or who in {w for _, _, w in speakers.find(L.turn_line(*turns[d]))} for d, sp in zip(ev, spoken)]
+            for c in (asked, by_cat.setdefault(L.CATEGORIES[cat], Counter())):
+                c["one/questions"] += 1
+                c["turns"] += len(ev)
+                c["turns spoken"] += sum(spoken)
+                c["turns kept"] += sum(kept)
+                c["questions all spoken"] += all(spoken)
+                c["questions all kept"] += all(kept)
+                c["questions any kept"] += any(kept)
+    n = asked["questions"]
+    print(f"LoCoMo: {n} questions with evidence (categories 1-4, {len(samples)} conversations); naming one "
+          f"speaker {share(asked['one'], n)}, both {asked['both']}, neither {asked['none']}")
+    for label, c in (("all", asked), *sorted(by_cat.items())):
+        q = c["one/questions"]
+        print(f"  {label:<11} evidence turns spoken by the person named: {share(c['turns spoken'], c['turns'])}; "
+              f"kept by entity=: {share(c['turns kept'], c['turns'])}; questions with all evidence kept: "
+              f"{share(c['questions all kept'], q)} (all spoken by them {share(c['questions all spoken'], q)}, "
+              f"some kept {share(c['questions any kept'], q)})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=HERE / "people", help="folder of labelled.jsonl + known.yaml")
     parser.add_argument("--misses", action="store_true", help="print every sentence with a wrong or missed name")
     parser.add_argument("--latency", type=int, metavar="N", help="time search with and without entity= at N")
+    parser.add_argument("--data", type=Path, metavar="PATH",
+                        help="the bench-data folder: the LoCoMo speaker check (locomo/locomo10.json)")
     args = parser.parse_args()
     if args.latency:
         latency(args.latency)
+        return 0
+    if args.data:
+        locomo_speakers(args.data)
         return 0
     known = known_people(yaml.safe_load((args.set / "known.yaml").read_text(encoding="utf-8"))["people"])
     rows = [json.loads(line) for line in (args.set / "labelled.jsonl").read_text(encoding="utf-8").splitlines()

@@ -26,6 +26,7 @@ if _typing.TYPE_CHECKING:
     from .verbs.metabolism import Plan
     from .agent.about import About
     from .agent.profile import Profile
+    from .agent.proposed import Proposed
     from .agent.attention import Attention
     from .agent.history import History
     from .agent.outlook import Forecast
@@ -40,7 +41,7 @@ if _typing.TYPE_CHECKING:
 # What the agent's, metabolism's and git's verbs return, imported on first use
 # (PEP 562): a process that only searches never loads their code.
 _LATER = {
-    "Plan": "verbs.metabolism", "About": "agent.about", "Profile": "agent.profile",
+    "Plan": "verbs.metabolism", "About": "agent.about", "Profile": "agent.profile", "Proposed": "agent.proposed",
     "Attention": "agent.attention", "History": "agent.history", "Forecast": "agent.outlook",
     "ConflictPair": "agent.conflicts", "Context": "agent.context", "Palace": "agent.palace",
     "Report": "agent.patrol", "Consolidation": "agent.sources", "Source": "agent.sources",
@@ -79,6 +80,7 @@ __all__ = [
     "Mood",
     "About",
     "Profile",
+    "Proposed",
     "ConflictPair",
     "Report",
     "Palace",

@@ -17,8 +17,8 @@ from sediment import (Ambiguous, Conflict, Entry, InvalidInput, LockTimeout, Not
 PUBLIC = {
     "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
     # what the verbs return
-    "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "Profile", "ConflictPair", "Report",
-    "Palace", "Source", "Turn", "Consolidation", "SyncResult", "Forecast", "History", "Attention",
+    "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "Profile", "Proposed", "ConflictPair",
+    "Report", "Palace", "Source", "Turn", "Consolidation", "SyncResult", "Forecast", "History", "Attention",
     "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
     "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError",
     "__version__",

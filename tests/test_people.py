@@ -75,17 +75,28 @@ def test_a_bad_entities_value_typed_by_a_person_is_a_check_problem_never_an_exce
     Repository(tmp_path).close()
     write(tmp_path, "shallow/ok.md", MEMORY.format(id="OK1", title="ok", extra="entities:\n  张三: 审查\n",
                                                    body="部署 ok"))
-    write(tmp_path, "shallow/bad.md", MEMORY.format(id="BAD1", title="bad", body="部署 bad",
+    write(tmp_path, "shallow/bad.md", MEMORY.format(id="BAD1", title="bad", body="李明部署 bad",
                                                     extra="entities:\n  张三:\n    role: 审查\n"))
     # a person's own note: any property is theirs; it stays a note, and check says what is wrong
     write(tmp_path, "notes/mine.md", "---\nentities: 42\n---\n部署 mine\n")
     repo = Repository(tmp_path)  # opens
+    # a typo in the property does not take the memory out of search: it is read as far as it can be
     found = {h.entry.path for h in repo.search("部署", record=False)}  # searches
-    assert found == {"shallow/ok.md", "notes/mine.md"}
+    assert found == {"shallow/ok.md", "shallow/bad.md", "notes/mine.md"}
     problems = {(p.path, p.severity): p.reason for p in repo.check()}
-    assert "entities" in problems[("shallow/bad.md", "error")]
+    assert "entities" in problems[("shallow/bad.md", "warning")]
     assert "entities" in problems[("notes/mine.md", "warning")]
+    assert [p.severity for p in repo.check() if p.path == "shallow/bad.md"] == ["warning"]
+    assert [e.id for e in repo.list(entity="张三")] == ["OK1"]  # (what cannot be read names nobody)
+    assert repo.metabolize(dry_run=True) is not None
     assert (tmp_path / "shallow/bad.md").read_text(encoding="utf-8").count("role: 审查") == 1  # never rewritten
+    with pytest.raises(InvalidInput, match="entities"):  # proposals are not written over what cannot be read
+        repo.apply_entities("BAD1")
+    # an edit of the memory keeps the person's value as it is (theirs to fix); update(entities=…) replaces it
+    repo.update("BAD1", text="部署 bad, again")
+    assert frontmatter(tmp_path / "shallow/bad.md")["entities"] == {"张三": {"role": "审查"}}
+    repo.update("BAD1", entities={"张三": "审查"})
+    assert [p for p in repo.check() if p.path == "shallow/bad.md"] == []
 
 
 def test_a_list_of_names_is_entities_without_roles(tmp_path):
@@ -317,3 +328,135 @@ def test_the_entity_filter_follows_every_change(tmp_path):
         encoding="utf-8")
     repo.refresh()
     assert {e.id for e in repo.list(entity="老王")} == {a.id, b.id, "W1"}  # (their own note names them too)
+
+
+# --------------------------------------------------------------------------- search: the named person first
+
+def test_a_question_naming_a_known_person_ranks_their_memories_first_among_equal_matches(tmp_path):
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write("\npeople:\n  张三: [老张]\n")
+    repo = Repository(tmp_path)
+    # theirs are older: among equal matches the newer would come first
+    theirs = repo.add("回调重试改成三次。", kind="fact", entities={"张三": "审查"}, now="2026-01-01T10:00:00")
+    said = repo.add("支付超时改成五秒，老张定的", kind="fact", now="2026-01-01T11:00:00")  # named in the text
+    other = repo.add("回调重试改成三次！", kind="fact", entities={"李四": "执行"}, now="2026-01-02T10:00:00")
+    plain = repo.add("支付超时改成五秒", kind="fact", now="2026-01-02T11:00:00")
+    weaker = repo.add("老张说回调要重试", kind="fact", now="2026-01-03T10:00:00")  # theirs, a worse match
+    repo.add("网关证书周五续期", kind="fact", now="2026-01-03T11:00:00")
+    ids = lambda q, **kw: [h.entry.id for h in repo.search(q, record=False, **kw)]  # noqa: E731
+    # the premise: equal matches, the newer first; a shorter note a little ahead of a longer one
+    assert ids("回调重试改成三次")[:3] == [other.id, theirs.id, weaker.id]
+    assert ids("支付超时改成五秒")[:2] == [plain.id, said.id]
+    assert ids("张三定的回调重试改成三次")[:3] == [theirs.id, other.id, weaker.id]  # a worse one of theirs stays
+    found = ids("老张定的回调重试改成三次")  # by another of their names (which 'weaker' holds as written)
+    assert found.index(theirs.id) < found.index(other.id)
+    assert ids("张三说支付超时改成五秒")[:2] == [said.id, plain.id]  # named in the text, nearly equal
+    # just past the cut: the first place among equals is theirs
+    assert ids("张三定的回调重试改成三次", limit=1) == [theirs.id]
+    assert ids("回调重试改成三次", limit=1) == [other.id]  # a question naming nobody: as before
+    # with the entity filter too
+    assert ids("张三定的回调重试改成三次", entity="李四") == [other.id]
+
+
+# --------------------------------------------------------------------------- about a person, the profile tool
+
+def test_about_a_known_person_gives_their_profiles_first_lines(tmp_path, capsys):
+    repo = Repository(tmp_path)
+    ids = people_root(repo)
+    for name in ("张三", "老张", "zhang san"):  # any of their names, Latin in any case
+        a = repo.about(name)
+        assert a.people == ("Person: 张三 (老张, Zhang San): 负责支付系统。说话直接，喜欢先看数据。 入职三年。; "
+                            "named in 6 memories; roles: 审查 3, 拍板 1; profile('张三') has the rest",), name
+        assert str(a).split("\n")[1] == a.people[0]  # after the summary, before the memories
+    assert repo.about("老张审查了什么").people[0].startswith("Person: 张三 (")  # named in a longer topic
+    assert repo.about("张三丰").people == ()  # not 张三 (and not known)
+    assert repo.about("退款接口").people == ()  # names nobody
+    assert repo.about("Carol").people == ()  # not a known person
+    # a long note is cut: the line stays short
+    repo.update(ids["note"], text="负责支付系统。" * 200)
+    assert len(repo.about("张三").people[0]) <= 400
+    capsys.readouterr()
+    assert main(["--root", str(tmp_path), "about", "老张"]) == 0
+    assert capsys.readouterr().out.split("\n")[1].startswith("Person: 张三 (老张, Zhang San): 负责支付系统。")
+
+
+def test_mcp_about_and_profile_tools_give_a_person_within_the_budget(tmp_path):
+    pytest.importorskip("mcp")
+    from tests.test_server import call, connect, run
+    with Repository(tmp_path) as repo:
+        ids = people_root(repo)
+
+    async def go() -> None:
+        async with connect(tmp_path) as c:
+            text, data = await call(c, "about", topic="老张")
+            assert text.split("\n")[1].startswith("Person: 张三 (老张, Zhang San): 负责支付系统")
+            assert data["people"][0].startswith("Person: 张三 (")
+            text, data = await call(c, "about", topic="老张", budget=400)
+            assert len(text) <= 400 and text.split("\n")[1].startswith("Person: 张三 (")
+            text, data = await call(c, "about", topic="老张", budget=250)  # no room for it: counted in "more"
+            assert len(text) <= 250 and "Person" not in text and data["people"] == [] and data["more"] == 3
+            text, data = await call(c, "profile", name="Zhang San")
+            assert text.startswith("# 张三 (老张, Zhang San)\n\n负责支付系统") and "## Decisions\n- [[" in text
+            assert (data["name"], data["note"], data["roles"]) == ("张三", ids["note"], {"审查": 3, "拍板": 1})
+            assert [m["id"] for m in data["decisions"]] == [ids["decided"]] and data["more"] == 0
+            text, data = await call(c, "profile", name="张三", budget=300)
+            assert len(text) <= 300 and text.endswith("more — narrow with recall(entity=…)")
+            shown = [m for g in ("decisions", "open", "impressions", "facts") for m in data[g]]
+            assert data["more"] > 0 and len(shown) < 6  # the data holds what the text shows
+            assert all(f"[[{m['name']}]]" in text for m in shown)
+    run(go)
+
+
+# --------------------------------------------------------------------------- proposed entities, written when asked
+
+def test_names_in_the_text_are_proposed_and_written_only_when_asked(tmp_path, capsys):
+    from sediment import Conflict
+    Repository(tmp_path).close()
+    with open(tmp_path / "_system/policy.yaml", "a", encoding="utf-8") as f:
+        f.write("\npeople:\n  张三: [老张]\n")
+    repo = Repository(tmp_path)
+    peer = Repository(tmp_path)  # another process's view of the root, kept current through the journal
+    e = repo.add("老张和 Alice 在上海见了腾讯的人", kind="event", entities={"Alice": "host"})
+    path = tmp_path / e.path
+    before = path.read_bytes()
+    got = [(p.name, p.type, p.mentions, p.known) for p in repo.propose_entities(e.id)]
+    assert got == [("张三", "person", ("老张",), True), ("上海", "place", ("上海",), False),
+                   ("腾讯", "org", ("腾讯",), False)]  # Alice is in the property already
+    assert path.read_bytes() == before  # proposing writes nothing
+    # a name not proposed, or one string for the list: refused, nothing written
+    with pytest.raises(InvalidInput, match="'Bob' is not proposed"):
+        repo.apply_entities(e.id, ["Bob"])
+    with pytest.raises(InvalidInput, match="a list of names"):
+        repo.apply_entities(e.id, "老张")
+    assert path.read_bytes() == before
+    # the chosen one, by the name as written: filed under the known person's name, no role
+    done = repo.apply_entities(e.id, ["老张"])
+    assert frontmatter(path)["entities"] == {"Alice": "host", "张三": None}
+    assert path.read_text(encoding="utf-8").endswith("老张和 Alice 在上海见了腾讯的人\n")  # the text as it was
+    assert peer.get(e.id).meta["entities"] == {"Alice": "host", "张三": None}  # the peer learnt of the write
+    assert [p.name for p in repo.propose_entities(e.id)] == ["上海", "腾讯"]
+    # proposals read at a version the note has left: a Conflict, nothing written
+    with pytest.raises(Conflict):
+        repo.apply_entities(e.id, expected=e.version)
+    assert frontmatter(path)["entities"] == {"Alice": "host", "张三": None}
+    # all the rest (CLI), then nothing left to propose and nothing written
+    capsys.readouterr()
+    assert main(["--json", "--root", str(tmp_path), "propose-entities", e.id]) == 0
+    assert [p["name"] for p in json.loads(capsys.readouterr().out)] == ["上海", "腾讯"]
+    assert main(["--root", str(tmp_path), "apply-entities", e.id, "--expected", done.version]) == 0
+    assert frontmatter(path)["entities"] == {"Alice": "host", "张三": None, "上海": None, "腾讯": None}
+    assert repo.propose_entities(e.id) == []
+    after = path.read_bytes()
+    assert repo.apply_entities(e.id).version == repo.get(e.id).version and path.read_bytes() == after
+
+
+def test_a_persons_own_note_gets_proposals_and_is_never_written(tmp_path):
+    Repository(tmp_path).close()
+    mine = write(tmp_path, "notes/meeting.md", "---\ntags: [standup]\n---\nAlice Chen 和老王在北京开会\n")
+    before = mine.read_bytes()
+    repo = Repository(tmp_path)
+    assert [p.name for p in repo.propose_entities("notes/meeting.md")] == ["Alice Chen", "老王", "北京"]
+    with pytest.raises(InvalidInput, match="person's note"):
+        repo.apply_entities("notes/meeting.md")
+    assert mine.read_bytes() == before

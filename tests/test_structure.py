@@ -185,8 +185,8 @@ def test_the_front_door_only_wires():
 def test_public_surface_is_pinned():
     assert sorted(sediment.__all__) == sorted([
         "Repository", "Entry", "SearchHit", "Problem", "parse", "render", "LAYERS",
-        "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "Profile", "ConflictPair", "Report",
-        "Palace", "Source", "Turn", "Consolidation", "SyncResult", "Forecast", "History", "Attention",
+        "Strength", "Plan", "Context", "Observed", "Working", "Mood", "About", "Profile", "Proposed", "ConflictPair",
+        "Report", "Palace", "Source", "Turn", "Consolidation", "SyncResult", "Forecast", "History", "Attention",
         "SedimentError", "NotFound", "Ambiguous", "Conflict", "InvalidInput", "UnsafePath", "TooLarge",
         "PolicyError", "PolicyFileError", "ParseError", "LockTimeout", "StorageError", "__version__",
     ])
@@ -345,9 +345,11 @@ NO_TOOL = {
     "markdown": "the sediment://memory/{id} resource",
     "report": "the sediment://patrol/latest and sediment://map resources",
     "edit": "update, with the version read (expected)",
-    "profile": "recall(entity=…) finds a person's notes; the grouped profile is for people (sediment profile)",
     "export": "taking every memory out is a person's or a host's job (sediment export), not a model's call",
     "import_": "bringing memories in is a person's decision (sediment import), not a model's call",
+    "propose_entities": "names in a note's text, for a person to choose from (sediment propose-entities)",
+    "apply_entities": "writing proposed names into a note is a person's choice (sediment apply-entities); "
+                      "remember(entities=…) names them as a memory is made",
 }
 # Tool parameters that are no verb parameter, and why.
 TOOL_ONLY_PARAMS = {

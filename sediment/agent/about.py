@@ -4,7 +4,10 @@
 and archived alike (what was believed and dropped is part of the answer;
 purged ones never) — and tells for each how often it was recalled,
 confirmed and refuted, its layer and lifecycle state, what replaced it, and
-its pieces of evidence; with a one-paragraph summary of the counts.
+its pieces of evidence; with a one-paragraph summary of the counts. A topic
+that names a known person (by any of their names) also brings the first
+lines of their profile (``profile``): who they are, how many memories name
+them and in which roles.
 
 Read-only: it is no recall (DESIGN, "What counts as a recall"), and it writes
 nothing anywhere, not even the usage log.
@@ -22,11 +25,13 @@ from ..search import query as S
 from ..search.merged import Weigher, merge, weigher
 from ..search.tokenize import Tokenizer
 from ..model import validate as V
+from .profile import Profile, profile
 from .relevance import HITS, StableTiebreak, created_date, escape, relevance
 from ..model.lifecycle import strength
 from ..model.record import Record
 from ..model.usage import Usage
 from ..model.fields import unwrap_link
+from ..verbs import people as P
 
 if TYPE_CHECKING:  # a parameter's type: the caller hands the object in
     from ..store.store import Store
@@ -54,15 +59,22 @@ class Known(Record):
     root: str | None = None  # the shared root it is from (its label: about_roots); None: the own root
 
 
+PEOPLE_SHOWN = 3  # known people a topic names whose profile's first lines about gives
+PERSON_CHARS = 400  # the most of one person's lines
+
+
 @dataclass(frozen=True)
 class About(Record):
+    """``people``: for each known person the topic names, their profile's
+    first lines (``person_lines``), before the memories."""
     topic: str
     memories: tuple[Known, ...]
     summary: str
-    _keys = ("topic", "summary", "memories")
+    people: tuple[str, ...] = ()
+    _keys = ("topic", "summary", "people", "memories")
 
     def __str__(self) -> str:
-        lines = [self.summary]
+        lines = [self.summary, *self.people]
         for k in self.memories:
             state = k.status + (f" by [[{', '.join(k.superseded_by)}]]" if k.superseded_by else "")
             root = f" ({k.root})" if k.root else ""  # a shared root's memory names it
@@ -105,7 +117,30 @@ def about(store: Store, topic: str, *, now: Any = None) -> About:
                 u.recalls, len(u.days), u.confirms, u.refutes,
                 round(strength(e, u, store.policy.kinds, when.timestamp()).strength, 4), _evidence(e),
                 round(rel, 3)))
-    return About(topic, tuple(found), _summary(topic, found))
+        whom = P.named_known(store.policy, view, topic)[:PEOPLE_SHOWN]
+    # (each profile holds the view itself, after this hold: a read of its own)
+    return About(topic, tuple(found), _summary(topic, found),
+                 tuple(person_lines(profile(store, who)) for who in whom))
+
+
+def person_lines(p: Profile) -> str:
+    """A profile's first lines, in one line: the person and their other
+    names, the first lines of their note, how many memories name them and
+    their roles, and where the rest is (at most ``PERSON_CHARS``)."""
+    head = p.name + (f" ({', '.join(p.aliases)})" if p.aliases else "")
+    count = sum(len(g) for g in (p.decisions, p.open, p.impressions, p.facts))
+    roles = ", ".join(f"{r} {n}" for r, n in p.roles.items())
+    named = f"named in {count} memor{'y' if count == 1 else 'ies'}" + (f"; roles: {roles}" if roles else "")
+    tail = f"; profile({p.name!r}) has the rest"
+    said = " ".join(p.summary.split())
+
+    def line(said: str) -> str:
+        return f"Person: {head}" + (f": {said}" if said else "") + f"; {named}{tail}"
+    over = len(line(said)) - PERSON_CHARS
+    if over > 0:  # the note's lines give way first
+        said = said[:len(said) - over - 1].rstrip() + "…" if over + 1 < len(said) else ""
+    text = line(said)
+    return text if len(text) <= PERSON_CHARS else text[:PERSON_CHARS - 1] + "…"
 
 
 def _summary(topic: str, found: list[Known]) -> str:
@@ -141,13 +176,17 @@ def about_roots(store: Store, shared: Mapping[str, Store], topic: str, *, now: A
     weigh = weigher(topic, [s.view for _, s in roots])
     lists: list[list[Known]] = []
     weights: list[list[float]] = []
+    people: tuple[str, ...] = ()
     for label, s in roots:
-        found = about(s, topic, now=now).memories
+        got = about(s, topic, now=now)
+        found = got.memories
+        if label is None:  # (the people a topic names: those this root knows, as its profile reads)
+            people = got.people
         lists.append([k if label is None else dataclasses.replace(k, root=label) for k in found])
         with s.view.reading() as view:
             weights.append([_weight(view.entries.get(k.id), view.tokenizer, weigh) for k in found])
     merged = merge(lists, weights)
-    return About(topic, tuple(merged), _summary(topic, merged))
+    return About(topic, tuple(merged), _summary(topic, merged), people)
 
 
 def _weight(e: E.Entry | None, tok: Tokenizer, weigh: Weigher) -> float:

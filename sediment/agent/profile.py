@@ -128,7 +128,7 @@ def profile(store: Store, name: str) -> Profile:
             groups[group_of(e, theirs)].append(Mentioned(e.id, e.name, e.title, e.kind, theirs))
     note = notes[0] if notes else None
     return Profile(who, person.aliases if person else (), person is not None, note.id if note else None,
-                   _first_lines(note) if note else "", dict(roles.most_common()),
+                   _first_lines(note) if note else "", dict(sorted(roles.items(), key=lambda r: (-r[1], r[0]))),
                    *(tuple(groups[g]) for g in GROUPS))
 
 

@@ -1,8 +1,9 @@
 """The commands for the agent (``context``, ``observe``, ``working``,
-``mood``, ``about``), for hygiene (``conflicts``, ``patrol``, ``map``,
-``graph``), for the sources (``add-source``, ``unlinked-sources``) and the
-semantic lane (``embed``): one per ``Repository`` verb. ``consolidate_with``
-takes a Python callable and has no command."""
+``mood``, ``about``, ``profile``, ``propose-entities``, ``apply-entities``),
+for hygiene (``conflicts``, ``patrol``, ``map``, ``graph``), for the sources
+(``add-source``, ``unlinked-sources``) and the semantic lane (``embed``): one
+per ``Repository`` verb. ``consolidate_with`` takes a Python callable and has
+no command."""
 
 from __future__ import annotations
 
@@ -77,6 +78,25 @@ def cmd_profile(ns: argparse.Namespace) -> tuple[Any, str]:
     return p.to_dict(), str(p)
 
 
+@command("propose-entities", "the names (people, organisations, places) a memory's text holds that its "
+                             "entities property does not (proposals: nothing is written)",
+         arg("id"))
+def cmd_propose_entities(ns: argparse.Namespace) -> tuple[Any, str]:
+    found = _open(ns).propose_entities(ns.id)
+    return [p.to_dict() for p in found], "\n".join(str(p) for p in found) or "(nothing to propose)"
+
+
+@command("apply-entities", "write the proposed names (all, or --name's) into a memory's entities property",
+         arg("id"),
+         arg("--name", "--names", dest="names", action="append",
+             help="only this name (a proposal's name or as written; repeatable, or comma-separated)"),
+         arg("--expected", help="the version the proposals were read at: Conflict if it changed"))
+def cmd_apply_entities(ns: argparse.Namespace) -> tuple[Any, str]:
+    e = _open(ns).apply_entities(ns.id, split_values(ns.names) if ns.names else None, expected=ns.expected)
+    value = e.meta.get("entities") or {}
+    return e.to_dict(), f"{e.id}  {e.path}\nentities: {', '.join(value) or '(none)'}"
+
+
 @command("conflicts", "pairs of memories that may disagree, strongest clue first (reports only)",
          arg("--id", "--ids", dest="ids", action="append", help="only pairs with this memory (repeatable)"))
 def cmd_conflicts(ns: argparse.Namespace) -> tuple[Any, str]:
@@ -147,7 +167,7 @@ def cmd_embed(ns: argparse.Namespace) -> tuple[Any, str]:
 
 # (embed is listed after serve, which main holds: the order of `sediment --help`)
 COMMANDS = (
-    cmd_context, cmd_observe, cmd_working, cmd_mood, cmd_about, cmd_profile, cmd_conflicts, cmd_patrol, cmd_map,
-    cmd_graph, cmd_add_source, cmd_unlinked_sources,
+    cmd_context, cmd_observe, cmd_working, cmd_mood, cmd_about, cmd_profile, cmd_propose_entities,
+    cmd_apply_entities, cmd_conflicts, cmd_patrol, cmd_map, cmd_graph, cmd_add_source, cmd_unlinked_sources,
 )
 SEMANTIC = (cmd_embed,)

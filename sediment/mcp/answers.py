@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from ..model.entry import Entry, one_line
 from ..errors import InvalidInput, ParseError
 from ..search.query import SearchHit
+from ..agent.profile import GROUPS, TITLES, Profile
 
 BUDGET_MIN = 200
 BUDGET_MAX = 50_000  # ~12k tokens: half what clients accept in one result
@@ -224,3 +225,21 @@ def since(v: str | None) -> str | None:
     an offset, is in the root's timezone; ``7d``, ``yesterday`` are accepted),
     and no bound for an empty string."""
     return v if v else None
+
+
+def profile(p: Profile, budget: int) -> tuple[str, dict[str, Any]]:
+    """A person's profile packed into ``budget``: who they are (their note's
+    first lines, their roles counted), then the memories naming them, group
+    by group, while they fit; the data holds what the text shows."""
+    head = str(p).split("\n\n## ", 1)[0]
+    items: list[tuple[str, str | None]] = []  # (line, the group of a memory's line)
+    for g in GROUPS:
+        mentioned = getattr(p, g)
+        if mentioned:
+            items += [(f"## {TITLES[g]}", None), *((str(m), g) for m in mentioned)]
+    text, shown, more = pack(head, [line for line, _ in items], budget=budget, narrow="recall(entity=…)")
+    data = {k: v for k, v in p.to_dict().items() if k not in GROUPS}
+    for g in GROUPS:
+        n = sum(1 for _, group in items[:shown] if group == g)
+        data[g] = [m.to_dict() for m in getattr(p, g)[:n]]
+    return text, {**data, "more": more}

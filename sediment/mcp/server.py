@@ -58,6 +58,7 @@ from ..store.system import SYSTEM
 from ..agent.about import About
 from ..agent.context import Context
 from ..agent.patrol import Report
+from ..agent.profile import Profile
 from ..agent.workstate import Observed, Working
 from ..verbs.metabolism import Plan
 from ..progress import Progress
@@ -77,7 +78,8 @@ DEFAULT_WAIT = 2.0  # seconds a tool waits for the index before answering "loadi
 TOOL_VERBS = {
     "remember": "add", "recall": "search", "context": "context", "read": "get", "update": "update",
     "forget": "archive", "restore": "restore", "touch": "touch", "supersede": "supersede", "about": "about",
-    "recent": "list", "working": "working", "observe": "observe", "patrol": "patrol", "metabolize": "metabolize",
+    "profile": "profile", "recent": "list", "working": "working", "observe": "observe", "patrol": "patrol",
+    "metabolize": "metabolize",
 }
 
 INSTRUCTIONS = """\
@@ -90,7 +92,9 @@ Long-term memory in markdown notes that persist across sessions.
 - Pass each user message to observe: it keeps the open todos and promises (working).
 Answers carry ids; a cut answer ends with "N more — narrow with …"."""
 
-RO = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# (destructive and idempotent hints mean something only for a tool that writes: the spec's
+# "meaningful only when readOnlyHint == false"; left out, they leave the listing shorter)
+RO = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 def _writes(*, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
@@ -100,18 +104,18 @@ def _writes(*, destructive: bool = False, idempotent: bool = False) -> ToolAnnot
 
 # name → (description, annotations). Together under ~3,000 characters (a test measures).
 DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
-    "remember": ("Store a new memory: one fact, decision, rule or lesson that proved true. Give a kind "
-                 "(fact, rule, skill, event, …) and tags. Returns its id.", _writes()),
-    "recall": ("Search memory by words, any language. Returns ids, titles and snippets, best first; "
-               "a hit it answers counts as recalled.", RO),
-    "context": ("A memory block for the start of a task: core memories, what query recalls, then the "
-                "strongest rest, packed into budget characters.", RO),
+    "remember": ("Store one fact, decision, rule or lesson that proved true, with a kind and tags. "
+                 "Returns its id.", _writes()),
+    "recall": ("Search memory by words, any language: ids, titles and snippets, best first; a hit "
+               "it answers counts as recalled.", RO),
+    "context": ("A memory block to start a task: core memories, what query recalls, then the strongest "
+                "rest, in budget characters.", RO),
     "read": ("One memory by id or name: its fields, version and body from character start (a long note "
              "comes in parts).", RO),
-    "update": ("Change a memory in place. expected is the version you read: if it changed since, the "
-               "edit is refused (conflict) and nothing is written.", _writes()),
-    "forget": ("Archive a memory that is wrong or obsolete, with a reason. purge=true retires it for "
-               "good, erase=true also drops its text; both need confirm=true.",
+    "update": ("Change a memory in place. expected is the version you read: changed since, the edit "
+               "is refused (conflict), nothing written.", _writes()),
+    "forget": ("Archive a wrong or obsolete memory, with a reason. purge=true retires it for good, "
+               "erase=true drops its text too; both need confirm=true.",
                _writes(destructive=True, idempotent=True)),
     "restore": ("Undo a forget: an archived, superseded or purged (confirm=true) memory becomes active "
                 "again in layer.", _writes(idempotent=True)),
@@ -120,11 +124,12 @@ DESCRIPTIONS: dict[str, tuple[str, ToolAnnotations]] = {
     "supersede": ("Retire old_id in favour of new_id, a newer memory of the same thing; both stay "
                   "readable, linked.", _writes(idempotent=True)),
     "about": ("What memory holds on a topic: how many notes, where, how strong, how recent.", RO),
-    "recent": ("Memories by last change, newest first; since, kind, room, layer, status narrow "
-               "it (purged ones only by status).", RO),
+    "profile": ("A person by any of their names: their note, then the memories naming them by group, "
+                "roles counted.", RO),
+    "recent": ("Memories by last change, newest first; since, kind, room, layer, status narrow it.", RO),
     "working": ("Working memory: the open todos and promises of this conversation, and the mood.", RO),
-    "observe": ("Pass a message of the conversation: a todo or promise in it (remember to…, 别忘了…) opens an "
-                "item of working memory, a 'done' closes the matching one.", _writes()),
+    "observe": ("Pass each message: a todo or promise in it (remember to…, 别忘了…) opens an item of "
+                "working memory, a 'done' closes its match.", _writes()),
     "patrol": ("Memory hygiene: long unrecalled notes, duplicates, conflicts, unsorted inbox, each with ids "
                "and what to do; writes a report.", _writes(idempotent=True)),
     "metabolize": ("Plan promotions and decay; dry_run=false applies the plan (archiving needs "
@@ -170,6 +175,8 @@ class Memory(Protocol):
     def supersede(self, old_id: str, new_id: str, reason: str = ...) -> Entry: ...
 
     def about(self, topic: str) -> About: ...
+
+    def profile(self, name: str) -> Profile: ...
 
     def list(self, *, layer: str | None = ..., room: str | None = ..., kind: str | None = ...,
              status: str | None = ..., since: _dt.datetime | str | None = ..., sort: str = ...,

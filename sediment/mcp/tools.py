@@ -81,14 +81,16 @@ def _working_text(state: Working) -> str:
 
 def concise(schema: Any) -> Any:
     """A JSON schema without what only costs the agent's context: titles,
-    and the ``anyOf [X, null]`` of an optional parameter (it may be left out;
-    the SDK still validates against the full model)."""
+    ``additionalProperties: true`` (what JSON schema assumes anyway), and the
+    ``anyOf [X, null]`` of an optional parameter (it may be left out; the SDK
+    still validates against the full model)."""
     if isinstance(schema, list):
         return [concise(x) for x in schema]
     if not isinstance(schema, dict):
         return schema
     out = {k: ({n: concise(p) for n, p in v.items()} if k in ("properties", "$defs") and isinstance(v, dict)
-               else concise(v)) for k, v in schema.items() if k != "title"}
+               else concise(v)) for k, v in schema.items()
+           if k != "title" and not (k == "additionalProperties" and v is True)}
     alts = out.get("anyOf")
     if isinstance(alts, list) and len(alts) == 2 and {"type": "null"} in alts and out.get("default", 0) is None:
         (kept,) = [a for a in alts if a != {"type": "null"}]
@@ -279,17 +281,27 @@ def _memory_tools(t: Tools, tool: Register) -> None:  # noqa: C901 - one small c
 
 
 def _agent_tools(t: Tools, tool: Register) -> None:
-    """about, recent, working, observe, patrol, metabolize."""
+    """about, profile, recent, working, observe, patrol, metabolize."""
     @tool
     async def about(topic: Annotated[str, Field(description="words, any language")],
                     budget: Budget = READ_BUDGET) -> CallToolResult:
         def work(repo: Memory) -> tuple[str, dict[str, Any]]:
             known = repo.about(topic)
-            lines = str(known).split("\n")[known.summary.count("\n") + 1:]  # a line a memory, after the summary
+            # a line a person the topic names (their profile's first lines), then a line a memory
+            lines = str(known).split("\n")[known.summary.count("\n") + 1:]
             text, shown, more = A.pack(known.summary, lines, budget=budget, narrow="a narrower topic")
-            return text, {"topic": topic, "summary": known.summary,
-                          "memories": [k.to_dict() for k in known.memories[:shown]], "more": more}
+            people = len(known.people)
+            return text, {"topic": topic, "summary": known.summary, "people": list(known.people[:shown]),
+                          "memories": [k.to_dict() for k in known.memories[:max(shown - people, 0)]],
+                          "more": more}
         return await t.answer("about", work, args={}, budget=budget, query=topic)
+
+    @tool
+    async def profile(name: Annotated[str, Field(description="any of their names")],
+                      budget: Budget = READ_BUDGET) -> CallToolResult:
+        def work(repo: Memory) -> tuple[str, dict[str, Any]]:
+            return A.profile(repo.profile(name), budget)
+        return await t.answer("profile", work, args={}, budget=budget, query=name)
 
     @tool
     async def recent(since: Since = None, limit: Limit = 20, kind: Kind = None, room: Room = None,

@@ -13,7 +13,6 @@ import time
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import InvalidInput, ParseError
-from .people import ENTITIES, check_entities
 
 WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 STATUSES = ("active", "superseded", "archived", "purged")
@@ -131,8 +130,8 @@ def validate_meta(meta: dict[Any, Any], *, path: str = "", fm_text: str = "",
     _check_lists(meta, bad)
     _check_value(meta.get("value"), bad, key_for_value)
     _check_weights(meta.get("weights"), bad)
-    if meta.get(ENTITIES) is not None and (why := check_entities(meta[ENTITIES])):
-        raise bad(ENTITIES, why)
+    # (a wrong ``entities`` value is no reason to lose the note: it is read as far as it can
+    # be, and check() reports it, verbs/people.problems)
     for key in ("kind", "status", "source", "event", "reason"):
         if key in meta and meta[key] is not None and not isinstance(meta[key], str):
             if isinstance(meta[key], (int, float)) and not isinstance(meta[key], bool):

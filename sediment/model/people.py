@@ -10,9 +10,8 @@
 
   A list of names (``entities: [张三, Alice]``, as Obsidian's list property
   writes it) is read as names without roles. ``check_entities`` says what is
-  wrong with a value (a memory's frontmatter with such a value is a problem
-  ``check`` reports); ``entities_of`` reads what it can of any value (a
-  person's own note is read, never refused).
+  wrong with a value (a ``check`` warning; the note stays a memory);
+  ``entities_of`` reads what it can of any value.
 * The known people (``Known``): ``policy.yaml``'s ``people:`` (canonical
   name → other names) and the notes of kind ``person`` (title the name,
   ``aliases`` the other names). A mention resolves to a person only when it

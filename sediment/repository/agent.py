@@ -1,4 +1,5 @@
-"""The front door's verbs: what an agent asks each turn: context, working memory, mood, about, profile.
+"""The front door's verbs: what an agent asks each turn: context, working memory, mood, about, profile,
+and the names a memory's text holds that its entities do not (proposed, applied when asked).
 
 ``Repository`` (``sediment/repository/__init__.py``) is made of these groups; each
 method hands its arguments to the module that does the work, in one statement.
@@ -6,9 +7,9 @@ method hands its arguments to the module that does the work, in one statement.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+import builtins
 import datetime as _dt
+from typing import TYPE_CHECKING, Iterable
 
 from .part import Later, Part
 
@@ -16,20 +17,24 @@ if TYPE_CHECKING:  # (the modules below are imported when a verb first calls the
     from ..agent import about as _about
     from ..agent import context as _context
     from ..agent import profile as _profile
+    from ..agent import proposed as _proposed
     from ..agent import working
     from ..agent.about import About
     from ..agent.context import Context
     from ..agent.profile import Profile
+    from ..agent.proposed import Proposed
     from ..agent.workstate import Mood, Observed, Working
+    from ..model.entry import Entry
 else:
     _about = Later("sediment.agent.about")
     _context = Later("sediment.agent.context")
     _profile = Later("sediment.agent.profile")
+    _proposed = Later("sediment.agent.proposed")
     working = Later("sediment.agent.working")
 
 
 class ForAgent(Part):
-    """What an agent asks each turn: context, working memory, mood, about, profile."""
+    """What an agent asks each turn: context, working memory, mood, about, profile; proposed entities."""
 
     # ------------------------------------------------------------------ for the agent
 
@@ -113,7 +118,9 @@ class ForAgent(Part):
         """What do I know about ``topic``: the memories on it (current,
         superseded and archived), each with recalls, confirmations and
         refutations, layer, lifecycle state, what replaced it and its
-        evidence; ``summary`` says the counts in one paragraph. Not a recall;
+        evidence; ``summary`` says the counts in one paragraph. A topic that
+        names a known person (any of their names) brings their profile's first
+        lines too (``people``; ``profile`` has the rest). Not a recall;
         writes nothing. With shared roots, every root's memories, ranked
         together as ``search`` ranks them (``known.root`` names a shared one).
 
@@ -126,6 +133,9 @@ class ForAgent(Part):
         [('Deploy tool', 'superseded'), ('Deploy tool, new', 'active')]
         >>> repo.about("deploys").summary.split(";")[0]
         "About 'deploys': 2 memories (1 active, 1 superseded"
+        >>> _ = repo.add("Runs the deploys; prefers Flux.", title="Dana", kind="person", aliases=["D."])
+        >>> repo.about("dana").people
+        ("Person: Dana (D.): Runs the deploys; prefers Flux.; named in 0 memories; profile('Dana') has the rest",)
         """
         return _about.about_roots(self.store, self.roots.shared, topic, now=now)
 
@@ -147,3 +157,34 @@ class ForAgent(Part):
         ('张三', '管支付系统。', {'审查': 1, '拍板': 1}, ['张三拍板：回调最多重试三次'], ['老张审查了回调重试'])
         """
         return _profile.profile_roots(self.store, self.roots.shared, name)
+
+    def propose_entities(self, id: str) -> builtins.list[Proposed]:
+        """The names (people, organisations, places) the memory ``id`` holds in
+        its title and text that its ``entities`` property does not: a known
+        person by the name they are filed under, anyone else as written.
+        Proposals only: reads, writes nothing (``apply_entities`` writes them).
+
+        >>> import tempfile; from sediment import Repository
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("老张和 Alice 在上海见了腾讯的人", kind="event", entities={"Alice": "host"})
+        >>> [(p.name, p.type) for p in repo.propose_entities(e.id)]
+        [('老张', 'person'), ('上海', 'place'), ('腾讯', 'org')]
+        """
+        return _proposed.propose(self.store, id)
+
+    def apply_entities(self, id: str, names: Iterable[str] | None = None, *,
+                       expected: str | None = None) -> Entry:
+        """Write the proposed names (all, or those ``names`` gives) into the
+        memory's ``entities`` property, without a role (a journaled write; the
+        rest of the note as it was). ``expected``: the version the proposals
+        were read at (``Conflict`` if the note changed since). ``InvalidInput``
+        for a person's own note (outside the layer folders: sediment never
+        writes it) or a name not proposed.
+
+        >>> import tempfile; from sediment import Repository
+        >>> repo = Repository(tempfile.mkdtemp())
+        >>> e = repo.add("老张和 Alice 在上海见了腾讯的人", kind="event", entities={"Alice": "host"})
+        >>> repo.apply_entities(e.id, ["老张", "腾讯"]).meta["entities"]
+        {'Alice': 'host', '老张': None, '腾讯': None}
+        """
+        return _proposed.apply(self.store, id, names, expected=expected)

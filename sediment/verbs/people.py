@@ -140,17 +140,38 @@ def naming(policy: Policy, view: Viewed, name: str) -> frozenset[str]:
     return ids
 
 
+def named_known(policy: Policy, view: Viewed, text: str) -> list[str]:
+    """The known people ``text`` names, by the names they are filed under, in
+    its order: read against everyone the memories name, so that 张三丰
+    (known or not) is not 张三."""
+    people, everyone = of_view(policy, view)
+    return list(dict.fromkeys(who for _, _, who in everyone.find(text) if people.resolve(who) == who))
+
+
+def asked_about(policy: Policy, view: Viewed, query: str) -> Predicate | None:
+    """Whether a memory names one of the known people ``query`` names (by
+    any of their names), or None when it names no known person: a search
+    ranks their memories first among equal matches (``reads.search``)."""
+    whom = named_known(policy, view, query)
+    if not whom:
+        return None
+    everyone = of_view(policy, view)[1]
+    preds = [entity_filter(everyone, who) for who in whom]
+    return lambda e: any(p(e) for p in preds)
+
+
 def problems(people: Known, entries: Mapping[str, Entry]) -> list[Problem]:
     """What cannot be read of the lists of people: ``policy.yaml``'s
-    ``people:``, and a person's own note's ``entities`` property (a memory's
-    is a problem of the note itself, found when it is read)."""
+    ``people:``, and a note's ``entities`` property (the note stays a
+    memory, its property read as far as it can be: a typo in it does not
+    take the note out of search)."""
     said: dict[str, list[str]] = {}
     for where, why in people.faults:  # (one problem a file: check keeps one per path and code)
         said.setdefault(f"{SYSTEM}/{where}" if where == POLICY else where, []).append(why)
     out = [Problem(where, "; ".join(whys), severity="warning", code="people") for where, whys in said.items()]
     for e in entries.values():
         value = e.meta.get(ENTITIES)
-        if e.reference and value is not None and (wrong := check_entities(value)):
+        if value is not None and (wrong := check_entities(value)):
             out.append(Problem(e.path, f"entities: {wrong}; read as far as it can be", severity="warning",
                                code="people"))
     return out

@@ -14,6 +14,7 @@ from ..model.entry import Entry
 from ..model.lifecycle import is_current
 from ..errors import Ambiguous, InvalidInput, NotFound, ParseError, StorageError
 from ..disk.files import read_nofollow, resolve_inside, symlink_in
+from ..search.index import LANE_DEPTH
 from ..search.query import SearchHit
 from ..store.system import SYSTEM
 from . import people as P
@@ -109,12 +110,46 @@ def search(store: Store, query: str, *, limit: int = 10, layer: str | Iterable[s
     with store.view.reading() as view:
         pred = _with_entity(store, view, pred, entity)
         tiebreak = S.Tiebreak(view.entries, store.usage.totals, store.policy.kinds)
-        hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=limit, pred=pred,
+        naming = P.asked_about(store.policy, view, query)
+        # (a wider cut when the query names a known person: an equal match just past the limit may move up)
+        wide = limit if naming is None else max(limit, min(2 * limit, LANE_DEPTH))
+        hits = S.run(view.index, view.entries, S.ask(view.tokenizer, query, view.lanes), limit=wide, pred=pred,
                      include_archive=asked, include_superseded=include_superseded, tiebreak=tiebreak,
                      fb=S.feedback(store.policy), explain=explain)
+        if naming is not None:
+            hits = _named_first(hits, naming, limit)
     if record:  # only what answered the question itself (SearchHit.direct)
         store.usage.record_recalls([h.entry.id for h in hits if h.direct])
     return hits
+
+
+# Hits whose fused scores are within this share of the first of their run
+# are equal matches for a question that names a known person, who is then
+# ranked first among them (one place apart in every lane near the top of a
+# reciprocal-rank fusion is ~1.6%).
+EQUAL_BAND = 0.02
+
+
+def _named_first(hits: list[SearchHit], naming: P.Predicate, limit: int) -> list[SearchHit]:
+    """The first ``limit`` of ``hits``, each run of equal matches (``EQUAL_BAND``)
+    with the memories ``naming`` holds first, in their order; the candidate
+    rule (``index._keep_direct``: some direct match among the first, when
+    there is one) kept."""
+    out: list[SearchHit] = []
+    i = 0
+    while i < len(hits):
+        floor, j = hits[i].score * (1 - EQUAL_BAND), i + 1
+        while j < len(hits) and hits[j].score >= floor:
+            j += 1
+        run = [(h, naming(h.entry)) for h in hits[i:j]]
+        out += [h for h, theirs in run if theirs] + [h for h, theirs in run if not theirs]
+        i = j
+    top = out[:limit]
+    if top and not any(h.direct for h in top):
+        first = next((h for h in out[limit:] if h.direct), None)
+        if first is not None:
+            top[-1] = first
+    return top
 
 
 def recalled(store: Store, ids: Iterable[str]) -> None:
