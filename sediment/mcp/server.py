@@ -13,7 +13,7 @@ It starts at once: the index of a large root takes seconds to load, and
 clients give up on a server that does not answer ``initialize``. So nothing
 is loaded before the first request has been answered; then a background
 thread opens the root (not the SDK's lifespan hook, which the handshake waits
-for); over HTTP, a long-lived server, it opens at once, watched. A tool that
+for); over HTTP, a long-lived server, it opens at once; both are watched. A tool that
 needs the root meanwhile waits a short bound (``--wait``) and then answers
 the error ``loading`` with how far the load is ("index loading, N of M
 notes"), which an agent can retry. Library calls run in worker

@@ -426,14 +426,15 @@ def build(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_W
 
 def serve(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_WAIT) -> None:
     """Serve ``root`` (opened by ``open``: ``Repository``) over stdio until
-    the client closes the connection."""
+    the client closes the connection, watched: an agent's session lasts
+    hours, and the person edits the same folder meanwhile (the journal tells
+    only other processes' writes)."""
     from . import stdio
-    app, state = build(root, open=open, wait=wait)
+    app, state = build(root, open=open, wait=wait, watch=True)
     try:
         anyio.run(stdio.run, app, unreadable)
     finally:
         state.opening.close()
-
 
 
 def serve_http(root: str | os.PathLike[str], *, open: Opener, wait: float = DEFAULT_WAIT, host: str = "127.0.0.1",
