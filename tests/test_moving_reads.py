@@ -128,7 +128,7 @@ rng = random.Random(7)
 counts = {"gets": 0, "missed": 0, "fresh": 0, "fresh_missed": 0}
 repo = Repository(root)
 while not os.path.exists(done):
-    if counts["gets"] % 50 == 0:  # a fresh open's first get, now and then
+    if counts["gets"] % 10 == 0:  # a fresh open's first get, now and then
         fresh = Repository(root)
         counts["fresh"] += 1
         try:
@@ -160,5 +160,8 @@ def test_a_reader_finds_every_note_while_another_process_moves_them(tmp_path):
     out, _ = reader.communicate(timeout=600)
     assert mover.returncode == 0 and reader.returncode == 0
     counts = json.loads(out)
-    assert counts["gets"] > 100 and counts["fresh"] > 3  # (the reader did read while the notes moved)
+    # (the reader did read while the notes moved: a get that catches up with a stream of moves
+    # reads the journal until no move began while it read, so on a quiet machine a reader makes
+    # fewer gets than the mover makes moves)
+    assert counts["gets"] > 20 and counts["fresh"] > 2, counts
     assert counts["missed"] == 0 and counts["fresh_missed"] == 0, counts
