@@ -24,6 +24,26 @@ def _move(root: Path, eid: str, layer: str) -> None:
     subprocess.run([sys.executable, "-c", MOVE, str(root), eid, layer], check=True)
 
 
+def _get_while_moved_back(reader: Repository, root: Path, eid: str):
+    """``reader.get(eid)`` of a note the reader saw go to sediment/: as the
+    reader is about to read it there, another process moves it back to
+    shallow/ (seen there, not yet read)."""
+    view, load, moved = reader.view, reader.view.load_file, []
+
+    def load_file(rel, *a, **kw):
+        if rel.startswith("sediment/") and not moved:
+            moved.append(rel)
+            _move(root, eid, "shallow")
+        return load(rel, *a, **kw)
+    view.load_file = load_file
+    try:
+        got = reader.get(eid)
+    finally:
+        del view.load_file
+    assert moved  # (the interleaving the test is about did happen)
+    return got
+
+
 def test_a_note_moved_again_while_the_reader_reads_its_new_place_is_found(tmp_path):
     # the reader learns from the journal that the note went to sediment/; by
     # the time it reads the file there, a second move has taken it back to
@@ -34,19 +54,7 @@ def test_a_note_moved_again_while_the_reader_reads_its_new_place_is_found(tmp_pa
     e = reader.add("the deploy key rotates every ninety days")
     assert e.layer == "shallow"
     _move(root, e.id, "sediment")
-    view, load, moved = reader.view, reader.view.load_file, []
-
-    def load_file(rel, *a, **kw):
-        if rel.startswith("sediment/") and not moved:  # (seen there, not yet read: moved back meanwhile)
-            moved.append(rel)
-            _move(root, e.id, "shallow")
-        return load(rel, *a, **kw)
-    view.load_file = load_file
-    try:
-        got = reader.get(e.id)
-    finally:
-        del view.load_file
-    assert moved  # (the interleaving the test is about did happen)
+    got = _get_while_moved_back(reader, root, e.id)
     assert got.id == e.id and got.layer == "shallow" and (root / got.path).exists()
     reader.close()
 
@@ -90,19 +98,7 @@ def test_a_note_moved_again_while_the_reader_reads_a_move_it_saw_begin_is_found(
     finally:
         go.touch()
     assert mover.wait(timeout=60) == 0
-    view, load, moved = reader.view, reader.view.load_file, []
-
-    def load_file(rel, *a, **kw):
-        if rel.startswith("sediment/") and not moved:  # (its end read, its new place not yet: moved back meanwhile)
-            moved.append(rel)
-            _move(root, e.id, "shallow")
-        return load(rel, *a, **kw)
-    view.load_file = load_file
-    try:
-        got = reader.get(e.id)
-    finally:
-        del view.load_file
-    assert moved  # (the interleaving the test is about did happen)
+    got = _get_while_moved_back(reader, root, e.id)
     assert got.id == e.id and got.layer == "shallow" and (root / got.path).exists()
     reader.close()
 
