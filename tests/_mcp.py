@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
@@ -44,6 +45,25 @@ async def call(c: Client, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:
     r = await c.call_tool(tool, args)
     assert not r.is_error, r.content[0].text
     return r.content[0].text, r.structured_content or {}
+
+
+async def a_hand_edit_is_found(c: Client, root: Path) -> None:
+    """Through client ``c`` of a server of ``root``: a memory remembered, then
+    its text edited by a person in their editor, is found by its new words
+    while the server runs."""
+    _, e = await call(c, "remember", text="The test fixtures live on the shared drive.", title="Fixtures")
+    _, found = await call(c, "recall", query="pelicanfeather")
+    assert found["hits"] == []
+    note = next(root.glob("shallow/**/*.md"))
+    note.write_text(note.read_text(encoding="utf-8").replace("shared drive", "pelicanfeather share"),
+                    encoding="utf-8")
+    deadline = time.monotonic() + 30  # a guard against a hang, not a timing
+    while True:
+        _, found = await call(c, "recall", query="pelicanfeather")
+        if found["hits"] or time.monotonic() > deadline:
+            break
+        await anyio.sleep(0.05)
+    assert [h["id"] for h in found["hits"]] == [e["id"]]
 
 
 async def refusal(c: Client, tool: str, **args: Any) -> tuple[str, str]:

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from _mcp import call, connect, raw, refusal, run  # noqa: E402
+from _mcp import a_hand_edit_is_found, call, connect, raw, refusal, run  # noqa: E402
 
 from sediment import LAYERS, Repository  # noqa: E402
 from sediment.cli.main import main as cli  # noqa: E402
@@ -225,23 +225,7 @@ def test_a_request_holding_a_lone_surrogate_is_answered_with_an_error(root):
 def test_a_note_edited_by_hand_is_found_while_the_stdio_server_runs(root):
     # a person edits a note in their editor while the agent's session goes on: the stdio
     # server saw other processes' writes (the journal) but a hand edit only at its next start
-    import time
-
-    import anyio
-
     async def main() -> None:
         async with connect(root) as c:
-            _, e = await call(c, "remember", text="The test fixtures live on the shared drive.", title="Fixtures")
-            _, found = await call(c, "recall", query="pelicanfeather")
-            assert found["hits"] == []
-            note = next(root.glob("shallow/**/*.md"))
-            note.write_text(note.read_text(encoding="utf-8").replace("shared drive", "pelicanfeather share"),
-                            encoding="utf-8")
-            deadline = time.monotonic() + 30  # a guard against a hang, not a timing
-            while True:
-                _, found = await call(c, "recall", query="pelicanfeather")
-                if found["hits"] or time.monotonic() > deadline:
-                    break
-                await anyio.sleep(0.05)
-            assert [h["id"] for h in found["hits"]] == [e["id"]]
+            await a_hand_edit_is_found(c, root)
     run(main)

@@ -11,7 +11,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
 from mcp import MCPError  # noqa: E402
-from _mcp import PROJECT, call, http_connect, http_serving, http_start, refusal, run  # noqa: E402
+from _mcp import PROJECT, a_hand_edit_is_found, call, http_connect, http_serving, http_start, refusal, run  # noqa: E402
 
 from sediment import Repository  # noqa: E402
 from sediment.disk.files import WriterLock  # noqa: E402
@@ -236,20 +235,7 @@ def test_a_note_edited_by_hand_is_found_while_the_server_runs(root):
     with http_serving(root) as s:
         async def main() -> None:
             async with http_connect(s) as c:
-                _, e = await call(c, "remember", text="The test fixtures live on the shared drive.",
-                                  title="Fixtures")
-                _, found = await call(c, "recall", query="pelicanfeather")
-                assert found["hits"] == []
-                note = next(root.glob("shallow/**/*.md"))  # a person edits the text in their editor
-                note.write_text(note.read_text(encoding="utf-8").replace("shared drive", "pelicanfeather share"),
-                                encoding="utf-8")
-                deadline = time.monotonic() + 30  # a guard against a hang, not a timing
-                while True:
-                    _, found = await call(c, "recall", query="pelicanfeather")
-                    if found["hits"] or time.monotonic() > deadline:
-                        break
-                    await anyio.sleep(0.05)
-                assert [h["id"] for h in found["hits"]] == [e["id"]]
+                await a_hand_edit_is_found(c, root)
         run(main)
 
 
