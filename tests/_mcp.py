@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 import sediment
+from sediment.disk.files import WriterLock
 
 PROJECT = Path(sediment.__file__).resolve().parent.parent
 
@@ -45,6 +46,21 @@ async def call(c: Client, tool: str, **args: Any) -> tuple[str, dict[str, Any]]:
     r = await c.call_tool(tool, args)
     assert not r.is_error, r.content[0].text
     return r.content[0].text, r.structured_content or {}
+
+
+def take_the_lock(root: Path, *, hold: float) -> threading.Event:
+    """Take ``root``'s writer lock in a thread, as another writer would, and
+    return once it is held; the lock is let go when the returned event is
+    set (or after ``hold`` seconds)."""
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with WriterLock.for_path(root / "_system" / "lock").hold(hold):
+            held.set()
+            release.wait(hold)
+    threading.Thread(target=holder, daemon=True).start()
+    held.wait(hold)
+    return release
 
 
 async def a_hand_edit_is_found(c: Client, root: Path) -> None:

@@ -20,10 +20,10 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
 from mcp import MCPError  # noqa: E402
-from _mcp import PROJECT, a_hand_edit_is_found, call, http_connect, http_serving, http_start, refusal, run  # noqa: E402
+from _mcp import (PROJECT, a_hand_edit_is_found, call, http_connect, http_serving, http_start,  # noqa: E402
+                  refusal, run, take_the_lock)
 
 from sediment import Repository  # noqa: E402
-from sediment.disk.files import WriterLock  # noqa: E402
 from sediment.mcp.server import TOOL_VERBS  # noqa: E402
 
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -262,19 +262,10 @@ def test_a_write_in_flight_when_it_is_stopped_finishes(root):
     """The write waits for the root's lock (held here) when SIGTERM comes;
     the server lets it finish before it exits."""
     s = http_start(root)
-    lock = WriterLock.for_path(root / "_system" / "lock")
-    held, release = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with lock.hold(30):
-            held.set()
-            release.wait(30)
-
     async def main() -> None:
         async with http_connect(s) as c:
             await call(c, "recall", query="warm up")  # the root is open
-            threading.Thread(target=holder, daemon=True).start()
-            held.wait(10)
+            release = take_the_lock(root, hold=30)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(c.call_tool, "remember", {"text": "written while the server stopped"})
                 await anyio.sleep(1.0)  # the request reaches the server, whose write waits for the lock

@@ -16,10 +16,9 @@ import pytest
 pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
-from _mcp import call, connect, error, run, server  # noqa: E402
+from _mcp import call, connect, error, run, server, take_the_lock  # noqa: E402
 
 from sediment import Repository  # noqa: E402
-from sediment.disk.files import WriterLock  # noqa: E402
 from sediment.mcp.server import DESCRIPTIONS, TOOL_VERBS  # noqa: E402
 
 
@@ -256,19 +255,10 @@ def test_two_server_processes_writing_at_once_lose_nothing(root):
 def test_a_client_gone_in_the_middle_of_a_write_loses_nothing(root):
     """The write is held in the middle by the root's lock (taken here); the
     client goes away; the server finishes the write before it exits."""
-    lock = WriterLock.for_path(root / "_system" / "lock")
-    held, release = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with lock.hold(5):
-            held.set()
-            release.wait(20)
-
     async def main() -> None:
         async with connect(root) as c:
             await call(c, "recall", query="warm up")  # the root is open
-            threading.Thread(target=holder, daemon=True).start()
-            held.wait(5)
+            release = take_the_lock(root, hold=20)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(c.call_tool, "remember", {"text": "written while the client left"})
                 await anyio.sleep(1.0)  # the request reaches the server, whose write waits for the lock
