@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from .index import Index
+from .postings import bm25_idf
 from .query import query_terms
 from .tokenize import Tokenizer
 
@@ -77,8 +78,7 @@ class Weigher:
             self._weights = {}
             for lane in LANES:
                 for t, w in self.terms[lane].items():
-                    d = self.df[lane, t]
-                    idf = math.log(1 + (self.n - d + 0.5) / (d + 0.5))
+                    idf = bm25_idf(self.n, self.df[lane, t])
                     self._weights[t] = self._weights.get(t, 0.0) + w * idf  # (a CJK word is a bigram too)
         weights = self._weights
         return sum(weights.get(t, 0.0) for t in set(index_terms))
