@@ -15,6 +15,10 @@ variant changes one thing in this process and is undone before the next:
 * ``feedback=FIELD:VALUE[;FIELD:VALUE]``: the feedback lane's settings (``feedback.Feedback``);
 * ``common=SHARE``: a query word in more than SHARE of the memories counts
   nothing (Robertson–Spärck Jones idf is negative above one half);
+* ``abstain=off``: a lane that cannot see a document's evidence votes against
+  it, as RRF has it (``coverage.abstain`` undone);
+* ``share=P``: with it, the bigram lane weighed by the share of the query's
+  idf (word lane) that has CJK text, to the power P;
 * ``ties=average``: equal lane scores share their average rank, not the best;
 * ``passage=LINES``: a further lane over the fused top 50, a memory's best
   window of LINES lines by the summed idf of the query words it has (memories
@@ -50,6 +54,7 @@ import bench_locomo as BL  # noqa: E402  (also puts the repository on sys.path)
 import gen  # noqa: E402
 
 from sediment import Repository  # noqa: E402
+from sediment.search import coverage as C  # noqa: E402
 from sediment.search import feedback as F  # noqa: E402
 from sediment.search import index as I  # noqa: E402
 from sediment.search import postings as P  # noqa: E402
@@ -119,37 +124,30 @@ def mrr(order: list[Any], relevant: set[Any]) -> float:
 
 def evaluate(meta: dict[str, Any], roots: Path) -> dict[str, float]:
     out: dict[str, float] = {}
+
+    def recall(prefix: str, orders: list[tuple[list[Any], set[Any]]]) -> None:
+        for k in (1, 5, 10):
+            out[f"{prefix} R@{k}"] = sum(len(rel & set(o[:k])) / len(rel) for o, rel in orders) / len(orders)
+        out[f"{prefix} MRR"] = sum(mrr(o, rel) for o, rel in orders) / len(orders)
     for level in ("turn", "session"):
-        r10, rr, cat1 = [], [], []
+        got, cat1 = [], []
         for conv in meta["locomo"]:
             with Repository(roots / f"{conv['name']}-{level}s") as repo:
                 for cat, q, ev, sess in conv["qas"]:
                     rel = set(ev if level == "turn" else sess)
-                    order = ranked(repo, conv[f"{level}s"], q)
-                    r10.append(len(rel & set(order[:10])) / len(rel))
-                    rr.append(mrr(order, rel))
+                    got.append((ranked(repo, conv[f"{level}s"], q), rel))
                     if cat == 1:
-                        cat1.append(r10[-1])
-        out[f"{level} R@10"], out[f"{level} MRR"] = sum(r10) / len(r10), sum(rr) / len(rr)
+                        cat1.append(len(rel & set(got[-1][0][:10])) / len(rel))
+        recall(level, got)
         out[f"{level} multi-hop R@10"] = sum(cat1) / len(cat1)
     c = meta["cmrc"]
     with Repository(roots / "cmrc") as repo:
-        ranks = []
-        for q, p in c["qs"]:
-            order = ranked(repo, c["ids"], q)
-            ranks.append(order.index(p) + 1 if p in order else None)
-    n = len(ranks)
-    out["CMRC R@1"] = sum(r == 1 for r in ranks) / n
-    out["CMRC R@5"] = sum(r is not None and r <= 5 for r in ranks) / n
-    out["CMRC MRR"] = sum(1 / r for r in ranks if r) / n
-    r10, rr = [], []
+        recall("CMRC", [(ranked(repo, c["ids"], q), {p}) for q, p in c["qs"]])
+    got = []
     for i, person in enumerate(meta["zhmem"]):
         with Repository(roots / f"zh-{i}") as repo:
-            for q, ev, _ in person["qs"]:
-                order = ranked(repo, person["ids"], q)
-                r10.append(sum(e in order[:10] for e in ev) / len(ev))
-                rr.append(mrr(order, set(ev)))
-    out["zhmem R@10"], out["zhmem MRR"] = sum(r10) / len(r10), sum(rr) / len(rr)
+            got += [(ranked(repo, person["ids"], q), set(ev)) for q, ev, _ in person["qs"]]
+    recall("zhmem", got)  # (R@k: the share of a question's evidence in the top k)
     return out
 
 
@@ -259,6 +257,23 @@ def _average_ties(fused: dict, ranks: dict, rankings: Any, weights: Any = None) 
     return fused, ranks
 
 
+def _by_share(orig: Callable, power: float) -> Callable:
+    def abstain(fused: Any, ranks: Any, lexical: Any, *, words_lane: Any, words: Any, bigrams: Any,
+                weights: Any = None, **kw: Any) -> None:
+        orig(fused, ranks, lexical, words_lane=words_lane, words=words, bigrams=bigrams, weights=weights, **kw)
+        if not bigrams:
+            return
+        n = max(words_lane.live, 1)
+        idf = {t: P.bm25_idf(n, df) * w for t, w in words.items() if (df := words_lane.df(t))}
+        blind = set(C.blind_terms(words))
+        share = sum(v for t, v in idf.items() if t not in blind) / (sum(idf.values()) or 1.0)
+        cut = (1 - share ** power) * (weights or {}).get("bigrams", 1.0)
+        for s, r in ranks.items():
+            if "bigrams" in r:
+                fused[s] -= cut / (R.RRF_K + r["bigrams"])
+    return abstain
+
+
 def apply(variant: str) -> Callable[[], None]:
     """Make the variant's change in this process; returns its undo."""
     name, _, arg = variant.partition("=")
@@ -302,6 +317,10 @@ def apply(variant: str) -> Callable[[], None]:
             return run(index, entries, asked, **kw)
         _set(saved, S, "run", keep)
         _set(saved, F, "expansion", _local_expansion(ctx, int(arg)))
+    elif name == "abstain" and arg == "off":  # (issue 31: coverage.py)
+        _set(saved, C, "abstain", lambda *a, **kw: None)
+    elif name == "share":  # the bigram lane weighed by the share of the query's idf it represents (^P)
+        _set(saved, C, "abstain", _by_share(C.abstain, float(arg)))
     elif name == "hyponyms":
         if not WORDNET:
             raise SystemExit("hyponyms= needs --wordnet DIR")
@@ -317,8 +336,9 @@ def apply(variant: str) -> Callable[[], None]:
     return undo
 
 
-COLUMNS = ("turn R@10", "turn MRR", "session R@10", "session MRR", "session multi-hop R@10",
-           "CMRC R@1", "CMRC R@5", "CMRC MRR", "zhmem R@10", "zhmem MRR")
+COLUMNS = ("turn R@1", "turn R@5", "turn R@10", "turn MRR", "session R@1", "session R@5", "session R@10",
+           "session MRR", "session multi-hop R@10", "CMRC R@1", "CMRC R@5", "CMRC R@10", "CMRC MRR",
+           "zhmem R@1", "zhmem R@5", "zhmem R@10", "zhmem MRR")
 
 
 def main(argv: list[str] | None = None) -> int:

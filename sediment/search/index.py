@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from . import bulk
+from . import coverage as C
 from . import feedback as F
 from .maxscore import Scored, bm25
 from .postings import NO_SLOT, Postings, Vocab, renumber
@@ -359,6 +360,8 @@ class Index:
             weights[lane.name] = lane.weight
             weights.update(lane.reweigh)
         fused, ranks = rrf(rankings, weights)
+        C.abstain(fused, ranks, lexical, words_lane=self.words, bigrams_lane=self.bigrams, words=words,
+                  bigrams=bigrams, depth=depth, weights=weights)  # (coverage.py)
         expanded: dict[str, float] = {}
         if feedback is not None and feedback.docs > 0 and fused:
             # seeds only among the query's own lexical matches: a lane's
