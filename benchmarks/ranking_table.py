@@ -19,6 +19,8 @@ variant changes one thing in this process and is undone before the next:
   it, as RRF has it (``coverage.abstain`` undone);
 * ``share=P``: with it, the bigram lane weighed by the share of the query's
   idf (word lane) that has CJK text, to the power P;
+* ``split=off``: a query that asks two questions is asked whole (``clauses.split``
+  undone); ``merge=interleave``: its questions' rankings interleaved, not merged by share;
 * ``ties=average``: equal lane scores share their average rank, not the best;
 * ``passage=LINES``: a further lane over the fused top 50, a memory's best
   window of LINES lines by the summed idf of the query words it has (memories
@@ -54,6 +56,7 @@ import bench_locomo as BL  # noqa: E402  (also puts the repository on sys.path)
 import gen  # noqa: E402
 
 from sediment import Repository  # noqa: E402
+from sediment.search import clauses as CL  # noqa: E402
 from sediment.search import coverage as C  # noqa: E402
 from sediment.search import feedback as F  # noqa: E402
 from sediment.search import index as I  # noqa: E402
@@ -319,6 +322,10 @@ def apply(variant: str) -> Callable[[], None]:
         _set(saved, F, "expansion", _local_expansion(ctx, int(arg)))
     elif name == "abstain" and arg == "off":  # (issue 31: coverage.py)
         _set(saved, C, "abstain", lambda *a, **kw: None)
+    elif name == "split" and arg == "off":  # (issue 31: clauses.py)
+        _set(saved, CL, "split", lambda q, terms=None: [q])
+    elif name == "merge":
+        _set(saved, CL, "MERGE", arg)
     elif name == "share":  # the bigram lane weighed by the share of the query's idf it represents (^P)
         _set(saved, C, "abstain", _by_share(C.abstain, float(arg)))
     elif name == "hyponyms":

@@ -65,3 +65,74 @@ def test_a_question_without_a_latin_term_ranks_as_the_lanes_agree(root):
         _add(repo, COMMON + ["小陈给我介绍了一下他们组的新项目，做推荐系统。"])
         hits = repo.search("能给我介绍一下小陈他们组的项目吗？", record=False)
         assert "小陈" in hits[0].entry.body
+
+
+# ------------------------------------------------------------------ two questions in one
+
+BOOK_CLUB = [
+    "上个月的读书会来了 12 个人，比上次多。",
+    "上个月的读书会在咖啡馆办的，来的人说环境不错。",
+    "上个月的读书会读的是《三体》，讨论到很晚。",
+    "上个月的读书会改到周六了，来了几个新朋友。",
+    "读书会上个月来了一位作家，大家都很兴奋。",
+    "上个月去了两次读书会，来回坐地铁。",
+    "上个月的读书会有人带了自己做的蛋糕来。",
+    "上个月读书会的场地是朋友帮忙找来的。",
+]
+
+
+@pytest.mark.parametrize("question", [
+    "我舅舅今年多大了？另外，上个月的读书会来了多少人？",
+    "上个月的读书会来了多少人？还有，我舅舅今年多大了？",
+    "我舅舅今年多大了，另外上个月的读书会来了多少人？",
+])
+def test_both_halves_of_a_two_part_question_are_in_the_top_5(root, question):
+    uncle = "舅舅今年五十八了，头发全白了。"
+    with Repository(root) as repo:
+        _add(repo, COMMON + BOOK_CLUB + [uncle, "舅舅家的狗叫旺财。", "今年夏天特别热。"])
+        top = [h.entry.body.strip() for h in repo.search(question, limit=5, record=False)]
+        assert uncle in top, top
+        assert BOOK_CLUB[0] in top, top
+
+
+def test_two_english_questions_each_get_their_answer(root):
+    niece, pharmacy = "My niece turned seven in March; she wants a bike.", \
+        "The pharmacy closes at 5 pm on Sundays, an early time."
+    # (asked as one, the first half's one word is outweighed by the second's many)
+    crowd = [f"Went to the pharmacy on Sunday for {x}, no idea what time it closes now." for x in
+             ("vitamins", "sunscreen", "flu shots", "eye drops", "bandages", "cough syrup", "plasters", "pills")]
+    with Repository(root) as repo:
+        _add(repo, [niece, pharmacy] + crowd)
+        top = [h.entry.body.strip() for h in repo.search(
+            "How old is my niece now? Also, what time does the pharmacy close on Sundays?",
+            limit=5, record=False)]
+        assert niece in top[:2] and pharmacy in top[:2], top
+
+
+@pytest.mark.parametrize("query, parts", [
+    ("我舅舅今年多大了？另外，上个月的读书会来了多少人？", ["我舅舅今年多大了？", "上个月的读书会来了多少人？"]),
+    ("When is the quarterly review? Btw, what's the name of the new designer?",
+     ["When is the quarterly review?", "what's the name of the new designer?"]),
+    ("Who did Evan meet in Canada, and who did he come back with?",
+     ["Who did Evan meet in Canada", "who did he come back with?"]),
+    # one question: a joiner inside it, a request after it, a clause too thin to ask alone
+    ("除了电话窃听，还有哪些东西容易被窃听？", None),
+    ("泰国皇家军队除了效忠国王，还有什么职责？", None),
+    ("你知道 SaaS 是什么吗？介绍一下。", None),
+    ("What did Caroline and Melanie do at the park?", None),
+    ("What challenges does Sam face, and how does he address them?", None),
+])
+def test_a_query_is_split_only_where_it_asks_two_questions(query, parts):
+    from sediment.search import query as Q
+    from sediment.search.tokenize import shared
+
+    asked = Q.ask(shared(), query)
+    assert [p.text for p in asked.parts] == (parts or [])
+
+
+def test_a_single_question_ranks_as_before(root):
+    with Repository(root) as repo:
+        _add(repo, COMMON + BOOK_CLUB)
+        q = "上个月的读书会来了多少人？"
+        asked = repo.search(q, limit=10, record=False)
+        assert asked[0].entry.body.strip() == BOOK_CLUB[0]

@@ -8,6 +8,7 @@ this module reads nothing itself.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import time
 from collections import Counter
@@ -24,7 +25,8 @@ from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import strength
 from ..model.usage import Usage
 from ..model.policy import Clock, Policy
-from .rank import Lane, LaneSource, vouched
+from . import clauses as CL
+from .rank import RRF_K, Lane, LaneSource, vouched
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
 from ..model.fields import unwrap_link
@@ -133,23 +135,36 @@ def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
 class Asked:
     """One query as the index is asked it: its text, its word and bigram
     weights, and the further lanes the view's lane sources made for it (the
-    semantic lane's, when it is on). False when there is nothing to ask."""
+    semantic lane's, when it is on). False when there is nothing to ask.
+    ``parts``: the questions of a query that asks two or more
+    (``clauses.split``), each asked on its own; then ``lanes`` is empty."""
     text: str
     words: dict[str, float]
     bigrams: dict[str, float]
     lanes: Sequence[Lane] = ()
+    parts: Sequence["Asked"] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.words or self.bigrams or self.lanes)
+        return bool(self.words or self.bigrams or self.lanes or any(self.parts))
 
 
 def ask(tok: T.Tokenizer, query: str, sources: Iterable[LaneSource] = ()) -> Asked:
     """``query``'s terms, and the lanes each of ``sources`` (a view's
     ``lanes``) makes of them: called once per search, inside the view's
-    reading, so that a lane is made (and its query embedded) once."""
+    reading, so that a lane is made (and its query embedded) once. A query
+    that asks two questions is asked as each of them (``Asked.parts``)."""
     words, bigrams = query_terms(tok, query)
+    clauses = CL.split(query, lambda c: _count(query_terms(tok, c)))
+    if len(clauses) > 1:
+        sources = tuple(sources)
+        return Asked(query, words, bigrams, parts=tuple(ask(tok, c, sources) for c in clauses))
     lanes = tuple(lane for source in sources for lane in source(words, bigrams, query))
     return Asked(query, words, bigrams, lanes)
+
+
+def _count(terms: tuple[dict[str, float], dict[str, float]]) -> int:
+    """A clause's words and bigrams (a whole CJK run counts in its bigrams)."""
+    return sum(not t.startswith("#") for t in terms[0]) + len(terms[1])
 
 
 def _weights(terms: list[str]) -> dict[str, float]:
@@ -267,6 +282,16 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     as ``ask`` made it (its lanes fused with the lexical ones)."""
     if not asked:
         return []
+    if asked.parts:  # each question its own ranking, interleaved (clauses.py)
+        each = [run(index, entries, part, limit=limit, pred=pred, include_archive=include_archive,
+                    include_superseded=include_superseded, tiebreak=tiebreak, fb=fb, explain=explain)
+                for part in asked.parts]
+        if CL.MERGE == "share":
+            return [dataclasses.replace(h, score=share)
+                    for h, share in CL.by_share(each, lambda h: h.entry.id, lambda h: h.score, limit)]
+        # (a score per place, so that the list is in score order: 1/(K + place in its question's ranking))
+        return [dataclasses.replace(h, score=1.0 / (RRF_K + place))
+                for h, place in CL.interleave(each, lambda h: h.entry.id, limit)]
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
