@@ -278,7 +278,11 @@ def _by_share(orig: Callable, power: float) -> Callable:
 
 
 def apply(variant: str) -> Callable[[], None]:
-    """Make the variant's change in this process; returns its undo."""
+    """Make the variant's change in this process; returns its undo. Variants
+    joined by "+" are made together."""
+    if "+" in variant:
+        undos = [apply(v) for v in variant.split("+")]
+        return lambda: [u() for u in reversed(undos)] and None
     name, _, arg = variant.partition("=")
     saved: list = []
     if name == "base":
