@@ -17,8 +17,8 @@ variant changes one thing in this process and is undone before the next:
   nothing (Robertson–Spärck Jones idf is negative above one half);
 * ``abstain=off``: a lane that cannot see a document's evidence votes against
   it, as RRF has it (``coverage.abstain`` undone);
-* ``share=P``: with it, the bigram lane weighed by the share of the query's
-  idf (word lane) that has CJK text, to the power P;
+* ``share=P[:letters]``: with it, the bigram lane weighed by the share of the query's
+  idf (word lane) that has CJK text, to the power P (``letters``: only a term with a Latin letter counts as unseen);
 * ``split=off``: a query that asks two questions is asked whole (``clauses.split``
   undone); ``merge=interleave``: its questions' rankings interleaved, not merged by share;
 * ``ties=average``: equal lane scores share their average rank, not the best;
@@ -260,7 +260,7 @@ def _average_ties(fused: dict, ranks: dict, rankings: Any, weights: Any = None) 
     return fused, ranks
 
 
-def _by_share(orig: Callable, power: float) -> Callable:
+def _by_share(orig: Callable, power: float, letters: bool = False) -> Callable:
     def abstain(fused: Any, ranks: Any, lexical: Any, *, words_lane: Any, words: Any, bigrams: Any,
                 weights: Any = None, **kw: Any) -> None:
         orig(fused, ranks, lexical, words_lane=words_lane, words=words, bigrams=bigrams, weights=weights, **kw)
@@ -268,12 +268,26 @@ def _by_share(orig: Callable, power: float) -> Callable:
             return
         n = max(words_lane.live, 1)
         idf = {t: P.bm25_idf(n, df) * w for t, w in words.items() if (df := words_lane.df(t))}
-        blind = set(C.blind_terms(words))
+        blind = {t for t in C.blind_terms(words) if not letters or any(c.isalpha() for c in t)}
         share = sum(v for t, v in idf.items() if t not in blind) / (sum(idf.values()) or 1.0)
         cut = (1 - share ** power) * (weights or {}).get("bigrams", 1.0)
         for s, r in ranks.items():
             if "bigrams" in r:
                 fused[s] -= cut / (R.RRF_K + r["bigrams"])
+    return abstain
+
+
+def _rarest(orig: Callable, cap: int) -> Callable:
+    def abstain(fused: Any, ranks: Any, lexical: Any, *, words_lane: Any, words: Any, **kw: Any) -> None:
+        orig(fused, ranks, lexical, words_lane=words_lane, words=words, **kw)
+        held = [(df, t) for t in words if 0 < (df := words_lane.df(t)) <= cap]
+        if not held or not fused:
+            return
+        term = min(held)[1]
+        have = [s for s, ts in words_lane.matched(list(fused), [term]).items() if ts]
+        for rank, s in enumerate(sorted(have, key=lambda s: -fused[s]), 1):
+            fused[s] += 1.0 / (R.RRF_K + rank)
+            ranks[s]["rarest"] = rank
     return abstain
 
 
@@ -330,8 +344,11 @@ def apply(variant: str) -> Callable[[], None]:
         _set(saved, CL, "split", lambda q, terms=None: [q])
     elif name == "merge":
         _set(saved, CL, "MERGE", arg)
+    elif name == "rarest":  # a lane of the memories holding the query's rarest word (in at most N)
+        _set(saved, C, "abstain", _rarest(C.abstain, int(arg)))
     elif name == "share":  # the bigram lane weighed by the share of the query's idf it represents (^P)
-        _set(saved, C, "abstain", _by_share(C.abstain, float(arg)))
+        power, _, only = arg.partition(":")  # share=P:letters — a number is not a term the lane misses
+        _set(saved, C, "abstain", _by_share(C.abstain, float(power), only == "letters"))
     elif name == "hyponyms":
         if not WORDNET:
             raise SystemExit("hyponyms= needs --wordnet DIR")
