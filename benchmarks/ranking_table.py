@@ -21,6 +21,8 @@ variant changes one thing in this process and is undone before the next:
   idf (word lane) that has CJK text, to the power P (``letters``: only a term with a Latin letter counts as unseen);
 * ``split=off``: a query that asks two questions is asked whole (``clauses.split``
   undone); ``merge=interleave``: its questions' rankings interleaved, not merged by share;
+* ``parts=W``: a query word inside another of its CJK words (少数 in 少数民族) weighs W;
+* ``rarest=N``: a further lane, the memories holding the query's rarest word (in at most N);
 * ``ties=average``: equal lane scores share their average rank, not the best;
 * ``passage=LINES``: a further lane over the fused top 50, a memory's best
   window of LINES lines by the summed idf of the query words it has (memories
@@ -64,6 +66,7 @@ from sediment.search import postings as P  # noqa: E402
 from sediment.search import rank as R  # noqa: E402
 from sediment.search import query as S  # noqa: E402
 from sediment.search import tokenize as T  # noqa: E402
+from sediment.model.lexicon import CJK_RUN  # noqa: E402
 
 DEPTH = 50
 WORDNET: list[Any] = []  # the parsed nouns, once (--wordnet)
@@ -291,6 +294,15 @@ def _rarest(orig: Callable, cap: int) -> Callable:
     return abstain
 
 
+def _parts(orig: Callable, w: float) -> Callable:
+    def query_terms(tok: Any, query: str) -> Any:
+        words, bigrams = orig(tok, query)
+        whole = [t for t in words if not t.startswith("#") and CJK_RUN.search(t)]
+        return {t: v * w if t in whole and any(t != u and t in u for u in whole) else v
+                for t, v in words.items()}, bigrams
+    return query_terms
+
+
 def apply(variant: str) -> Callable[[], None]:
     """Make the variant's change in this process; returns its undo. Variants
     joined by "+" are made together."""
@@ -346,6 +358,8 @@ def apply(variant: str) -> Callable[[], None]:
         _set(saved, CL, "MERGE", arg)
     elif name == "rarest":  # a lane of the memories holding the query's rarest word (in at most N)
         _set(saved, C, "abstain", _rarest(C.abstain, int(arg)))
+    elif name == "parts":  # a query word inside another of its words (少数 in 少数民族) weighs W
+        _set(saved, S, "query_terms", _parts(S.query_terms, float(arg)))
     elif name == "share":  # the bigram lane weighed by the share of the query's idf it represents (^P)
         power, _, only = arg.partition(":")  # share=P:letters — a number is not a term the lane misses
         _set(saved, C, "abstain", _by_share(C.abstain, float(power), only == "letters"))
