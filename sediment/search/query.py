@@ -19,6 +19,7 @@ from ..model import names as N
 from . import tokenize as T
 from ..model.entry import Entry
 from ..errors import ParseError
+from .evidence import with_evidence
 from .feedback import Feedback
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import strength
@@ -301,6 +302,7 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
                         limit=limit, feedback=fb, lanes=asked.lanes)
+    hits = with_evidence(hits, index, asked.words, asked.bigrams, asked.lanes)
     out = []
     for h in hits:
         hit = SearchHit(entries[h.key], h.score, h.lanes, None, h.direct, h.terms,
