@@ -1,6 +1,6 @@
-"""How a hit answers a query, and how a memory is shown: what ``context``
-and ``about`` share (the relevance floor's measure, the tie-break no recall
-changes, the block's escaping and dates).
+"""How a memory is shown: what ``context`` and ``about`` share (the
+tie-break no recall changes, the block's escaping and dates). The relevance
+floor's measure is ``search.evidence.coverage``, which search uses too.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from ..search import query as S
 from ..model.entry import Entry
 from ..errors import ParseError
 from .catalog import created_ts
-from ..search.evidence import coverage as relevance  # noqa: F401  (context's and about's floor)
 
 HITS = 20  # search hits looked at for "what this reminds me of"
 

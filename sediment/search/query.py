@@ -302,7 +302,7 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
                         limit=limit, feedback=fb, lanes=asked.lanes)
-    hits = with_evidence(hits, index, asked.words, asked.bigrams, asked.lanes)
+    hits = with_evidence(hits, index, asked.words, asked.bigrams)
     out = []
     for h in hits:
         hit = SearchHit(entries[h.key], h.score, h.lanes, None, h.direct, h.terms,
