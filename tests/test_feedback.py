@@ -79,9 +79,12 @@ def test_a_unique_word_brings_no_company(tmp_path):
         hits = repo.search("fitatovax", record=False, explain=True)
         assert [h.entry.id for h in hits] == [vax.id]
         assert "feedback" in hits[0].lanes and "ferret" in hits[0].explain["expansion"]
-        # a question the note does not answer in full still reaches the second hop
-        found = [h.entry.id for h in repo.search("fitatovax dose", record=False)]  # (no note says dose)
+        # a question the note answers most of, not in full, still reaches the second hop
+        found = [h.entry.id for h in repo.search("fitatovax adjuvant dose", record=False)]  # (no note says dose)
         assert found[0] == vax.id and moved.id in found
+        # one the root answers less than half of finds the note, and nothing its words bring
+        # (issue 31: expansion adds only behind a question the root really answers)
+        assert [h.entry.id for h in repo.search("fitatovax dose", record=False)] == [vax.id]
 
 
 def test_explain_shows_lane_ranks_and_expansion_terms(second_hop):
@@ -340,3 +343,25 @@ def test_a_chinese_question_its_note_answers_brings_no_company(zebrafish):
     repo, m = zebrafish
     hits = repo.search("斑马鱼", record=False)
     assert [h.entry.id for h in hits] == [m["zebrafish"]] and "feedback" in hits[0].lanes
+
+
+def test_a_question_the_root_does_not_answer_brings_nothing_through_expansion(tmp_path):
+    # issue 31: "How many moons does Jupiter have?" asked of a conversation
+    # matched one turn on "many", and the expansion of that turn's words filled
+    # the list with turns about pottery. Expansion adds only behind a question
+    # the root really answers; the one turn with a word of it may stay
+    with Repository(tmp_path / "root") as repo:
+        many = repo.add("Melanie: so many kids came to the pottery class with their painted bowls.")
+        for text in ("Caroline: the pottery class made bowls again, the kids painted them blue.",
+                     "Melanie: painted bowls from the pottery class are drying in the garage.",
+                     "Caroline: the kids want another pottery class next week.",
+                     "Melanie: I went camping with the family by the lake.",
+                     "Caroline: the support group met on Tuesday evening.",
+                     "Melanie: we read a book about adoption together.",
+                     "Caroline: my mentor called about the counselling course."):
+            repo.add(text)
+        off = repo.search("How many moons does Jupiter have?", record=False)
+        assert [h.entry.id for h in off] == [many.id]
+        # asked what the root does answer, the expansion still adds its neighbours
+        on = repo.search("painted bowls pottery class", record=False)
+        assert len(on) >= 3

@@ -368,6 +368,23 @@ def test_hit_has_score_terms_and_snippet_with_a_matched_term(repo, body, query):
     assert d["id"] == e.id and d["terms"] == list(h.terms) and d["snippet"] == h.snippet
 
 
+def test_a_hits_words_and_snippet_are_there_after_the_repository_is_closed(tmp_path):
+    # a hit's words as written and its snippet are found when first read (they
+    # read the hit's text): a hit kept past the repository's close still has them
+    from sediment import Repository
+    r = Repository(tmp_path / "root")
+    e = r.add("The staging Databases run with max_connections = 50, 发布列车每周二出发。")
+    r.close()
+    r = Repository(tmp_path / "root")  # (a warm open: the text is read from the body store)
+    hits = r.search("database 发布列车", record=False)
+    other = r.search("max_connections", record=False)
+    r.close()
+    assert [h.entry.id for h in hits] == [e.id] == [h.entry.id for h in other]
+    assert "Databases" in hits[0].terms and "database" not in hits[0].terms
+    assert "staging Databases run" in hits[0].snippet
+    assert "max_connections" in other[0].terms and other[0].to_dict()["snippet"] == other[0].snippet
+
+
 def test_hits_are_ordered_by_score_and_terms_are_the_matched_ones(repo):
     repo.add("granite and basalt", title="rocks")
     repo.add("granite only", title="one")

@@ -26,7 +26,8 @@ from ..search.merged import Weigher, merge, weigher
 from ..search.tokenize import Tokenizer
 from ..model import validate as V
 from .profile import Profile, profile
-from .relevance import HITS, StableTiebreak, created_date, escape, relevance
+from ..search.evidence import coverage
+from .relevance import HITS, StableTiebreak, created_date, escape
 from ..model.lifecycle import strength
 from ..model.record import Record
 from ..model.usage import Usage
@@ -102,7 +103,7 @@ def about(store: Store, topic: str, *, now: Any = None) -> About:
                      tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
         found = []
         for h in hits:
-            rel = relevance(view.index, asked.words, asked.bigrams, h.index_terms)
+            rel = coverage(view.index, asked.words, asked.bigrams, h.index_terms)
             if rel < store.policy.context_floor and not S.by_meaning(h.lanes, asked.lanes,
                                                                      view.index.slot_of[h.entry.id]):
                 continue

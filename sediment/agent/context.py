@@ -59,7 +59,8 @@ from .catalog import Catalog, created_ts, eligible, is_core
 from ..model.lexicon import TOKEN_WIDE
 from ..model.markup import plain
 from ..model.usage import Usage
-from .relevance import HITS, StableTiebreak, created_date, escape, relevance
+from ..search.evidence import coverage
+from .relevance import HITS, StableTiebreak, created_date, escape
 from .workstate import StateFile, Working
 from ..model.fields import unwrap_link
 from ..verbs import people as P
@@ -159,7 +160,7 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
         e = view.entries[h.key]
         if e.id in seen or not eligible(e) or is_core(e):
             continue
-        if not h.direct or (relevance(view.index, words, bigrams, h.terms) < floor
+        if not h.direct or (coverage(view.index, words, bigrams, h.terms) < floor
                             and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
             continue
         seen.add(e.id)

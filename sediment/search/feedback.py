@@ -54,9 +54,12 @@ class Feedback:
     max_share_latin: float = 0.05
     max_df_floor: int = 2
     # the expansion terms' postings, in all: terms are taken best first, and one
-    # that would pass this is left out (a latency budget for large roots; no
-    # root of the retrieval benchmarks comes near it)
-    budget: int = 5_000
+    # that would pass this is left out. A latency budget for large roots: the
+    # retrieval benchmarks' expansions walk at most 421 postings (CMRC; LoCoMo
+    # 408), a generated 10k root's up to 5,000, and 1,000 of them cost 15% less
+    # search CPU at the median than 5,000 did with as many sources found
+    # (benchmarks/README.md, "The postings budget")
+    budget: int = 1_000
     # a feedback document's share ∝ 1/rank^power (0: ∝ its fused score, which
     # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
     rank_power: float = 1.0

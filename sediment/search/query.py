@@ -20,6 +20,7 @@ from ..model import names as N
 from . import tokenize as T
 from ..model.entry import Entry
 from ..errors import ParseError
+from .evidence import with_evidence
 from .feedback import Feedback
 from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
 from ..model.lifecycle import strength
@@ -54,12 +55,9 @@ NOT_CURRENT = IN_ARCHIVE | PURGED | SUPERSEDED
 class SearchHit:
     entry: Entry
     score: float
-    terms: tuple[str, ...]  # the query's words it holds, as written in it (``written``)
-    snippet: str  # its text around the first of them, without markup
     lanes: dict[str, int] = field(default_factory=dict)
-    # the expansion terms this memory matched, as written in it; with
-    # ``explain``, the query's expansion terms (→ weight) too; ``None`` otherwise
-    expansion: tuple[str, ...] = ()
+    # with ``explain``, the query's expansion terms (→ weight) and what the
+    # ranking weighed; ``None`` otherwise
     explain: dict[str, Any] | None = None
     # direct evidence for the query: its own lexical match of the query, or
     # the semantic lane's similarity where the lane leaned on the query. A
@@ -72,6 +70,39 @@ class SearchHit:
     # the shared root it is from (its label: ``Repository(shared=...)``);
     # None for the repository's own root
     root: str | None = None
+    # the index's expansion terms it matched, and the query as asked: what
+    # ``terms``, ``expansion`` and ``snippet`` are found from
+    expansion_terms: tuple[str, ...] = field(default=(), repr=False)
+    query: str = field(default="", repr=False)
+    # (``written`` once asked for: finding how a hit writes its words reads and
+    # tokenizes its text, a third of a search's time when done for every hit,
+    # so it is done for the hits a caller looks at, when it looks)
+    _shown: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
+    _snippet: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _written(self) -> dict[str, str]:
+        shown = self._shown
+        if shown is None:
+            shown = self._shown = written(self.entry, self.index_terms + self.expansion_terms, self.query)
+        return shown
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The query's words it holds, as written in it (``written``)."""
+        return _words(self.index_terms, self._written())
+
+    @property
+    def expansion(self) -> tuple[str, ...]:
+        """The expansion terms it matched, as written in it."""
+        return _words(self.expansion_terms, self._written())
+
+    @property
+    def snippet(self) -> str:
+        """Its text around the first of its words, without markup."""
+        text = self._snippet
+        if text is None:
+            text = self._snippet = snippet(self.entry, self.index_terms or self.expansion_terms)
+        return text
 
     @property
     def ref(self) -> str:
@@ -282,7 +313,7 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     as ``ask`` made it (its lanes fused with the lexical ones)."""
     if not asked:
         return []
-    if asked.parts:  # each question its own ranking, interleaved (clauses.py)
+    if asked.parts:  # each question its own ranking, merged (clauses.py)
         each = [run(index, entries, part, limit=limit, pred=pred, include_archive=include_archive,
                     include_superseded=include_superseded, tiebreak=tiebreak, fb=fb, explain=explain)
                 for part in asked.parts]
@@ -296,16 +327,14 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
                         limit=limit, feedback=fb, lanes=asked.lanes)
+    hits = with_evidence(hits, index, asked.words, asked.bigrams)
     out = []
     for h in hits:
-        e = entries[h.key]
-        shown = written(e, h.terms + h.expansion, asked.text)
-        terms, via = _words(h.terms, shown), _words(h.expansion, shown)
-        why = None
+        hit = SearchHit(entries[h.key], h.score, h.lanes, None, h.direct, h.terms,
+                        expansion_terms=h.expansion, query=asked.text)
         if explain:  # (the index's own terms too: what the ranking weighed)
-            why = {"lanes": dict(h.lanes), "terms": list(terms), "expansion_matched": list(via),
-                   "index_terms": list(h.terms), "expansion": {t: round(w, 4) for t, w in h.expanded.items()},
-                   "direct": h.direct}
-        out.append(SearchHit(e, h.score, terms, snippet(e, h.terms or h.expansion), h.lanes, via, why,
-                             h.direct, h.terms))
+            hit.explain = {"lanes": dict(h.lanes), "terms": list(hit.terms), "expansion_matched": list(hit.expansion),
+                           "index_terms": list(h.terms), "expansion": {t: round(w, 4) for t, w in h.expanded.items()},
+                           "direct": h.direct}
+        out.append(hit)
     return out

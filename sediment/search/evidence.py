@@ -1,0 +1,96 @@
+"""What a search returns: what has evidence for the question.
+
+Rank fusion cannot say whether a root answers a question at all: the first
+hit of any query scores alike. "How many moons does Jupiter have?" asked of a
+conversation about adoption found ten turns, through "many" and the feedback
+lane's expansion of them. ``coverage`` can say it: the IDF-weighted share of
+the query a hit holds, a word no memory has counting at the highest IDF, so a
+question of words nobody wrote is covered little by whatever it happens to
+share.
+
+When no direct hit covers ``ANSWERED`` of the query, the root does not
+really answer it, and only the direct hits stay: a match of the query's own
+words, or a further lane's finding by meaning (the semantic lane's similarity
+above its floor). What query expansion brought goes, and so does a lane's
+tail. A question the root answers keeps every hit, expansion's included (its
+second hops). A rare word alone does not make an answer: "fitatovax dose"
+asked of a root where one note names fitatovax and none a dose finds that
+note, not what its other words bring (a rare-word exemption put the
+off-topic questions back at 2.1 to 2.9 hits: "gold" in one turn is a rare
+word of "What is the chemical symbol for gold?").
+
+Measured on LoCoMo's ten conversations with the 120 frozen off-topic
+questions (benchmarks/bench_offtopic.py --conv all; benchmarks/README.md,
+"Ranking choices"): the off-topic questions' average hits 3.58 → 2.07, the
+on-topic ones' turn R@10 0.6467 → 0.6464 and session R@10 0.9242 → 0.9238
+(simulated on the same runs' lists). Also dropping the direct hits that
+cover less than a tenth of the query (one common word of it) reached 1.95
+hits but cost session R@10 0.012, which is where a match of one word of
+many is most of what finds a session: not taken.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
+
+from .postings import bm25_idf
+
+
+class Counts(Protocol):
+    """What ``coverage`` reads of the index (``index.Index``: taken as a
+    Protocol, so that this module adds no floor under ``search.query``)."""
+
+    def __len__(self) -> int: ...
+    def df(self, term: str, lane: str = "words") -> int: ...
+
+
+class Found(Protocol):
+    """A hit as the index returns it (``index.Hit``)."""
+
+    @property
+    def terms(self) -> tuple[str, ...]: ...
+    @property
+    def direct(self) -> bool: ...
+
+
+H = TypeVar("H", bound=Found)
+
+ANSWERED = 0.5  # a direct hit covering this share of the query: the root answers it
+
+
+def coverage(index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float],
+             matched: Iterable[str]) -> float:
+    """How much of the query a hit covers, 0–1: in each lane, the IDF-weighted
+    share of the query's terms it has (``matched``: its index terms), against
+    the best any memory could have (all of them); the better lane counts
+    (jieba may cut a Chinese query otherwise than the note, the bigrams still
+    meet). A query term no memory has counts at the highest IDF. A tag or CJK
+    run looked up whole (``#…``) is a bonus, never a demand; a query of
+    nothing else is covered whole."""
+    n = max(len(index), 1)
+    have = set(matched)
+    best, asked = 0.0, False
+    for lane, q in (("words", words), ("bigrams", bigrams)):
+        got = total = 0.0
+        for t, w in q.items():
+            idf = bm25_idf(n, index.df(t, lane))
+            if t in have:
+                got += idf * w
+            if not t.startswith("#"):
+                total += idf * w
+        if total:
+            asked = True
+            best = max(best, min(1.0, got / total))
+    return best if asked else 1.0
+
+
+def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float]
+                  ) -> list[H]:
+    """``hits`` (in order), only the direct ones when no direct hit covers
+    ``ANSWERED`` of the query. A query with CJK text keeps every hit: jieba
+    cuts a Chinese question into many words its answers need not share
+    (新手机, 后来, 毛病: the phone's battery is the second hop), and Chinese
+    questions about nothing found nothing to begin with."""
+    if not hits or bigrams or any(h.direct and coverage(index, words, bigrams, h.terms) >= ANSWERED for h in hits):
+        return list(hits)
+    return [h for h in hits if h.direct]
