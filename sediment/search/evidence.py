@@ -21,7 +21,7 @@ word of "What is the chemical symbol for gold?").
 
 Measured on LoCoMo's ten conversations with the 120 frozen off-topic
 questions (benchmarks/bench_offtopic.py --conv all; benchmarks/README.md,
-"Ranking choices"): the off-topic questions' average hits 3.58 → 2.07, the
+"Ranking choices"): the off-topic questions' average hits 3.55 → 2.07, the
 on-topic ones' turn R@10 0.6467 → 0.6464 and session R@10 0.9242 → 0.9238
 (simulated on the same runs' lists). Also dropping the direct hits that
 cover less than a tenth of the query (one common word of it) reached 1.95

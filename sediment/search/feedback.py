@@ -58,7 +58,7 @@ class Feedback:
     # retrieval benchmarks' expansions walk at most 421 postings (CMRC; LoCoMo
     # 408), a generated 10k root's up to 5,000, and 1,000 of them cost 15% less
     # search CPU at the median than 5,000 did with as many sources found
-    # (benchmarks/README.md, "The postings budget")
+    # (benchmarks/README.md, "… and the expansion's postings budget")
     budget: int = 1_000
     # a feedback document's share ∝ 1/rank^power (0: ∝ its fused score, which
     # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
