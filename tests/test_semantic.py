@@ -550,3 +550,19 @@ def test_the_blend_takes_the_index_s_lexical_scores(tmp_path, monkeypatch):
     hits = [h.entry.id for h in repo.search(q, record=False)]
     assert hits[:2] == [memory.id, note.id]
     assert scored.count(words) == 1
+
+
+def test_context_hears_the_lane_for_a_question_asked_as_two(tmp_path):
+    # a query that asks two questions is searched as each (issue 31); context()
+    # and about() take the whole query's lanes, which the split had left empty,
+    # so a memory only the lane finds went missing from "what this reminds me of"
+    repo = _root(tmp_path, Concepts())
+    latte = repo.add("每天早上一杯拿铁咖啡", kind="fact")
+    for i in range(5):
+        repo.add(f"the weather on day {i} was fine", kind="fact")
+    repo.embed()
+    q = "Do I drink espresso or latte in the morning? And what was the weather on day 2?"
+    from sediment.search.clauses import split
+    assert len(split(q)) == 2  # (the interleaving the test is about)
+    ctx = repo.context(q, now="2026-01-02T00:00:00+00:00")
+    assert latte.id in [i.id for i in ctx.items if i.section == "reminds"]

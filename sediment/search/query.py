@@ -168,7 +168,9 @@ class Asked:
     weights, and the further lanes the view's lane sources made for it (the
     semantic lane's, when it is on). False when there is nothing to ask.
     ``parts``: the questions of a query that asks two or more
-    (``clauses.split``), each asked on its own; then ``lanes`` is empty."""
+    (``clauses.split``), each asked on its own by ``run``; ``lanes`` are
+    still the whole query's, for a caller that asks the index the whole
+    query (``context``, ``about``)."""
     text: str
     words: dict[str, float]
     bigrams: dict[str, float]
@@ -186,11 +188,10 @@ def ask(tok: T.Tokenizer, query: str, sources: Iterable[LaneSource] = ()) -> Ask
     that asks two questions is asked as each of them (``Asked.parts``)."""
     words, bigrams = query_terms(tok, query)
     clauses = CL.split(query, lambda c: _count(query_terms(tok, c)))
-    if len(clauses) > 1:
-        sources = tuple(sources)
-        return Asked(query, words, bigrams, parts=tuple(ask(tok, c, sources) for c in clauses))
+    sources = tuple(sources)
+    parts = tuple(ask(tok, c, sources) for c in clauses) if len(clauses) > 1 else ()
     lanes = tuple(lane for source in sources for lane in source(words, bigrams, query))
-    return Asked(query, words, bigrams, lanes)
+    return Asked(query, words, bigrams, lanes, parts)
 
 
 def _count(terms: tuple[dict[str, float], dict[str, float]]) -> int:
