@@ -348,13 +348,13 @@ def test_a_chinese_question_its_note_answers_brings_no_company(zebrafish):
 def test_a_question_the_root_does_not_answer_brings_nothing_through_expansion(tmp_path):
     # issue 31: "How many moons does Jupiter have?" asked of a conversation
     # matched one turn on "many", and the expansion of that turn's words filled
-    # the list with turns about pottery. Expansion adds only behind a question
-    # the root really answers; the one turn with a word of it may stay
+    # the list with other turns (here the workshop's and the bowls'). Expansion
+    # adds only behind a question the root really answers; the one turn with a
+    # word of the question may stay
     with Repository(tmp_path / "root") as repo:
-        many = repo.add("Melanie: so many kids came to the pottery class with their painted bowls.")
-        for text in ("Caroline: the pottery class made bowls again, the kids painted them blue.",
-                     "Melanie: painted bowls from the pottery class are drying in the garage.",
-                     "Caroline: the kids want another pottery class next week.",
+        many = repo.add("Melanie: so many kids came to the glazing workshop with their painted bowls.")
+        for text in ("Caroline: the glazing workshop moved to Friday.",
+                     "Melanie: painted bowls are drying in the garage.",
                      "Melanie: I went camping with the family by the lake.",
                      "Caroline: the support group met on Tuesday evening.",
                      "Melanie: we read a book about adoption together.",
