@@ -26,7 +26,7 @@ from ..search.merged import Weigher, merge, weigher
 from ..search.tokenize import Tokenizer
 from ..model import validate as V
 from .profile import Profile, profile
-from ..search.evidence import coverage
+from ..search.evidence import covering
 from .relevance import HITS, StableTiebreak, created_date, escape
 from ..model.lifecycle import strength
 from ..model.record import Record
@@ -102,8 +102,9 @@ def about(store: Store, topic: str, *, now: Any = None) -> About:
                      include_archive=True, include_superseded=True,
                      tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds))
         found = []
+        cover = covering(view.index, asked.words, asked.bigrams)
         for h in hits:
-            rel = coverage(view.index, asked.words, asked.bigrams, h.index_terms)
+            rel = cover(h.index_terms)
             if rel < store.policy.context_floor and not S.by_meaning(h.lanes, asked.lanes,
                                                                      view.index.slot_of[h.entry.id]):
                 continue

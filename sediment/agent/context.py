@@ -59,7 +59,7 @@ from .catalog import Catalog, created_ts, eligible, is_core
 from ..model.lexicon import TOKEN_WIDE
 from ..model.markup import plain
 from ..model.usage import Usage
-from ..search.evidence import coverage
+from ..search.evidence import covering
 from .relevance import HITS, StableTiebreak, created_date, escape
 from .workstate import StateFile, Working
 from ..model.fields import unwrap_link
@@ -152,6 +152,7 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
                              tiebreak=StableTiebreak(view.entries, dict, store.policy.kinds),
                              limit=HITS, lanes=asked.lanes) if asked else []
     floor = store.policy.context_floor
+    cover = covering(view.index, words, bigrams)
     out: list[Entry] = _people_named(store, view, query)
     focus: dict[str, str] = {e.id: "" for e in out}  # the query names them: direct evidence
     seen: set[str] = set(focus)
@@ -160,7 +161,7 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
         e = view.entries[h.key]
         if e.id in seen or not eligible(e) or is_core(e):
             continue
-        if not h.direct or (coverage(view.index, words, bigrams, h.terms) < floor
+        if not h.direct or (cover(h.terms) < floor
                             and not S.by_meaning(h.lanes, asked.lanes, view.index.slot_of[h.key])):
             continue
         seen.add(e.id)

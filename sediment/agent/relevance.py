@@ -1,6 +1,6 @@
 """How a memory is shown: what ``context`` and ``about`` share (the
 tie-break no recall changes, the block's escaping and dates). The relevance
-floor's measure is ``search.evidence.coverage``, which search uses too.
+floor's measure is ``search.evidence.covering``, which search uses too.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Rank fusion cannot say whether a root answers a question at all: the first
 hit of any query scores alike. "How many moons does Jupiter have?" asked of a
 conversation about adoption found ten turns, through "many" and the feedback
-lane's expansion of them. ``coverage`` can say it: the IDF-weighted share of
+lane's expansion of them. ``covering`` can say it: the IDF-weighted share of
 the query a hit holds, a word no memory has counting at the highest IDF, so a
 question of words nobody wrote is covered little by whatever it happens to
 share.
@@ -31,13 +31,13 @@ many is most of what finds a session: not taken.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from .postings import bm25_idf
 
 
 class Counts(Protocol):
-    """What ``coverage`` reads of the index (``index.Index``: taken as a
+    """What ``covering`` reads of the index (``index.Index``: taken as a
     Protocol, so that this module adds no floor under ``search.query``)."""
 
     def __len__(self) -> int: ...
@@ -58,30 +58,30 @@ H = TypeVar("H", bound=Found)
 ANSWERED = 0.5  # a direct hit covering this share of the query: the root answers it
 
 
-def coverage(index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float],
-             matched: Iterable[str]) -> float:
-    """How much of the query a hit covers, 0–1: in each lane, the IDF-weighted
-    share of the query's terms it has (``matched``: its index terms), against
-    the best any memory could have (all of them); the better lane counts
-    (jieba may cut a Chinese query otherwise than the note, the bigrams still
-    meet). A query term no memory has counts at the highest IDF. A tag or CJK
-    run looked up whole (``#…``) is a bonus, never a demand; a query of
-    nothing else is covered whole."""
+def covering(index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float]
+             ) -> Callable[[Iterable[str]], float]:
+    """How much of the query a hit covers, 0–1, as a function of the hit's
+    index terms: in each lane, the IDF-weighted share of the query's terms it
+    has, against the best any memory could have (all of them); the better lane
+    counts (jieba may cut a Chinese query otherwise than the note, the bigrams
+    still meet). A query term no memory has counts at the highest IDF. A tag or
+    CJK run looked up whole (``#…``) is a bonus, never a demand; a query of
+    nothing else is covered whole. The terms' weights are found once, for
+    every hit asked about."""
     n = max(len(index), 1)
-    have = set(matched)
-    best, asked = 0.0, False
+    lanes = []
     for lane, q in (("words", words), ("bigrams", bigrams)):
-        got = total = 0.0
-        for t, w in q.items():
-            idf = bm25_idf(n, index.df(t, lane))
-            if t in have:
-                got += idf * w
-            if not t.startswith("#"):
-                total += idf * w
+        weighed = {t: bm25_idf(n, index.df(t, lane)) * w for t, w in q.items()}
+        total = sum(v for t, v in weighed.items() if not t.startswith("#"))
         if total:
-            asked = True
-            best = max(best, min(1.0, got / total))
-    return best if asked else 1.0
+            lanes.append((weighed, total))
+
+    def cover(matched: Iterable[str]) -> float:
+        if not lanes:
+            return 1.0
+        have = set(matched)
+        return max(min(1.0, sum(v for t, v in weighed.items() if t in have) / total) for weighed, total in lanes)
+    return cover
 
 
 def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float]
@@ -91,6 +91,9 @@ def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], 
     cuts a Chinese question into many words its answers need not share
     (新手机, 后来, 毛病: the phone's battery is the second hop), and Chinese
     questions about nothing found nothing to begin with."""
-    if not hits or bigrams or any(h.direct and coverage(index, words, bigrams, h.terms) >= ANSWERED for h in hits):
+    if not hits or bigrams:
+        return list(hits)
+    cover = covering(index, words, bigrams)
+    if any(h.direct and cover(h.terms) >= ANSWERED for h in hits):
         return list(hits)
     return [h for h in hits if h.direct]
