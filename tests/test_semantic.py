@@ -314,12 +314,19 @@ def test_cli_embed_then_search_with_the_policy_key(tmp_path):
     assert hits and "花生" in hits[0]["snippet"], (found.stdout, found.stderr)
 
 
-def test_context_and_about_use_the_fused_search(tmp_path):
+def _latte_among_weather(tmp_path):
+    """A root with the lane on: one note about latte, in Chinese, and five about
+    the weather (an English question about coffee shares no word with it)."""
     repo = _root(tmp_path, Concepts())
     latte = repo.add("每天早上一杯拿铁咖啡", kind="fact")
     for i in range(5):
         repo.add(f"the weather on day {i} was fine", kind="fact")
     repo.embed()
+    return repo, latte
+
+
+def test_context_and_about_use_the_fused_search(tmp_path):
+    repo, latte = _latte_among_weather(tmp_path)
     ctx = repo.context("espresso or latte?", now="2026-01-02T00:00:00+00:00")
     assert latte.id in [i.id for i in ctx.items if i.section == "reminds"]
     assert latte.id in [m.id for m in repo.about("espresso").memories]
@@ -556,11 +563,7 @@ def test_context_hears_the_lane_for_a_question_asked_as_two(tmp_path):
     # a query that asks two questions is searched as each (issue 31); context()
     # and about() take the whole query's lanes, which the split had left empty,
     # so a memory only the lane finds went missing from "what this reminds me of"
-    repo = _root(tmp_path, Concepts())
-    latte = repo.add("每天早上一杯拿铁咖啡", kind="fact")
-    for i in range(5):
-        repo.add(f"the weather on day {i} was fine", kind="fact")
-    repo.embed()
+    repo, latte = _latte_among_weather(tmp_path)
     q = "Do I drink espresso or latte in the morning? And what was the weather on day 2?"
     from sediment.search.clauses import split
     assert len(split(q)) == 2  # (the interleaving the test is about)
