@@ -303,6 +303,22 @@ def _parts(orig: Callable, w: float) -> Callable:
     return query_terms
 
 
+def _interleaved(rankings: Any, key: Callable, score: Callable, limit: int) -> list[tuple[Any, float]]:
+    """``merge=interleave``, in ``clauses.by_share``'s place: the first of each
+    question's ranking, then the second of each, ..., each memory once (at its
+    best place), scored 1/(K + its place) so that the list is in score order."""
+    out: list[tuple[Any, float]] = []
+    seen: set[str] = set()
+    for i in range(max((len(r) for r in rankings), default=0)):
+        for r in rankings:
+            if i < len(r) and (k := key(r[i])) not in seen:
+                seen.add(k)
+                out.append((r[i], 1.0 / (R.RRF_K + i + 1)))
+                if len(out) >= limit:
+                    return out
+    return out
+
+
 def apply(variant: str) -> Callable[[], None]:
     """Make the variant's change in this process; returns its undo. Variants
     joined by "+" are made together."""
@@ -354,8 +370,8 @@ def apply(variant: str) -> Callable[[], None]:
         _set(saved, C, "abstain", lambda *a, **kw: None)
     elif name == "split" and arg == "off":  # (issue 31: clauses.py)
         _set(saved, CL, "split", lambda q, terms=None: [q])
-    elif name == "merge":
-        _set(saved, CL, "MERGE", arg)
+    elif name == "merge" and arg == "interleave":
+        _set(saved, CL, "by_share", _interleaved)
     elif name == "rarest":  # a lane of the memories holding the query's rarest word (in at most N)
         _set(saved, C, "abstain", _rarest(C.abstain, int(arg)))
     elif name == "parts":  # a query word inside another of its words (少数 in 少数民族) weighs W

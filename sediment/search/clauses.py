@@ -8,9 +8,9 @@ by each hit's fused score over the best of its own question's (``by_share``:
 each question's first is 1; equal shares by the fused score, a memory in
 both lists at its best), so each half's best answers are near the top and a
 close second of one half is not pushed below the other's tail. Interleaving
-the rankings (the first of each, then the second of each: ``interleave``,
-``MERGE = "interleave"``) was measured and not taken: a half's answer ranked
-third on its own lands sixth.
+the rankings (the first of each, then the second of each: benchmarks/
+ranking_table.py's ``merge=interleave``) was measured and not taken: a half's
+answer ranked third on its own lands sixth.
 
 What counts as a second question, so that one question is never split:
 
@@ -51,8 +51,6 @@ _ASKS = re.compile(r"什么|哪|多少|几|吗|谁|怎么|为什么|多大|多�
                    r"|(?i:^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|have|has)\b)")
 # the terms a clause needs of its own to be asked alone
 MIN_TERMS = 2
-# how the questions' rankings are merged: "share" (``by_share``) or "interleave"
-MERGE = "share"
 
 
 def _strip(clause: str) -> str:
@@ -96,22 +94,6 @@ def _at_joiners(text: str) -> list[str]:
     if len(pieces) > 1 and not all(_ASKS.search(_strip(p)) for p in pieces):
         return [text]  # (a joiner inside one question: 除了…，还有什么…)
     return pieces
-
-
-def interleave(rankings: Sequence[Sequence[H]], key: Callable[[H], str], limit: int) -> list[tuple[H, int]]:
-    """The first of each ranking, then the second of each, …, each item once
-    (at its best place), up to ``limit``; with each item its place in the
-    ranking it was taken from (1-based)."""
-    out: list[tuple[H, int]] = []
-    seen: set[str] = set()
-    for i in range(max((len(r) for r in rankings), default=0)):
-        for r in rankings:
-            if i < len(r) and (k := key(r[i])) not in seen:
-                seen.add(k)
-                out.append((r[i], i + 1))
-                if len(out) >= limit:
-                    return out
-    return out
 
 
 def by_share(rankings: Sequence[Sequence[H]], key: Callable[[H], str], score: Callable[[H], float],

@@ -27,7 +27,7 @@ from ..model.lifecycle import strength
 from ..model.usage import Usage
 from ..model.policy import Clock, Policy
 from . import clauses as CL
-from .rank import RRF_K, Lane, LaneSource, vouched
+from .rank import Lane, LaneSource, vouched
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
 from ..model.fields import unwrap_link
@@ -318,12 +318,8 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
         each = [run(index, entries, part, limit=limit, pred=pred, include_archive=include_archive,
                     include_superseded=include_superseded, tiebreak=tiebreak, fb=fb, explain=explain)
                 for part in asked.parts]
-        if CL.MERGE == "share":
-            return [dataclasses.replace(h, score=share)
-                    for h, share in CL.by_share(each, lambda h: h.entry.id, lambda h: h.score, limit)]
-        # (a score per place, so that the list is in score order: 1/(K + place in its question's ranking))
-        return [dataclasses.replace(h, score=1.0 / (RRF_K + place))
-                for h, place in CL.interleave(each, lambda h: h.entry.id, limit)]
+        return [dataclasses.replace(h, score=share)
+                for h, share in CL.by_share(each, lambda h: h.entry.id, lambda h: h.score, limit)]
     allowed = None if pred is None else (lambda eid: pred(entries[eid]))
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
