@@ -119,6 +119,39 @@ def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None]
                     continue
 
 
+_U64 = (1 << 64) - 1
+# How long after a file's last change a stat of it can vouch for its bytes
+# later: a file changed again within its timestamp's granularity of the stat
+# (ext4 and NTFS: a clock tick; HFS+: 1 s; FAT: 2 s) may keep the very stat
+# it had. Git's "racily clean" entries, with the stat's own time standing in
+# for the index file's.
+RACY_NS = 2_000_000_000
+
+
+def stamp(st: os.stat_result) -> int:
+    """What the view remembers of a file's stat to tell a change: ctime,
+    mtime, size and inode, exactly, in one int (a third of a tuple's memory).
+    The ctime because no tool can set it: a file rewritten with its old size
+    and its mtime put back (``touch -r``, ``cp -p`` over it) still shows."""
+    return (((st.st_ctime_ns & _U64) << 192) | ((st.st_mtime_ns & _U64) << 128)
+            | ((st.st_size & _U64) << 64) | (st.st_ino & _U64))
+
+
+def stamp_mtime(s: int) -> float:
+    """The modification time (seconds) a ``stamp`` holds."""
+    ns = (s >> 128) & _U64
+    return (ns - (1 << 64) if ns >> 63 else ns) / 1e9
+
+
+def settled(st: os.stat_result, since_ns: int) -> bool:
+    """Whether this stat, taken after ``since_ns`` (``time.time_ns()``), can
+    vouch for the file's bytes at a later open: its last change is older than
+    the stat by more than any timestamp granularity, so any later change
+    shows in the stat. A file changed since then, or with a time in the
+    future (another machine's clock), is read again instead."""
+    return max(st.st_mtime_ns, st.st_ctime_ns) < since_ns - RACY_NS
+
+
 class FileTimes:
     """Times of a person's note that has no time property: its first commit
     when the root is a git repository, else its modification time. Both
@@ -127,7 +160,7 @@ class FileTimes:
 
     def __init__(self, root: Path, stats: dict[str, int]) -> None:
         self.root = root
-        self.stats = stats  # the view's path → stamp: mtime_ns << 128 | size << 64 | inode
+        self.stats = stats  # the view's path → ``stamp``
         self._first: dict[str, float] | None = None
         self._lock = threading.Lock()
 
@@ -141,7 +174,7 @@ class FileTimes:
                 return t
         st = self.stats.get(rel)
         if st is not None:
-            return (st >> 128) / 1e9
+            return stamp_mtime(st)
         try:
             return os.stat(self.root / rel, follow_symlinks=False).st_mtime
         except OSError:

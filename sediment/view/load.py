@@ -22,7 +22,9 @@ the tokenizer's added words.
 Warm (``load_files``): a note's index slot is kept only for a file whose bytes
 hash to the version the snapshot recorded, at the path it recorded, under the
 id the slot holds; anything else is parsed and indexed again
-(``View.load_file``), so the snapshot can never hide an edit.
+(``View.load_file``), so the snapshot can never hide an edit. Every file is
+stat'ed; one whose settled stat is the one the snapshot recorded is not read
+at all (``vault.settled``: git's answer to the racily clean file).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from ..disk.files import read_nofollow
+from ..disk.vault import settled, stamp
 from ..errors import ParseError
 from ..model import entry as E
 from ..progress import Ticker
@@ -147,12 +150,6 @@ def pool_size(files: int, setting: int) -> int:
     return n if n > 1 else 0
 
 
-def stamp(st: os.stat_result) -> int:
-    """What the view remembers of a file's stat to tell a change: mtime, size
-    and inode, exactly, in one int (a third of a tuple's memory)."""
-    return (st.st_mtime_ns << 128) | (st.st_size << 64) | st.st_ino
-
-
 class _Job(NamedTuple):
     """What every worker does, the same for each: inherited by the fork, never pickled."""
     root: Path
@@ -246,7 +243,9 @@ def _drain(pool: ProcessPoolExecutor, ahead: deque[Future[list[Outcome]]],
 # ---------------------------------------------------------------------------
 # against the index snapshot
 
-Doc = list[Any]  # a snapshot's document: [path, version, frontmatter (JSON) or None, off or None]
+# a snapshot's document: [path, version, frontmatter (JSON) or None, off or
+# None, the file's settled stamp or None]
+Doc = list[Any]
 
 
 class Opening(Protocol):
@@ -267,25 +266,49 @@ class Opening(Protocol):
     def shelf(self) -> Shelf: ...
 
     def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
-                  outcome: Outcome | None = None) -> None: ...
+                  outcome: Outcome | None = None, *, since: int | None = None) -> None: ...
 
-    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None) -> None: ...
+    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None, *, since: int) -> None: ...
+
+
+class Loaded(NamedTuple):
+    """What ``load_files`` came to."""
+    matched: set[int]  # the snapshot's slots it kept
+    restamped: int  # notes read only because the snapshot had no stamp it could trust, and now has one
 
 
 def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, Doc]],
-               parsed: Iterator[Outcome] | None, tick: Ticker) -> set[int]:
-    """load_all's walk over the files: the snapshot's slots it could keep."""
+               parsed: Iterator[Outcome] | None, tick: Ticker, *, since: int) -> Loaded:
+    """load_all's walk over the files (stat'ed after ``since``,
+    ``time.time_ns()``): the snapshot's slots it could keep.
+
+    A note whose stat is the one the snapshot recorded (ctime, mtime, size,
+    inode: ``vault.stamp``), recorded when it was settled (``vault.settled``)
+    and settled now, is not read: its frontmatter and terms are the
+    snapshot's, its body the body store's. Any other is read, and kept only
+    if its bytes hash to the snapshot's version."""
     matched: set[int] = set()
+    restamped = 0
     root = str(view.root)
     for rel, st in files:
         tick()
         hit = snap.get(rel)
         if hit is None:
-            _load(view, rel, st, outcome=next(parsed) if parsed is not None else None)
+            _load(view, rel, st, outcome=next(parsed) if parsed is not None else None, since=since)
             continue
         slot, doc = hit
-        _, version, meta, off = doc
+        _, version, meta, off, seen = doc  # (seen None: not settled when the snapshot was saved)
         doc[2] = None  # (the entry keeps its own compact copy: this one may go now)
+        now_settled = settled(st, since)
+        if meta is not None and off is not None and seen is not None and now_settled and seen == stamp(st):
+            at = view.shelf.find(slot, version, st.st_size - off)
+            entry = None if at is None else _restored(view, rel, None, slot=slot, version=version,
+                                                      kept_as_is=meta, off=off, at=at)
+            if entry is not None:
+                view.admit(entry, st, since=since)
+                matched.add(slot)
+                continue
+        restamped += seen is None and now_settled
         try:  # (a str: pathlib costs more than the read)
             data = read_nofollow(os.path.join(root, rel))
         except OSError:
@@ -294,32 +317,36 @@ def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dic
             # waited on), which the walk would have passed over: the slot dies below
             continue
         if meta is None:  # (properties with a warning, which check must see again)
-            if kept(view, rel, st, data, slot=slot, version=version):
+            if kept(view, rel, st, data, slot=slot, version=version, since=since):
                 matched.add(slot)
             continue
         entry = _restored(view, rel, data, slot=slot, version=version, kept_as_is=meta, off=off)
         if entry is None:
-            _load(view, rel, st, data)
+            _load(view, rel, st, data, since=since)
             continue
-        view.admit(entry, st)
+        view.admit(entry, st, since=since)
         matched.add(slot)
-    return matched
+    return Loaded(matched, restamped)
 
 
-def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, kept_as_is: dict[str, Any],
-              off: int | None) -> Held | None:
+def _restored(view: Opening, rel: str, data: bytes | None, *, slot: int, version: str,
+              kept_as_is: dict[str, Any], off: int | None, at: int | None = None) -> Held | None:
     """The note the snapshot's slot recorded, from its frontmatter there and
     its body in the body store (or its bytes); None when the file is not
-    that note any more (other bytes, or its id taken or not the slot's)."""
+    that note any more (other bytes, or its id taken or not the slot's).
+    Without ``data`` (its stat vouches for its bytes): its body is the body
+    store's, at ``at``."""
     meta = thaw(kept_as_is)  # (dates the snapshot kept as tagged text)
     eid = E.id_of(meta, rel)
     key = view.index.key_of[slot]
-    if E.content_version(data) != version or eid in view.entries or key != eid:
+    if (data is not None and E.content_version(data) != version) or eid in view.entries or key != eid:
         return None
     if "id" in meta:  # (a person's note may have none: its id is its path's)
         meta["id"] = key  # (equal: checked above) one string, not two
-    at = None
-    if off is None:  # (CRLF, a BOM: its body is not a slice of its bytes, nor in the body store)
+    body = ""
+    if data is None:
+        pass
+    elif off is None:  # (CRLF, a BOM: its body is not a slice of its bytes, nor in the body store)
         body = body_of(data)
     else:
         at = view.shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
@@ -339,7 +366,8 @@ def body_of(data: bytes) -> str:
     return text if parts is None else parts[1]  # (None: a person's note without frontmatter, all body)
 
 
-def kept(view: Opening, rel: str, st: os.stat_result, data: bytes, *, slot: int, version: str) -> bool:
+def kept(view: Opening, rel: str, st: os.stat_result, data: bytes, *, slot: int, version: str,
+         since: int) -> bool:
     """A note the snapshot keeps the terms of, not its frontmatter
     (``slot``, of bytes that hashed to ``version``): parsed again, and if
     these are those bytes its slot's terms are kept (same bytes, same
@@ -347,7 +375,7 @@ def kept(view: Opening, rel: str, st: os.stat_result, data: bytes, *, slot: int,
     outcome = read_parse(view.root, rel, view.tz, view.max_meta_size, data=data)
     if (not isinstance(outcome, Read) or outcome.parsed.entry.version != version  # (the parse hashed the bytes)
             or outcome.parsed.entry.id in view.entries or view.index.key_of[slot] != outcome.parsed.entry.id):
-        _load(view, rel, st, data, outcome)
+        _load(view, rel, st, data, outcome, since=since)
         return False
     parsed, off = outcome.parsed, outcome.off
     entry = Held.of(parsed.entry, off=off, plain=parsed.plain)
@@ -355,17 +383,17 @@ def kept(view: Opening, rel: str, st: os.stat_result, data: bytes, *, slot: int,
         at = view.shelf.find(slot, entry.version, len(data) - off)
         if at is not None:
             entry.keep(view.shelf, at)
-    view.admit(entry, st, parsed.warning)
+    view.admit(entry, st, parsed.warning, since=since)
     return True
 
 
 def _load(view: Opening, rel: str, st: os.stat_result, data: bytes | None = None,
-          outcome: Outcome | None = None) -> None:
+          outcome: Outcome | None = None, *, since: int) -> None:
     """``view.load_file``, the index's delta folded first when it is due
     (checked here, where the delta can grow, and nowhere else)."""
     if view.index.delta_terms > FOLD_TERMS:
         view.index.fold()
-    view.load_file(rel, st, data, outcome)
+    view.load_file(rel, st, data, outcome, since=since)
 
 
 def snapshot_meta(e: Held, warned: bool) -> dict[str, Any] | None:

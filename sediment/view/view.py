@@ -33,13 +33,14 @@ import re
 import stat
 import struct
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..disk.files import WriterLock, atomic_write, read_nofollow
 from ..disk.journal import Feed
-from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
+from ..disk.vault import FileTimes, Rules, load_rules, settled, stamp, walk as walk_notes
 from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
 from ..model import names as N
 from ..model import obsidian as O
@@ -64,6 +65,10 @@ from .renames import Renames
 log = logging.getLogger("sediment")
 
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
+# an open rewrites the snapshot when at least this many notes (and a
+# sixteenth of them) were read only because it had no settled stamp for them:
+# below that, reading them costs the later opens less than a rewrite
+RESTAMP = 256
 
 
 class View:
@@ -94,7 +99,10 @@ class View:
         self._names: O.Names | None = None  # what [[links]] may name (see names)
         self.rules = Rules(own=(policy.map_file, policy.sources_folder))  # what the vault's settings leave out
         self.problems: dict[str, Problem] = {}
-        self.file_stats: dict[str, int] = {}  # path → its stat's stamp (mtime_ns, size, inode)
+        self.file_stats: dict[str, int] = {}  # path → its stat's stamp (``vault.stamp``)
+        # paths whose stamp was taken too soon after the file changed to vouch
+        # for its bytes at the next open (``vault.settled``): not in the snapshot
+        self.unsettled: set[str] = set()
         self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
         self.index = Index()
         self.lanes: list[LaneSource] = []  # further lanes of a search (the semantic one), wired at open
@@ -241,6 +249,7 @@ class View:
         except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
             log.debug("ignoring index snapshot: %s", exc)
             self.index = Index()
+        since = time.time_ns()  # (before the walk's stats: see vault.settled)
         files = sorted(self.walk())
         tick = Ticker(self.progress, "open", len(files))
         # the notes the snapshot cannot give (all of them on a cold open):
@@ -251,7 +260,7 @@ class View:
                           terms=functools.partial(S.doc_terms, self.tokenizer), workers=workers,
                           first=len(self.index.key_of)) if workers else None
         try:
-            matched = L.load_files(self, files, snap, parsed, tick)
+            matched, restamped = L.load_files(self, files, snap, parsed, tick, since=since)
         finally:
             if parsed is not None:
                 parsed.close()  # stops the pool
@@ -267,7 +276,9 @@ class View:
         if not self.index.exact:
             self.index.compact()
         self.shelf.done()
-        if self.dirty or len(matched) != len(snap):  # (a cache: saved only if the lock is free now)
+        # (a cache: saved only if the lock is free now). Also when many notes
+        # were read only for want of a settled stamp, so that later opens need not
+        if self.dirty or len(matched) != len(snap) or restamped >= max(RESTAMP, len(files) // 16):
             self.save_snapshot(timeout=0.0)
         elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
             self.shelf.save(self.index.key_of, self._entries, self._writer_lock, 0.0)
@@ -275,7 +286,9 @@ class View:
     def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
         if not self.save_snapshots or self.snapshot_path is None:
             return
-        docs = {eid: [e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off]
+        stats, unsettled = self.file_stats, self.unsettled
+        docs = {eid: [e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off,
+                      None if e.path in unsettled else stats.get(e.path)]
                 for eid, e in self._entries.items()}
         try:
             data = self.index.snapshot(docs, self.tokenizer.fingerprint())
@@ -295,13 +308,16 @@ class View:
         return p is not None and p.code == "properties"
 
     def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
-                  outcome: L.Outcome | None = None) -> None:
+                  outcome: L.Outcome | None = None, *, since: int | None = None) -> None:
         """(Re)read one file into the view, or drop it from the view if gone/bad.
-        ``outcome``: its ``read_parse`` done already (by a worker of the open)."""
+        ``outcome``: its ``read_parse`` done already (by a worker of the open).
+        ``since``: a ``time.time_ns()`` from before ``st`` was taken (None:
+        unknown, so its stamp is never settled)."""
         self.forget_path(rel)
         path = self.root / rel
         try:
             if st is None:
+                since = time.time_ns()
                 st = path.stat(follow_symlinks=False)
         except FileNotFoundError:
             return
@@ -319,7 +335,7 @@ class View:
         if isinstance(outcome, L.Unreadable):
             self.problems[rel] = Problem(rel, outcome.reason, code="storage")
             return
-        self.file_stats[rel] = L.stamp(st)
+        self._stamp(rel, st, since)
         if isinstance(outcome, L.Bad):
             self.problems[rel] = Problem(rel, outcome.reason, line=outcome.line)
             return
@@ -337,6 +353,7 @@ class View:
                                                           f"this copy is left out", code="duplicate_id")
             # no stat kept: when the twin goes, this file must be read again
             self.file_stats.pop(drop.path, None)
+            self.unsettled.discard(drop.path)
             if keep is other:
                 return
         self._add(entry, outcome.terms, parsed.warning)
@@ -347,8 +364,8 @@ class View:
         (a ``Held`` tells where its body starts in the file, ``off``)."""
         self.forget_path(entry.path)
         try:
-            st = (self.root / entry.path).stat()
-            self.file_stats[entry.path] = L.stamp(st)
+            since = time.time_ns()
+            self._stamp(entry.path, (self.root / entry.path).stat(), since)
         except OSError:
             pass
         self._add(Held.of(entry))
@@ -359,14 +376,15 @@ class View:
         fresh = Held.of(moved)
         self.problems.pop(old.path, None)
         self.file_stats.pop(old.path, None)
+        self.unsettled.discard(old.path)
         self.by_path.pop(old.path, None)
         self._entries[fresh.id] = fresh
         self.by_path[fresh.path] = fresh.id
         if self._names is not None:
             self._names.path_of[fresh.id] = fresh.path
         try:
-            st = os.stat(self.root / fresh.path)
-            self.file_stats[fresh.path] = L.stamp(st)
+            since = time.time_ns()
+            self._stamp(fresh.path, os.stat(self.root / fresh.path), since)
         except OSError:
             pass
         self.index.set_flags(fresh.id, S.flags(fresh))
@@ -376,6 +394,7 @@ class View:
         """Drop whatever the view holds for this path."""
         self.problems.pop(rel, None)
         self.file_stats.pop(rel, None)
+        self.unsettled.discard(rel)
         eid = self.by_path.pop(rel, None)
         if eid is None:
             return
@@ -391,12 +410,22 @@ class View:
         self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
         self.dirty = True
 
-    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None) -> None:
+    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None, *, since: int) -> None:
         """Put a note read against the index snapshot into the view: its
         slot's terms are kept (the same bytes, the same terms), nothing is
-        indexed again. ``warning``: its properties cannot be read."""
-        self.file_stats[entry.path] = L.stamp(st)
+        indexed again. ``warning``: its properties cannot be read. ``st``
+        was taken after ``since``."""
+        self._stamp(entry.path, st, since)
         self._register(entry, warning)
+
+    def _stamp(self, rel: str, st: os.stat_result, since: int | None) -> None:
+        """Remember the file's stat (taken after ``since``), and whether it
+        may stand for the file's bytes in the snapshot (``vault.settled``)."""
+        self.file_stats[rel] = stamp(st)
+        if since is not None and settled(st, since):
+            self.unsettled.discard(rel)
+        else:
+            self.unsettled.add(rel)
 
     def _register(self, entry: Held, warning: str | None = None) -> None:
         entry.settle(self._pool, self.clock)
@@ -440,6 +469,7 @@ class View:
         a note moved by hand is never seen twice (as a duplicate id)."""
         out: list[tuple[str, str]] = []
         with self.lock:
+            since = time.time_ns()
             present: list[tuple[str, os.stat_result | None]] = []
             gone = []
             for rel in rels:
@@ -458,9 +488,9 @@ class View:
                 present += [(rel, None) for rel, p in self.problems.items()
                             if p.code == "duplicate_id" and rel not in named]
             for rel, st in present:
-                if st is not None and self.file_stats.get(rel) == L.stamp(st):
+                if st is not None and self.file_stats.get(rel) == stamp(st):
                     continue  # our own write, or a touch that changed nothing
-                self.load_file(rel, st)
+                self.load_file(rel, st, since=since if st is not None else None)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
             self._follow_renames()
         return out
@@ -470,16 +500,17 @@ class View:
         with self.lock:
             seen: set[str] = set()
             added = changed = 0
+            since = time.time_ns()
             for rel, st in self.walk():
                 seen.add(rel)
                 old = self.file_stats.get(rel)
-                if old == L.stamp(st):
+                if old == stamp(st):
                     continue
                 if old is None:
                     added += 1
                 else:
                     changed += 1
-                self.load_file(rel, st)
+                self.load_file(rel, st, since=since)
             gone = [p for p in self.file_stats if p not in seen]
             for rel in gone:
                 self.forget_path(rel)
