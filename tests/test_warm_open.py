@@ -15,7 +15,6 @@ import pytest
 from sediment import Repository
 from sediment.disk import vault
 from sediment.view import load as L
-from sediment.view import view as V
 
 
 @pytest.fixture
@@ -91,7 +90,7 @@ def test_notes_read_for_want_of_a_settled_stamp_are_stamped_for_the_next_open(tm
     """Notes written just before a snapshot was saved have no stamp in it; the
     first open after they settle reads them and, when they are many, saves
     the snapshot again, so that the opens after it need not."""
-    monkeypatch.setattr(V, "RESTAMP", 4)
+    monkeypatch.setattr(L, "RESTAMP", 4)
     root, notes = _root(tmp_path, 8)  # (just written: no stamp can vouch for them yet)
     reads.clear()
     Repository(root).close()

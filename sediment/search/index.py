@@ -40,9 +40,8 @@ TAG_WEIGHT = 3
 # than 1/160 to a fused score, never enough to matter for the first results
 LANE_DEPTH = 100
 # 10: the view's documents hold each file's settled stat (an older version
-# would fail on them, so it must not take them for its own); 9: frequencies as
-# bytes where they fit (the lane's "tfs" type); 8: term vectors of the word lane
-# (ids only; 7 held frequencies too); 6: superseded flag bit
+# would fail on them); 9: frequencies as bytes where they fit; 8: term vectors
+# of the word lane (ids only; 7 held frequencies too); 6: superseded flag bit
 SNAPSHOT_FORMAT = 10
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)

@@ -96,9 +96,17 @@ def parts(word: str) -> list[str]:
 # and a trailing number; two ASCII words with a space, hyphen or underscore
 # between them, at least one capital or the separator saying "compound".
 _L = rf"[^\W_{CJK}]"
-_COMPOUND = re.compile(rf"(?<!{_L})(?=[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Z][a-z]*[0-9]))"
-                       rf"[A-Za-z0-9]+(?!{_L})")
-_PAIR = re.compile(rf"(?<!{_L})(?=([A-Za-z][A-Za-z0-9]*)([-_]|\s(?=[A-Za-z0-9]*[A-Z0-9]))([A-Za-z0-9]+)(?!{_L}))")
+
+
+@functools.cache
+def _scans() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The two scans, compiled on first use: their Unicode classes take a
+    few ms to compile, which a process whose text never gives a hint (a
+    search in plain prose) need not pay at import."""
+    compound = re.compile(rf"(?<!{_L})(?=[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z][A-Z][a-z]|[A-Z][a-z]*[0-9]))"
+                          rf"[A-Za-z0-9]+(?!{_L})")
+    pair = re.compile(rf"(?<!{_L})(?=([A-Za-z][A-Za-z0-9]*)([-_]|\s(?=[A-Za-z0-9]*[A-Z0-9]))([A-Za-z0-9]+)(?!{_L}))")
+    return compound, pair
 
 
 # Cheaper than both scans, and most text has neither (a Chinese note, plain
@@ -115,13 +123,13 @@ def may_have_names(text: str) -> bool:
 def compounds(text: str) -> list[str]:
     """The words of ``text`` (folded, case kept) that :func:`parts` may split.
     A scan in C: plain prose yields nothing to look at in Python."""
-    return _COMPOUND.findall(text)
+    return _scans()[0].findall(text)
 
 
 def adjacent(text: str) -> list[tuple[str, str, str]]:
     """(word, separator, word) for the adjacent ASCII words :func:`joins` may
     join, overlapping (Visual Studio Code gives two pairs)."""
-    return [(a, sep, b) for a, sep, b in _PAIR.findall(text) if sep != " " or not a.islower()]
+    return [(a, sep, b) for a, sep, b in _scans()[1].findall(text) if sep != " " or not a.islower()]
 
 
 # the digits of a number that may belong to a name (Mate 60, covid-19); a

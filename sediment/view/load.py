@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import os
+import struct
 import sys
 import threading
 import time
@@ -271,10 +272,38 @@ class Opening(Protocol):
     def admit(self, entry: Held, st: os.stat_result, warning: str | None = None, *, since: int) -> None: ...
 
 
+# an open rewrites the snapshot when at least this many notes (and a
+# sixteenth of them) were read only because it had no settled stamp for them:
+# below that, reading them costs the later opens less than a rewrite
+RESTAMP = 256
+
+
+def read_snapshot(path: Path | None, fingerprint: str) -> tuple[Index, dict[str, tuple[int, Doc]] | None]:
+    """The index the snapshot at ``path`` holds, and its documents by path;
+    an empty index and None when there is none, or it is damaged or of
+    another version (a cache: a cold open costs time only)."""
+    if path is None:
+        return Index(), None
+    try:
+        with open(path, "rb") as fh:
+            index, docs = Index.restore(fh, fingerprint)
+        return index, {d[0]: (slot, d) for slot, d in enumerate(docs)}
+    except FileNotFoundError:
+        pass
+    except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
+        log.debug("ignoring index snapshot: %s", exc)
+    return Index(), None
+
+
 class Loaded(NamedTuple):
     """What ``load_files`` came to."""
     matched: set[int]  # the snapshot's slots it kept
-    restamped: int  # notes read only because the snapshot had no stamp it could trust, and now has one
+    restamped: int  # notes read only because the snapshot had no settled stamp for them, and now have one
+
+    def restamp(self, files: int) -> bool:
+        """Whether so many notes were read only for want of a settled stamp
+        that the snapshot is worth saving again for them."""
+        return self.restamped >= max(RESTAMP, files // 16)
 
 
 def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, Doc]],

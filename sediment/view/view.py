@@ -31,7 +31,6 @@ import logging
 import os
 import re
 import stat
-import struct
 import threading
 import time
 from collections import Counter
@@ -40,7 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..disk.files import WriterLock, atomic_write, read_nofollow
 from ..disk.journal import Feed
-from ..disk.vault import FileTimes, Rules, load_rules, settled, stamp, walk as walk_notes
+from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
 from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
 from ..model import names as N
 from ..model import obsidian as O
@@ -61,14 +60,11 @@ from .compact import Named, Pool
 from .held import Held
 from .problems import keep_first, text_key
 from .renames import Renames
+from .stamps import Stamps
 
 log = logging.getLogger("sediment")
 
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
-# an open rewrites the snapshot when at least this many notes (and a
-# sixteenth of them) were read only because it had no settled stamp for them:
-# below that, reading them costs the later opens less than a rewrite
-RESTAMP = 256
 
 
 class View:
@@ -99,11 +95,8 @@ class View:
         self._names: O.Names | None = None  # what [[links]] may name (see names)
         self.rules = Rules(own=(policy.map_file, policy.sources_folder))  # what the vault's settings leave out
         self.problems: dict[str, Problem] = {}
-        self.file_stats: dict[str, int] = {}  # path → its stat's stamp (``vault.stamp``)
-        # paths whose stamp was taken too soon after the file changed to vouch
-        # for its bytes at the next open (``vault.settled``): not in the snapshot
-        self.unsettled: set[str] = set()
-        self.clock = FileTimes(root, self.file_stats)  # a person's note's times, when it has none
+        self.file_stats = Stamps()  # path → its stat when last read (or written)
+        self.clock = FileTimes(root, self.file_stats.of)  # a person's note's times, when it has none
         self.index = Index()
         self.lanes: list[LaneSource] = []  # further lanes of a search (the semantic one), wired at open
         self.dirty = False  # changed since the snapshot was written
@@ -234,21 +227,14 @@ class View:
         return walk_notes(self.root, self.rules, unreadable, temp)
 
     def load_all(self) -> None:
-        """Build the view. Every file is still read, so the snapshot can never
-        hide an edit; anything not matching it is parsed and indexed afresh.
+        """Build the view. Every file is still stat'ed, and read unless its
+        settled stat is the snapshot's, so the snapshot can never hide an
+        edit; anything not matching it is parsed and indexed afresh.
         The feed is placed before, by the open's recovery (``health``)."""
-        snap: dict[str, tuple[int, L.Doc]] = {}
-        try:
-            if self.snapshot_path is not None:
-                with open(self.snapshot_path, "rb") as fh:
-                    self.index, docs = Index.restore(fh, self.tokenizer.fingerprint())
-                snap = {d[0]: (slot, d) for slot, d in enumerate(docs)}
-                self.shelf.open()
-        except FileNotFoundError:
-            pass
-        except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
-            log.debug("ignoring index snapshot: %s", exc)
-            self.index = Index()
+        self.index, restored = L.read_snapshot(self.snapshot_path, self.tokenizer.fingerprint())
+        snap = restored or {}
+        if restored is not None:
+            self.shelf.open()
         since = time.time_ns()  # (before the walk's stats: see vault.settled)
         files = sorted(self.walk())
         tick = Ticker(self.progress, "open", len(files))
@@ -260,11 +246,12 @@ class View:
                           terms=functools.partial(S.doc_terms, self.tokenizer), workers=workers,
                           first=len(self.index.key_of)) if workers else None
         try:
-            matched, restamped = L.load_files(self, files, snap, parsed, tick, since=since)
+            loaded = L.load_files(self, files, snap, parsed, tick, since=since)
         finally:
             if parsed is not None:
                 parsed.close()  # stops the pool
         self.index.settle()  # the workers' postings merged, in one pass
+        matched = loaded.matched
         for rel, (slot, doc) in snap.items() if len(matched) != len(snap) else ():
             key = self.index.key_of[slot]
             if slot not in matched and key is not None and key not in self._entries:
@@ -276,9 +263,8 @@ class View:
         if not self.index.exact:
             self.index.compact()
         self.shelf.done()
-        # (a cache: saved only if the lock is free now). Also when many notes
-        # were read only for want of a settled stamp, so that later opens need not
-        if self.dirty or len(matched) != len(snap) or restamped >= max(RESTAMP, len(files) // 16):
+        # (a cache: saved only if the lock is free now)
+        if self.dirty or len(matched) != len(snap) or loaded.restamp(len(files)):
             self.save_snapshot(timeout=0.0)
         elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
             self.shelf.save(self.index.key_of, self._entries, self._writer_lock, 0.0)
@@ -286,9 +272,8 @@ class View:
     def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
         if not self.save_snapshots or self.snapshot_path is None:
             return
-        stats, unsettled = self.file_stats, self.unsettled
-        docs = {eid: [e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off,
-                      None if e.path in unsettled else stats.get(e.path)]
+        stats = self.file_stats
+        docs = {eid: [e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off, stats.settled(e.path)]
                 for eid, e in self._entries.items()}
         try:
             data = self.index.snapshot(docs, self.tokenizer.fingerprint())
@@ -335,7 +320,7 @@ class View:
         if isinstance(outcome, L.Unreadable):
             self.problems[rel] = Problem(rel, outcome.reason, code="storage")
             return
-        self._stamp(rel, st, since)
+        self.file_stats.record(rel, st, since)
         if isinstance(outcome, L.Bad):
             self.problems[rel] = Problem(rel, outcome.reason, line=outcome.line)
             return
@@ -352,8 +337,7 @@ class View:
             self.problems[drop.path] = Problem(drop.path, f"id {entry.id} is also used by {keep.path}; "
                                                           f"this copy is left out", code="duplicate_id")
             # no stat kept: when the twin goes, this file must be read again
-            self.file_stats.pop(drop.path, None)
-            self.unsettled.discard(drop.path)
+            self.file_stats.drop(drop.path)
             if keep is other:
                 return
         self._add(entry, outcome.terms, parsed.warning)
@@ -365,7 +349,7 @@ class View:
         self.forget_path(entry.path)
         try:
             since = time.time_ns()
-            self._stamp(entry.path, (self.root / entry.path).stat(), since)
+            self.file_stats.record(entry.path, (self.root / entry.path).stat(), since)
         except OSError:
             pass
         self._add(Held.of(entry))
@@ -375,8 +359,7 @@ class View:
         new path and flags. No tokenizing: moves are metabolism's bulk work."""
         fresh = Held.of(moved)
         self.problems.pop(old.path, None)
-        self.file_stats.pop(old.path, None)
-        self.unsettled.discard(old.path)
+        self.file_stats.drop(old.path)
         self.by_path.pop(old.path, None)
         self._entries[fresh.id] = fresh
         self.by_path[fresh.path] = fresh.id
@@ -384,7 +367,7 @@ class View:
             self._names.path_of[fresh.id] = fresh.path
         try:
             since = time.time_ns()
-            self._stamp(fresh.path, os.stat(self.root / fresh.path), since)
+            self.file_stats.record(fresh.path, os.stat(self.root / fresh.path), since)
         except OSError:
             pass
         self.index.set_flags(fresh.id, S.flags(fresh))
@@ -393,8 +376,7 @@ class View:
     def forget_path(self, rel: str) -> None:
         """Drop whatever the view holds for this path."""
         self.problems.pop(rel, None)
-        self.file_stats.pop(rel, None)
-        self.unsettled.discard(rel)
+        self.file_stats.drop(rel)
         eid = self.by_path.pop(rel, None)
         if eid is None:
             return
@@ -415,17 +397,8 @@ class View:
         slot's terms are kept (the same bytes, the same terms), nothing is
         indexed again. ``warning``: its properties cannot be read. ``st``
         was taken after ``since``."""
-        self._stamp(entry.path, st, since)
+        self.file_stats.record(entry.path, st, since)
         self._register(entry, warning)
-
-    def _stamp(self, rel: str, st: os.stat_result, since: int | None) -> None:
-        """Remember the file's stat (taken after ``since``), and whether it
-        may stand for the file's bytes in the snapshot (``vault.settled``)."""
-        self.file_stats[rel] = stamp(st)
-        if since is not None and settled(st, since):
-            self.unsettled.discard(rel)
-        else:
-            self.unsettled.add(rel)
 
     def _register(self, entry: Held, warning: str | None = None) -> None:
         entry.settle(self._pool, self.clock)
@@ -488,7 +461,7 @@ class View:
                 present += [(rel, None) for rel, p in self.problems.items()
                             if p.code == "duplicate_id" and rel not in named]
             for rel, st in present:
-                if st is not None and self.file_stats.get(rel) == stamp(st):
+                if st is not None and self.file_stats.same(rel, st):
                     continue  # our own write, or a touch that changed nothing
                 self.load_file(rel, st, since=since if st is not None else None)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
@@ -503,10 +476,9 @@ class View:
             since = time.time_ns()
             for rel, st in self.walk():
                 seen.add(rel)
-                old = self.file_stats.get(rel)
-                if old == stamp(st):
+                if self.file_stats.same(rel, st):
                     continue
-                if old is None:
+                if rel not in self.file_stats:
                     added += 1
                 else:
                     changed += 1
