@@ -88,12 +88,13 @@ def entity_filter(everyone: Known, name: str) -> Predicate:
     return pred
 
 
-# The known people and the cast of each view, kept while its entries are the
-# same objects (the view makes a new Entry for a note that changed): a search
-# with entity= does not walk every memory twice.
+# The known people and the cast of each view, kept while its entries are
+# unchanged (the view counts their changes): a search does not walk every
+# memory to learn that (~1 ms at 100k, a sixth of a search), nor does a
+# search with entity= walk them twice.
 @dataclass
 class _Kept:
-    values: list[Entry]
+    changes: int
     listed: Any
     known: Known
     everyone: Known
@@ -109,14 +110,18 @@ class Viewed(Protocol):
 
     @property
     def entries(self) -> Mapping[str, Entry]: ...
+    @property
+    def changes(self) -> int:
+        """How many times ``entries`` changed (an entry added, replaced or removed)."""
+        ...
 
 
 def _kept(policy: Policy, view: Viewed) -> _Kept:
-    values = list(view.entries.values())
     kept = _PEOPLE.get(view)
-    if kept is None or kept.listed != policy.people or kept.values != values:  # (identity first, in C)
+    if kept is None or kept.listed != policy.people or kept.changes != view.changes:
+        values = list(view.entries.values())
         people = known(policy, values)
-        kept = _PEOPLE[view] = _Kept(values, policy.people, people, cast(people, values), {})
+        kept = _PEOPLE[view] = _Kept(view.changes, policy.people, people, cast(people, values), {})
     return kept
 
 

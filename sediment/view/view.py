@@ -29,7 +29,6 @@ import contextlib
 import functools
 import logging
 import os
-import re
 import stat
 import threading
 import time
@@ -37,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from ..disk.files import WriterLock, atomic_write, read_nofollow
+from ..disk.files import WriterLock, atomic_write
 from ..disk.journal import Feed
 from ..disk.vault import FileTimes, Rules, load_rules, walk as walk_notes
 from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
@@ -58,13 +57,12 @@ from . import load as L
 from . import moving
 from .compact import Named, Pool
 from .held import Held
-from .problems import keep_first, text_key
+from .problems import damaged, keep_first, text_key
 from .renames import Renames
 from .stamps import Stamps
 
 log = logging.getLogger("sediment")
 
-_ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s]+)", re.MULTILINE)
 
 
 class View:
@@ -90,6 +88,7 @@ class View:
         self.lock = threading.RLock()
         self.ready = False  # loaded: from now on writers sync before writing
         self._entries: dict[str, Held] = {}  # (see entries)
+        self.changes = 0  # of entries: what a reader keeps of them all is good while this is the same
         self.by_path: dict[str, str] = {}
         self.by_name = Named()  # name → ids (more than one only by hand)
         self._names: O.Names | None = None  # what [[links]] may name (see names)
@@ -143,7 +142,7 @@ class View:
                                 f"id or as folder/name", candidates=paths)
             e = self._entries[ids[0]] if ids else None
         if e is None:
-            broken = self._damaged(key)
+            broken = damaged(self.root, self.problems, key)
             if broken is not None:  # it exists: say so, and why it cannot be read
                 raise ParseError(f"{broken.path}{':' + str(broken.line) if broken.line else ''}: "
                                  f"{key!r} exists but cannot be read: {broken.reason}",
@@ -165,24 +164,6 @@ class View:
         in several folders: the shortest path, then path order), or None."""
         eid = self.names.resolve(target)
         return None if eid is None else self._entries.get(eid)
-
-    def _damaged(self, key: str) -> Problem | None:
-        """The problem of a file that would be the memory ``key`` (by file
-        name, or by an ``id:`` line) if it could be read."""
-        name = unwrap_link(key)
-        for rel, p in self.problems.items():
-            if p.code not in ("parse", "storage") or not rel.endswith(".md"):
-                continue
-            if rel.rsplit("/", 1)[-1][:-3] == name:
-                return p
-            try:
-                head = read_nofollow(self.root / rel)[:4096].decode("utf-8", "replace")
-            except OSError:
-                continue
-            m = _ID_LINE.search(head)
-            if m and m.group(1) == key:
-                return p
-        return None
 
     def same_text(self, text: str) -> list[Entry]:
         """Memories whose main text is ``text`` once whitespace is normalised."""
@@ -362,6 +343,7 @@ class View:
         self.file_stats.drop(old.path)
         self.by_path.pop(old.path, None)
         self._entries[fresh.id] = fresh
+        self.changes += 1
         self.by_path[fresh.path] = fresh.id
         if self._names is not None:
             self._names.path_of[fresh.id] = fresh.path
@@ -381,6 +363,7 @@ class View:
         if eid is None:
             return
         old = self._entries.pop(eid, None)
+        self.changes += 1
         if old is not None:
             self._renames.left(eid, rel, old.version)
             if self._by_text is not None:
@@ -405,6 +388,7 @@ class View:
         if self._by_text is not None:
             self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
         self._entries[entry.id] = entry
+        self.changes += 1
         self.by_path[entry.path] = entry.id
         self.by_name.add(entry.name, entry.id)
         if self._names is not None:
