@@ -283,7 +283,8 @@ class View:
         path = self.root / rel
         try:
             if st is None:
-                since = time.time_ns()
+                # (a stat vouches only for bytes read after it: not for ``data``)
+                since = time.time_ns() if data is None else None
                 st = path.stat(follow_symlinks=False)
         except FileNotFoundError:
             return
@@ -328,9 +329,8 @@ class View:
         """Put an entry we just wrote into the view without reading it back
         (a ``Held`` tells where its body starts in the file, ``off``)."""
         self.forget_path(entry.path)
-        try:
-            since = time.time_ns()
-            self.file_stats.record(entry.path, (self.root / entry.path).stat(), since)
+        try:  # (never settled: the stat, taken after our write, may be of a person's edit since)
+            self.file_stats.record(entry.path, (self.root / entry.path).stat(), None)
         except OSError:
             pass
         self._add(Held.of(entry))
@@ -347,9 +347,8 @@ class View:
         self.by_path[fresh.path] = fresh.id
         if self._names is not None:
             self._names.path_of[fresh.id] = fresh.path
-        try:
-            since = time.time_ns()
-            self.file_stats.record(fresh.path, os.stat(self.root / fresh.path), since)
+        try:  # (never settled: see load_known)
+            self.file_stats.record(fresh.path, os.stat(self.root / fresh.path), None)
         except OSError:
             pass
         self.index.set_flags(fresh.id, S.flags(fresh))
