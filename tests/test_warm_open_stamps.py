@@ -105,3 +105,26 @@ def test_the_snapshot_never_pairs_a_stamp_with_other_bytes(tmp_path, monkeypatch
                 assert E.content_version((root / path).read_bytes()) == version, path
                 checked += 1
         assert checked == len(ids)
+
+
+def test_a_persons_save_during_an_import_chunk_is_seen_by_a_refresh(tmp_path, monkeypatch):
+    """(Older than the warm open's stamps.) In the process that imported, the
+    stat the view took after the chunk is already the person's: ``refresh``
+    and the watcher take it for the import's own write and skip the file."""
+    src = tmp_path / "src"
+    with Repository(src) as a:
+        e = a.add("the boiler room key hangs by the door", kind="fact")
+    out = Repository(src).export(tmp_path / "out.jsonl")["file"]
+    root = tmp_path / "root"
+    Repository(root).close()
+    real = Store.create_many
+
+    def chunk(self, files):
+        why = real(self, files)
+        _persons_save(root / files[0][0], "by the door", "at the gate")
+        return why
+    monkeypatch.setattr(Store, "create_many", chunk)
+    with Repository(root) as b:
+        assert b.import_(out, dry_run=False)["added"] == 1
+        b.refresh()
+        assert "at the gate" in b.get(e.id).body
