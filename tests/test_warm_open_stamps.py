@@ -128,3 +128,21 @@ def test_a_persons_save_during_an_import_chunk_is_seen_by_a_refresh(tmp_path, mo
         assert b.import_(out, dry_run=False)["added"] == 1
         b.refresh()
         assert "at the gate" in b.get(e.id).body
+
+
+def test_a_persons_save_during_a_batch_of_moves_is_seen_by_a_refresh(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        e = repo.add("the ferry leaves at seven from pier four", kind="fact")
+    real = M._finish_all
+
+    def batch(detached):
+        got = real(detached)
+        for p in (root / "sediment").rglob("*.md"):
+            _persons_save(p, "pier four", "pier nine")  # (the same size)
+        return got
+    monkeypatch.setattr(M, "_finish_all", batch)
+    with Repository(root) as repo:
+        repo.move(e.id, "sediment")
+        repo.refresh()
+        assert "pier nine" in repo.get(e.id).body

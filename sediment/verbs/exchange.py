@@ -196,9 +196,9 @@ def _write(store: Store, view: View, adds: list[tuple[dict[str, Any], Note]]) ->
         store.usage.restore(usage)
     why = store.create_many([(d["path"], n.data) for d, n in adds])
     written = []
-    for (d, n), w in zip(adds, why):
+    for (d, _), w in zip(adds, why):
         if w is None:
-            view.load_file(d["path"], data=n.data)  # (the bytes just written: not read again)
+            view.load_file(d["path"])  # (read again: a person may have saved it since the write)
             written.append(d["path"])
         else:
             d.update(action="refuse", why=w)

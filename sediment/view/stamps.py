@@ -6,9 +6,12 @@ next open, through the index snapshot."""
 from __future__ import annotations
 
 import os
+import time
 from typing import Iterator
 
+from ..disk.files import read_nofollow
 from ..disk.vault import settled, stamp
+from ..model.entry import content_version
 
 
 class Stamps:
@@ -31,6 +34,23 @@ class Stamps:
             self._unsettled.discard(rel)
         else:
             self._unsettled.add(rel)
+
+    def vouch(self, path: str, rel: str, version: str) -> bool:
+        """Record the stat of the file at ``path`` (``rel``) if the bytes read
+        after it are of ``version``: what the view holds for it, our own
+        write. False when they are not: a person's save landed since the
+        write, which that stat may already be of (the caller reads the file
+        instead). Nothing is recorded when it cannot be stat'ed or read."""
+        since = time.time_ns()
+        try:
+            st = os.stat(path, follow_symlinks=False)
+            data = read_nofollow(path)
+        except OSError:
+            return True
+        if content_version(data) != version:
+            return False
+        self.record(rel, st, since)  # (a stat the bytes read after it were checked against)
+        return True
 
     def drop(self, rel: str) -> None:
         self.of.pop(rel, None)

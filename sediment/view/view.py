@@ -329,16 +329,20 @@ class View:
         """Put an entry we just wrote into the view without reading it back
         (a ``Held`` tells where its body starts in the file, ``off``)."""
         self.forget_path(entry.path)
-        try:  # (never settled: the stat, taken after our write, may be of a person's edit since)
-            self.file_stats.record(entry.path, (self.root / entry.path).stat(), None)
-        except OSError:
-            pass
+        # (a stat taken after our write may be of a person's save since: read back)
+        if not self.file_stats.vouch(str(self.root / entry.path), entry.path, entry.version):
+            self.load_file(entry.path)  # theirs is the note now
+            return
         self._add(Held.of(entry))
 
     def relocate(self, old: Entry, moved: Entry) -> None:
         """The view after a move that changed no indexed text: same index slot,
         new path and flags. No tokenizing: moves are metabolism's bulk work."""
         fresh = Held.of(moved)
+        if not self.file_stats.vouch(str(self.root / fresh.path), fresh.path, fresh.version):
+            self.forget_path(old.path)  # a person saved it at its new place since: read as it is
+            self.load_file(fresh.path)
+            return
         self.problems.pop(old.path, None)
         self.file_stats.drop(old.path)
         self.by_path.pop(old.path, None)
@@ -347,10 +351,6 @@ class View:
         self.by_path[fresh.path] = fresh.id
         if self._names is not None:
             self._names.path_of[fresh.id] = fresh.path
-        try:  # (never settled: see load_known)
-            self.file_stats.record(fresh.path, os.stat(self.root / fresh.path), None)
-        except OSError:
-            pass
         self.index.set_flags(fresh.id, S.flags(fresh))
         self.dirty = True
 
