@@ -326,8 +326,9 @@ class View:
         self._renames.came(entry.id, rel, entry.version)
 
     def load_known(self, entry: Entry) -> None:
-        """Put an entry we just wrote into the view without reading it back
-        (a ``Held`` tells where its body starts in the file, ``off``)."""
+        """Put an entry we just wrote into the view without parsing it again
+        (a ``Held`` tells where its body starts in the file, ``off``): its
+        bytes are only read back, to check they are still ours."""
         self.forget_path(entry.path)
         # (a stat taken after our write may be of a person's save since: read back)
         if not self.file_stats.vouch(str(self.root / entry.path), entry.path, entry.version):
