@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +127,12 @@ _U64 = (1 << 64) - 1
 # it had. Git's "racily clean" entries, with the stat's own time standing in
 # for the index file's.
 RACY_NS = 2_000_000_000
+# Where a stat holds a change time. On Windows st_ctime is the creation time
+# (an edit does not change it) and a walk's stat has no inode: a stat there is
+# mtime and size alone, which a tool can put back, so it never vouches for a
+# file's bytes and every note is read at open, as git's core.trustctime=false
+# would not (it trusts mtime and size): we will not hide a person's save.
+CHANGE_TIME = sys.platform != "win32"
 
 
 def stamp(st: os.stat_result) -> int:
@@ -149,7 +156,7 @@ def settled(st: os.stat_result, since_ns: int) -> bool:
     the stat by more than any timestamp granularity, so any later change
     shows in the stat. A file changed since then, or with a time in the
     future (another machine's clock), is read again instead."""
-    return max(st.st_mtime_ns, st.st_ctime_ns) < since_ns - RACY_NS
+    return CHANGE_TIME and max(st.st_mtime_ns, st.st_ctime_ns) < since_ns - RACY_NS
 
 
 class FileTimes:
