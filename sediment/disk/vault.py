@@ -130,8 +130,8 @@ RACY_NS = 2_000_000_000
 # Where a stat holds a change time. On Windows st_ctime is the creation time
 # (an edit does not change it) and a walk's stat has no inode: a stat there is
 # mtime and size alone, which a tool can put back, so it never vouches for a
-# file's bytes and every note is read at open, as git's core.trustctime=false
-# would not (it trusts mtime and size): we will not hide a person's save.
+# file's bytes there: every note is read at open. (Git trusts mtime and size
+# there; a save that kept both would be hidden.)
 CHANGE_TIME = sys.platform != "win32"
 
 
