@@ -64,7 +64,6 @@ from .stamps import Stamps
 log = logging.getLogger("sediment")
 
 
-
 class View:
     """Read-only for feature code: use ``reading()``, ``entries``, ``resolve``,
     ``index`` and ``problems``; only the store and the watcher change it."""
