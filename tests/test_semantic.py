@@ -569,3 +569,41 @@ def test_context_hears_the_lane_for_a_question_asked_as_two(tmp_path):
     assert len(split(q)) == 2  # (the interleaving the test is about)
     ctx = repo.context(q, now="2026-01-02T00:00:00+00:00")
     assert latte.id in [i.id for i in ctx.items if i.section == "reminds"]
+
+
+class Table:
+    """Each text → the vector of the code it names: 60 memories ("memoN") at
+    random in 64 dimensions; a hub, the sum of half of them (near much of the
+    corpus, as a sentence encoder's generic chat turn is); a question about
+    quasars, partly along the hub and otherwise nothing the root holds; and
+    one about memo40, reworded (the memory plus a little noise)."""
+    model_id = "test-table-1"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(11)
+        self.v = {f"memo{i}": rng.normal(size=64) for i in range(60)}
+        hub = sum(self.v[f"memo{i}"] / np.linalg.norm(self.v[f"memo{i}"]) for i in range(30))
+        self.v["hub"] = hub
+        noise = rng.normal(size=64)
+        self.v["quasars"] = 0.35 * hub / np.linalg.norm(hub) + 0.94 * noise / np.linalg.norm(noise)
+        self.v["lapine"] = self.v["memo40"] / np.linalg.norm(self.v["memo40"]) + rng.normal(size=64) / 16
+
+    def __call__(self, texts):
+        import re
+        return np.asarray([self.v[re.search(r"memo\d+|hub|quasars|lapine", t).group(0)] for t in texts],
+                          dtype=np.float32)
+
+
+def test_a_memory_near_every_question_is_no_finding(tmp_path):
+    # The hub stands out among the corpus's similarities to a question about
+    # nothing the root holds (over the centred floor, two deviations above
+    # the mean): the lane vouched for it, and an off-topic question got a hit.
+    # Asked of the hub, the question does not stand out among the hub's own
+    # similarities to the rest of the corpus (hubs.py), so nothing is found;
+    # a reworded question still finds its memory, which stands out both ways.
+    repo = _root(tmp_path, Table())
+    ids = {repo.add(f"memo{i}").id: f"memo{i}" for i in range(60)}
+    ids[repo.add("hub").id] = "hub"
+    repo.embed()
+    assert repo.search("Tell me about quasars?", record=False) == []
+    assert [ids[h.entry.id] for h in repo.search("lapine?", record=False)] == ["memo40"]

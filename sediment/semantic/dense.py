@@ -14,7 +14,9 @@ taken from the query and every vector first: ``vectors.VectorFile.scan``),
 with their own floor (``floor_centered``), and the plain cosine must still
 stand ``raw_z`` deviations out: a query of nothing in particular has a
 centred remainder that is only the corpus's own spread, and would otherwise
-match whatever note is least like the rest.
+match whatever note is least like the rest. A candidate must also stand
+out from its own side (``row_z``, hubs.py): a note near every question (a
+hub) is no finding for any (``lane.Semantic._standing_out``).
 
 **Evidence.** How much the lane weighs depends on how much lexical evidence
 the query has: the idf-weighted share of its words (and CJK bigrams) that
@@ -69,6 +71,9 @@ class DenseRules:
     floor_centered: float = 0.25  # the floor of a centred cosine (see ``center``)
     raw_z: float = 1.0  # with centring, the plain cosine must still stand this many deviations out
     z: float = 2.0
+    # with centring, the query must also stand this many deviations out among the
+    # candidate's own similarities to the corpus (hubs.py; None: no such test)
+    row_z: float | None = 2.75
     z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone, no centring
     center: bool = True  # similarities after the corpus mean is subtracted (vectors.VectorFile.scan)
     weight_max: float = 3.0  # the blend's weight in the fusion (the lexical lanes weigh TAIL then)

@@ -34,6 +34,7 @@ from ..disk.files import WriterLock
 from ..store.system import VECTORS_LOCK
 from ..progress import Progress
 from ..search.index import Index
+from .hubs import Spread
 from .vectors import VectorFile
 
 log = logging.getLogger("sediment")
@@ -85,6 +86,7 @@ class Semantic:
             path = cache / f"vectors-{slug}.bin"
             lock = WriterLock.for_path(cache / VECTORS_LOCK)
         self.vectors = VectorFile(path, lock, lock_timeout)
+        self.spread = Spread(self.vectors)
         self._keys: dict[str, tuple[str, bytes]] = {}  # id → (version, content key)
         self._background = background
         self._ready = not isinstance(embedder, Bundled)  # a caller's embedder needs no loading
@@ -318,11 +320,15 @@ class Semantic:
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
         texts: list[str] = []  # of the best candidates, for the script test
-        for r in D.select(sims, self.rules, raw, calibrated=calibrated):
+        chosen = D.select(sims, self.rules, raw, calibrated=calibrated)
+        kept = set(self._standing_out(chosen, sims, raw, keys))
+        for r in chosen:
             for eid in by_key.get(keys[r], ()):
                 slot = index.slot_of.get(eid)
                 if slot is not None and eid in entries:
-                    cands.append((float(sims[r]), slot))
+                    if r in kept:
+                        cands.append((float(sims[r]), slot))
+                    # (a hub is no finding, but still says in which script the corpus near the question is written)
                     if len(texts) < self.rules.cross_top:
                         texts.append(entries[eid].body)
         cross = D.cross_language(query, texts)
@@ -338,6 +344,19 @@ class Semantic:
                             # calibrated: the spread test and centring, from z_min_docs on)
                             D.alpha_for(cross, self.rules, found if calibrated else None),
                             self.rules.lexical_depth, self.rules.weight_max)]
+
+    def _standing_out(self, rows: list[int], sims: Any, raw: Any, keys: list[bytes]) -> list[int]:
+        """``rows`` (``select``'s, best first) less the hubs: with centred
+        similarities (``raw`` given: calibrated), a row stays only when the
+        query also stands ``row_z`` deviations out among the row's own
+        similarities to the corpus (hubs.py). A row the file no longer holds
+        as scanned (compacted meanwhile) is not tested."""
+        if raw is None or not rows or self.rules.row_z is None:
+            return rows
+        n = len(self.vectors)
+        same = [r for r in rows if r < n and self.vectors.key(r) == keys[r]]
+        standing = dict(zip(same, self.spread.standing(same, sims)))
+        return [r for r in rows if standing.get(r, float("inf")) >= self.rules.row_z]
 
     def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool] | None:
         """The query's similarity to every cached vector, as the lane ranks by
