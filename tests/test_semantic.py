@@ -607,3 +607,39 @@ def test_a_memory_near_every_question_is_no_finding(tmp_path):
     repo.embed()
     assert repo.search("Tell me about quasars?", record=False) == []
     assert [ids[h.entry.id] for h in repo.search("lapine?", record=False)] == ["memo40"]
+
+
+class Topics:
+    """Each text → the vector of the code it names: 60 memories ("memoN") at
+    random in 64 dimensions, the first 20 (thank-you notes) sharing a large
+    component of their own; a note about a gas giant; and a question about
+    Jupiter, near that note."""
+    model_id = "test-topics-1"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(5)
+        thanks = rng.normal(size=64)
+        self.v = {f"memo{i}": rng.normal(size=64) + (2 * thanks if i < 20 else 0) for i in range(60)}
+        self.v["giant"] = rng.normal(size=64)
+        self.v["jupiter"] = self.v["giant"] + 0.5 * rng.normal(size=64)
+
+    def __call__(self, texts):
+        import re
+        return np.asarray([self.v[re.search(r"memo\d+|giant|jupiter", t.lower()).group(0)] for t in texts],
+                          dtype=np.float32)
+
+
+def test_a_common_word_the_lane_finds_unlike_the_question_is_no_answer(tmp_path):
+    # The question shares one common word ("many") with 21 notes and nothing
+    # else with the root: no note answers it. Twenty of them are thank-you
+    # notes the question is no nearer to than to any memory; with the lane
+    # on, they go (evidence.with_evidence, two weak signals, one against),
+    # and the note the lane finds near the question stays.
+    repo = _root(tmp_path, Topics())
+    for i in range(60):
+        repo.add(f"memo{i}: " + ("many thanks for the help" if i < 20 else f"the meeting moved to room {i}"))
+    giant = repo.add("many satellites circle the gas giant")
+    repo.embed()
+    assert [h.entry.id for h in repo.search("How many moons does Jupiter have?", record=False)] == [giant.id]
+    repo.semantic.rules = type(repo.semantic.rules)(unlike_z=None)  # (the lane says nothing against a note)
+    assert len(repo.search("How many moons does Jupiter have?", record=False)) == 10

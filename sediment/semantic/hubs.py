@@ -77,6 +77,10 @@ class Spread:
         at = np.asarray(rows, dtype=np.int64)
         sample, y = self._of(mu)
         s = self._centred(at, mu) @ y.T
-        s[at[:, None] == sample[None, :]] = np.nan  # (itself)
-        mean, std = np.nanmean(s, axis=1), np.nanstd(s, axis=1)
-        return [float(v) for v in (np.asarray(sims, dtype=np.float32)[at] - mean) / np.maximum(std, 1e-6)]
+        pos = np.minimum(np.searchsorted(sample, at), len(sample) - 1)
+        own = (sample[pos] == at).astype(np.float32)  # in the sample: its cosine with itself, 1, left out
+        k = np.maximum(len(sample) - own, 1.0)
+        mean = (s.sum(axis=1) - own) / k
+        # (a variance of ~0 can come out a hair below it: a memory as near to every other, a spread of none)
+        std = np.sqrt(np.maximum(((s * s).sum(axis=1) - own) / k - mean * mean, 0.0)).clip(1e-6)
+        return [float(v) for v in (np.asarray(sims, dtype=np.float32)[at] - mean) / std]
