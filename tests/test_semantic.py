@@ -643,3 +643,20 @@ def test_a_common_word_the_lane_finds_unlike_the_question_is_no_answer(tmp_path)
     assert [h.entry.id for h in repo.search("How many moons does Jupiter have?", record=False)] == [giant.id]
     repo.semantic.rules = type(repo.semantic.rules)(unlike_z=None)  # (the lane says nothing against a note)
     assert len(repo.search("How many moons does Jupiter have?", record=False)) == 10
+
+
+def test_a_rows_standing_is_its_similarity_in_its_own_spread(tmp_path):
+    # hubs.Spread by sums against the same figure taken the long way: each
+    # row's centred cosines to every other row (scan with the row as query)
+    from sediment.semantic.hubs import Spread
+    rng = np.random.default_rng(2)
+    vf = VectorFile(None, None, 5)
+    vf.add([i.to_bytes(16, "big") for i in range(300)], rng.normal(size=(300, 24)) + rng.normal(size=24))
+    _, sims = vf.scan(rng.normal(size=24), center=True)
+    rows = [0, 7, 299]
+    want = []
+    for r in rows:
+        _, own = vf.scan(vf.dequantized([r])[0], center=True)
+        others = np.delete(own, r)
+        want.append((sims[r] - others.mean()) / others.std())
+    assert Spread(vf).standing(rows, sims) == pytest.approx(want, abs=0.02)

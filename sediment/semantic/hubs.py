@@ -36,15 +36,23 @@ from .embedding import require_numpy
 from .vectors import VectorFile
 
 SAMPLE = 2048  # the memories a candidate's own spread is measured against
+# a sample of a corpus larger than SAMPLE is kept (with the mean it was centred
+# on) until the corpus has grown by this share: a root that adds a memory
+# between two searches would otherwise rebuild it (2,048 rows dequantized and
+# centred, a few ms) at every search; a spread is not moved by a few rows more
+REUSE = 0.05
 
 
 class Spread:
     """Candidates' standing among their own similarities to the corpus, over
-    one vector file; the sample is kept until rows are added or the mean moves."""
+    one vector file; the sample is kept until rows are added or the mean moves
+    (beyond ``SAMPLE`` rows: until the corpus grew by ``REUSE``, or the file
+    was rewritten)."""
 
     def __init__(self, vectors: VectorFile) -> None:
         self.vectors = vectors
-        self._sample: tuple[int, Any, Any, Any] | None = None  # (rows, mean, sample rows, centred)
+        # (rows then, the mean then, the sample's rows, their centred vectors, the last one's key)
+        self._sample: tuple[int, Any, Any, Any, bytes] | None = None
 
     def _centred(self, rows: Any, mu: Any) -> Any:
         """These rows less the corpus mean, as unit vectors (what ``scan``'s
@@ -53,17 +61,21 @@ class Spread:
         x = self.vectors.dequantized(rows) - mu
         return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
-    def _of(self, mu: Any) -> tuple[Any, Any]:
+    def _of(self, mu: Any) -> tuple[Any, Any, Any]:
+        """The sample's rows, their centred vectors, and the mean they were centred on."""
         np = require_numpy()
         n = len(self.vectors)
         got = self._sample
-        if got is not None and got[0] == n and got[1] is mu:
-            return got[2], got[3]
+        if got is not None and (got[0] == n and got[1] is mu or SAMPLE < got[0] <= n <= got[0] * (1 + REUSE)
+                                and self.vectors.key(int(got[2][-1])) == got[4]):  # (not compacted meanwhile)
+            return got[2], got[3], got[1]
         rows = np.arange(n) if n <= SAMPLE else np.unique(np.linspace(0, n - 1, SAMPLE).astype(np.int64))
         y = self._centred(rows, mu)
         ok = np.isfinite(y).all(axis=1)  # (a NaN row, a model's fault on one text, says nothing)
-        self._sample = (n, mu, rows[ok], y[ok])
-        return rows[ok], y[ok]
+        rows, y = rows[ok], y[ok]
+        if len(rows):
+            self._sample = (n, mu, rows, y, self.vectors.key(int(rows[-1])))
+        return rows, y, mu
 
     def standing(self, rows: Sequence[int], sims: Any) -> list[float]:
         """For each of ``rows``: its similarity to the query (``sims``, the
@@ -75,7 +87,9 @@ class Spread:
         if mu is None or not len(rows):
             return [float("inf")] * len(rows)
         at = np.asarray(rows, dtype=np.int64)
-        sample, y = self._of(mu)
+        sample, y, mu = self._of(mu)
+        if not len(sample):
+            return [float("inf")] * len(rows)
         s = self._centred(at, mu) @ y.T
         pos = np.minimum(np.searchsorted(sample, at), len(sample) - 1)
         own = (sample[pos] == at).astype(np.float32)  # in the sample: its cosine with itself, 1, left out
