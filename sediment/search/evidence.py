@@ -27,6 +27,18 @@ on-topic ones' turn R@10 0.6467 → 0.6464 and session R@10 0.9242 → 0.9238
 cover less than a tenth of the query (one common word of it) reached 1.95
 hits but cost session R@10 0.012, which is where a match of one word of
 many is most of what finds a session: not taken.
+
+With the semantic lane on, one word of many has a second witness: whether
+the question stands out among the memory's own similarities to the corpus
+(``rank.Lane.unlike``; semantic/hubs.py). A direct hit covering under
+``SLIVER`` of a question the root does not answer goes when the lane is
+against it; a memory the lane read only the opening of (a session, longer
+than the encoder's window) is not judged, so the session level keeps its
+one-word matches. Measured the same way, lane on: off-topic hits 2.33 →
+1.91 (English 4.32 → 3.47), on-topic turn R@10 0.647 both (LoCoMo fused,
+limit 50: turn 0.648 → 0.649, session 0.923 both). Simulated and not taken:
+the lane's say over every weak hit, whatever its cover (English 3.63, turn
+R@10 −0.002), or from a standing of 1 (2.96, −0.002).
 """
 
 from __future__ import annotations

@@ -16,7 +16,10 @@ stand ``raw_z`` deviations out: a query of nothing in particular has a
 centred remainder that is only the corpus's own spread, and would otherwise
 match whatever note is least like the rest. A candidate must also stand
 out from its own side (``row_z``, hubs.py): a note near every question (a
-hub) is no finding for any (``lane.Semantic._standing_out``).
+hub) is no finding for any (``lane.Semantic._standing_out``). The same
+test, with a low bar (``unlike_z``), is the lane's evidence *against* a
+memory the lexical lanes matched by one common word of a question the root
+does not answer (``rank.Lane.unlike``, ``search.evidence.with_evidence``).
 
 **Evidence.** How much the lane weighs depends on how much lexical evidence
 the query has: the idf-weighted share of its words (and CJK bigrams) that
