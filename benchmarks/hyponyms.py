@@ -231,6 +231,9 @@ class _Lane:
     def vouches(self, slot: int) -> bool:
         return False  # (a lexical match, not evidence of its own)
 
+    def unlike(self, slots: Any) -> list[bool]:
+        return [False] * len(slots)
+
     def rank(self, mask: Any, allowed: Any, depth: int, lexical: Any) -> Any:
         return M.bm25(self.index.words, self.terms, mask, allowed, depth)[0]
 

@@ -143,6 +143,9 @@ def test_lanes_ranking_only_non_matches_cannot_take_every_place():
         def vouches(self, slot):
             return True
 
+        def unlike(self, slots):
+            return [False] * len(slots)
+
         def rank(self, mask, allowed, depth, lexical):
             return [(10.0 - s, s) for s in range(1, 6)]
 

@@ -845,6 +845,9 @@ def test_the_index_read_api_and_an_extra_lane(tmp_path):
         def vouches(self, slot):
             return True
 
+        def unlike(self, slots):
+            return [False] * len(slots)
+
         def rank(self, mask, allowed, depth, lexical):
             assert [s for _, s in lexical["words"]] == [idx.slot_of[sand.id]]  # the index's own, handed over
             slot = idx.slot_of[a.id]

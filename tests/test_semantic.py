@@ -569,3 +569,94 @@ def test_context_hears_the_lane_for_a_question_asked_as_two(tmp_path):
     assert len(split(q)) == 2  # (the interleaving the test is about)
     ctx = repo.context(q, now="2026-01-02T00:00:00+00:00")
     assert latte.id in [i.id for i in ctx.items if i.section == "reminds"]
+
+
+class Table:
+    """Each text → the vector of the code it names: 60 memories ("memoN") at
+    random in 64 dimensions; a hub, the sum of half of them (near much of the
+    corpus, as a sentence encoder's generic chat turn is); a question about
+    quasars, partly along the hub and otherwise nothing the root holds; and
+    one about memo40, reworded (the memory plus a little noise)."""
+    model_id = "test-table-1"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(11)
+        self.v = {f"memo{i}": rng.normal(size=64) for i in range(60)}
+        hub = sum(self.v[f"memo{i}"] / np.linalg.norm(self.v[f"memo{i}"]) for i in range(30))
+        self.v["hub"] = hub
+        noise = rng.normal(size=64)
+        self.v["quasars"] = 0.35 * hub / np.linalg.norm(hub) + 0.94 * noise / np.linalg.norm(noise)
+        self.v["lapine"] = self.v["memo40"] / np.linalg.norm(self.v["memo40"]) + rng.normal(size=64) / 16
+
+    def __call__(self, texts):
+        import re
+        return np.asarray([self.v[re.search(r"memo\d+|hub|quasars|lapine", t).group(0)] for t in texts],
+                          dtype=np.float32)
+
+
+def test_a_memory_near_every_question_is_no_finding(tmp_path):
+    # The hub stands out among the corpus's similarities to a question about
+    # nothing the root holds (over the centred floor, two deviations above
+    # the mean): the lane vouched for it, and an off-topic question got a hit.
+    # Asked of the hub, the question does not stand out among the hub's own
+    # similarities to the rest of the corpus (hubs.py), so nothing is found;
+    # a reworded question still finds its memory, which stands out both ways.
+    repo = _root(tmp_path, Table())
+    ids = {repo.add(f"memo{i}").id: f"memo{i}" for i in range(60)}
+    ids[repo.add("hub").id] = "hub"
+    repo.embed()
+    assert repo.search("Tell me about quasars?", record=False) == []
+    assert [ids[h.entry.id] for h in repo.search("lapine?", record=False)] == ["memo40"]
+
+
+class Topics:
+    """Each text → the vector of the code it names: 60 memories ("memoN") at
+    random in 64 dimensions, the first 20 (thank-you notes) sharing a large
+    component of their own; a note about a gas giant; and a question about
+    Jupiter, near that note."""
+    model_id = "test-topics-1"
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(5)
+        thanks = rng.normal(size=64)
+        self.v = {f"memo{i}": rng.normal(size=64) + (2 * thanks if i < 20 else 0) for i in range(60)}
+        self.v["giant"] = rng.normal(size=64)
+        self.v["jupiter"] = self.v["giant"] + 0.5 * rng.normal(size=64)
+
+    def __call__(self, texts):
+        import re
+        return np.asarray([self.v[re.search(r"memo\d+|giant|jupiter", t.lower()).group(0)] for t in texts],
+                          dtype=np.float32)
+
+
+def test_a_common_word_the_lane_finds_unlike_the_question_is_no_answer(tmp_path):
+    # The question shares one common word ("many") with 21 notes and nothing
+    # else with the root: no note answers it. Twenty of them are thank-you
+    # notes the question is no nearer to than to any memory; with the lane
+    # on, they go (evidence.with_evidence, two weak signals, one against),
+    # and the note the lane finds near the question stays.
+    repo = _root(tmp_path, Topics())
+    for i in range(60):
+        repo.add(f"memo{i}: " + ("many thanks for the help" if i < 20 else f"the meeting moved to room {i}"))
+    giant = repo.add("many satellites circle the gas giant")
+    repo.embed()
+    assert [h.entry.id for h in repo.search("How many moons does Jupiter have?", record=False)] == [giant.id]
+    repo.semantic.rules = type(repo.semantic.rules)(unlike_z=None)  # (the lane says nothing against a note)
+    assert len(repo.search("How many moons does Jupiter have?", record=False)) == 10
+
+
+def test_a_rows_standing_is_its_similarity_in_its_own_spread(tmp_path):
+    # hubs.Spread by sums against the same figure taken the long way: each
+    # row's centred cosines to every other row (scan with the row as query)
+    from sediment.semantic.hubs import Spread
+    rng = np.random.default_rng(2)
+    vf = VectorFile(None, None, 5)
+    vf.add([i.to_bytes(16, "big") for i in range(300)], rng.normal(size=(300, 24)) + rng.normal(size=24))
+    _, sims = vf.scan(rng.normal(size=24), center=True)
+    rows = [0, 7, 299]
+    want = []
+    for r in rows:
+        _, own = vf.scan(vf.dequantized([r])[0], center=True)
+        others = np.delete(own, r)
+        want.append((sims[r] - others.mean()) / others.std())
+    assert Spread(vf).standing(rows, sims) == pytest.approx(want, abs=0.02)

@@ -22,7 +22,7 @@ from ..model.entry import Entry
 from ..errors import ParseError
 from .evidence import with_evidence
 from .feedback import Feedback
-from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Index
+from .index import TAG_WEIGHT, TITLE_WEIGHT, DocTerms, Hit, Index
 from ..model.lifecycle import strength
 from ..model.usage import Usage
 from ..model.policy import Clock, Policy
@@ -324,7 +324,12 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
     exclude = PURGED | (0 if include_archive else IN_ARCHIVE) | (0 if include_superseded else SUPERSEDED)
     hits = index.search(asked.words, asked.bigrams, exclude=exclude, allowed=allowed, tiebreak=tiebreak,
                         limit=limit, feedback=fb, lanes=asked.lanes)
-    hits = with_evidence(hits, index, asked.words, asked.bigrams)
+    lanes = asked.lanes
+
+    def unlike(weak: Sequence[Hit]) -> list[bool]:  # (a further lane's evidence against each)
+        slots = [index.slot_of[h.key] for h in weak]
+        return [any(no) for no in zip(*(lane.unlike(slots) for lane in lanes))]
+    hits = with_evidence(hits, index, asked.words, asked.bigrams, unlike if lanes else None)
     out = []
     for h in hits:
         hit = SearchHit(entries[h.key], h.score, h.lanes, None, h.direct, h.terms,

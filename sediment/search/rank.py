@@ -47,6 +47,14 @@ class Lane(Protocol):
         """Whether it found ``slot`` by its own evidence (not merely ranked it)."""
         ...
 
+    def unlike(self, slots: Sequence[int]) -> list[bool]:
+        """Per slot, whether its own evidence is against it being about the
+        query (the semantic lane: the query does not stand out among the
+        memory's own similarities to the corpus). A lane without such
+        evidence says False; ``evidence.with_evidence`` asks it of the weak
+        lexical matches of a question the root does not answer, at once."""
+        ...
+
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int,
              lexical: Mapping[str, Ranking]) -> Ranking:
         """Its best ``depth`` slots. ``mask[slot]`` is 0 for slots the search

@@ -14,7 +14,12 @@ taken from the query and every vector first: ``vectors.VectorFile.scan``),
 with their own floor (``floor_centered``), and the plain cosine must still
 stand ``raw_z`` deviations out: a query of nothing in particular has a
 centred remainder that is only the corpus's own spread, and would otherwise
-match whatever note is least like the rest.
+match whatever note is least like the rest. A candidate must also stand
+out from its own side (``row_z``, hubs.py): a note near every question (a
+hub) is no finding for any (``lane.Semantic._standing_out``). The same
+test, with a low bar (``unlike_z``), is the lane's evidence *against* a
+memory the lexical lanes matched by one common word of a question the root
+does not answer (``rank.Lane.unlike``, ``search.evidence.with_evidence``).
 
 **Evidence.** How much the lane weighs depends on how much lexical evidence
 the query has: the idf-weighted share of its words (and CJK bigrams) that
@@ -69,6 +74,13 @@ class DenseRules:
     floor_centered: float = 0.25  # the floor of a centred cosine (see ``center``)
     raw_z: float = 1.0  # with centring, the plain cosine must still stand this many deviations out
     z: float = 2.0
+    # with centring, the query must also stand this many deviations out among the
+    # candidate's own similarities to the corpus (hubs.py; None: no such test)
+    row_z: float | None = 2.75
+    # a weak lexical match of a question the root does not answer stays only when the
+    # query stands this many deviations out among the memory's own similarities
+    # (``evidence.with_evidence``; None: the lane never says a memory is unlike the query)
+    unlike_z: float | None = 0.5
     z_min_docs: int = 50  # below this many vectors the spread says nothing: the floor alone, no centring
     center: bool = True  # similarities after the corpus mean is subtracted (vectors.VectorFile.scan)
     weight_max: float = 3.0  # the blend's weight in the fusion (the lexical lanes weigh TAIL then)
@@ -84,8 +96,13 @@ class DenseRules:
 
 class _Found:
     """What a lane found by similarity (its candidates, above the floor): what
-    it vouches for in ``search.by_meaning``; the set made once, at the first ask."""
+    it vouches for in ``search.by_meaning``; the set made once, at the first ask.
+    ``against``: per slot, whether the lane's evidence is against it (``unlike``)."""
     candidates: Sequence[tuple[float, int]]
+    against: Callable[[Sequence[int]], list[bool]] | None
+
+    def unlike(self, slots: Sequence[int]) -> list[bool]:
+        return self.against(slots) if self.against is not None else [False] * len(slots)
 
     def vouches(self, slot: int) -> bool:
         found = self.__dict__.get("_found")
@@ -101,6 +118,7 @@ class DenseLane(_Found):
     weight: float = 1.0
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=dict)  # weights of the lexical lanes
+    against: Callable[[Sequence[int]], list[bool]] | None = None
 
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int,
              lexical: Mapping[str, Ranking]) -> Ranking:
@@ -251,6 +269,7 @@ class BlendLane(_Found):  # (vouches for its candidates only, not the lexical hi
     name: str = "dense"
     reweigh: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
         ("words", "rare", "bigrams", "feedback"), TAIL))
+    against: Callable[[Sequence[int]], list[bool]] | None = None
 
     def rank(self, mask: Mask, allowed: Callable[[int], bool] | None, depth: int,
              lexical: Mapping[str, Ranking]) -> Ranking:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from . import dense as D
-from .embedding import Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
+from .embedding import EMBED_CHARS, Bundled, Choice, Embedder, key_of, model_id, require_numpy, text_of
 from ..model.entry import Entry
 from ..errors import InvalidInput, NotInstalled, SedimentError, StorageError
 from ..model.policy import Policy
@@ -34,6 +34,7 @@ from ..disk.files import WriterLock
 from ..store.system import VECTORS_LOCK
 from ..progress import Progress
 from ..search.index import Index
+from .hubs import Spread
 from .vectors import VectorFile
 
 log = logging.getLogger("sediment")
@@ -85,6 +86,7 @@ class Semantic:
             path = cache / f"vectors-{slug}.bin"
             lock = WriterLock.for_path(cache / VECTORS_LOCK)
         self.vectors = VectorFile(path, lock, lock_timeout)
+        self.spread = Spread(self.vectors)
         self._keys: dict[str, tuple[str, bytes]] = {}  # id → (version, content key)
         self._background = background
         self._ready = not isinstance(embedder, Bundled)  # a caller's embedder needs no loading
@@ -318,18 +320,23 @@ class Semantic:
         index, entries = self.view.index, self.view.entries
         cands: list[tuple[float, int]] = []
         texts: list[str] = []  # of the best candidates, for the script test
-        for r in D.select(sims, self.rules, raw, calibrated=calibrated):
+        chosen = D.select(sims, self.rules, raw, calibrated=calibrated)
+        kept = set(self._standing_out(chosen, sims, raw, keys))
+        for r in chosen:
             for eid in by_key.get(keys[r], ()):
                 slot = index.slot_of.get(eid)
                 if slot is not None and eid in entries:
-                    cands.append((float(sims[r]), slot))
+                    if r in kept:
+                        cands.append((float(sims[r]), slot))
+                    # (a hub is no finding, but still says in which script the corpus near the question is written)
                     if len(texts) < self.rules.cross_top:
                         texts.append(entries[eid].body)
         cross = D.cross_language(query, texts)
         found = D.lexical_evidence(words, bigrams, index.df, len(index))
         evidence = found * (1 - cross)
+        against = self._against(sims, raw, keys)
         if evidence >= self.rules.evidence_skip or not cands:
-            return [D.DenseLane(cands, D.TAIL)]
+            return [D.DenseLane(cands, D.TAIL, against=against)]
         return [D.BlendLane(cands, self._similarity(sims, keys),
                             # (a NaN row, a model's fault on one text, would make both NaN:
                             # every similarity scaled to 0; select skipped it, so do these)
@@ -337,7 +344,44 @@ class Semantic:
                             # (trusted more by evidence only where the similarities are
                             # calibrated: the spread test and centring, from z_min_docs on)
                             D.alpha_for(cross, self.rules, found if calibrated else None),
-                            self.rules.lexical_depth, self.rules.weight_max)]
+                            self.rules.lexical_depth, self.rules.weight_max, against=against)]
+
+    def _standing_out(self, rows: list[int], sims: Any, raw: Any, keys: list[bytes]) -> list[int]:
+        """``rows`` (``select``'s, best first) less the hubs: with centred
+        similarities (``raw`` given: calibrated), a row stays only when the
+        query also stands ``row_z`` deviations out among the row's own
+        similarities to the corpus (hubs.py). A row the file no longer holds
+        as scanned (compacted meanwhile) is not tested."""
+        if raw is None or not rows or self.rules.row_z is None:
+            return rows
+        n = len(self.vectors)
+        same = [r for r in rows if r < n and self.vectors.key(r) == keys[r]]
+        standing = dict(zip(same, self.spread.standing(same, sims)))
+        return [r for r in rows if standing.get(r, float("inf")) >= self.rules.row_z]
+
+    def _against(self, sims: Any, raw: Any, keys: list[bytes]) -> Callable[[Sequence[int]], list[bool]] | None:
+        """Whether the query stands less than ``unlike_z`` deviations out among
+        a memory's own similarities to the corpus (hubs.py): the lane's
+        evidence against it (``rank.Lane.unlike``). None without centred
+        similarities. A memory the lane read only the opening of (its text
+        reaches ``EMBED_CHARS``), or has no vector of as scanned, is not judged."""
+        if raw is None or self.rules.unlike_z is None:
+            return None
+        index, entries, vectors, floor = self.view.index, self.view.entries, self.vectors, self.rules.unlike_z
+
+        def row(slot: int) -> int | None:
+            e = entries.get(index.key_of[slot] or "")
+            if e is None or len(text_of(e)) >= EMBED_CHARS:
+                return None
+            key = self._key(e)
+            r = vectors.row(key)
+            return r if r is not None and r < len(sims) and keys[r] == key else None
+
+        def against(slots: Sequence[int]) -> list[bool]:
+            rows = {s: r for s in slots if (r := row(s)) is not None}
+            low = dict(zip(rows.values(), self.spread.standing(list(rows.values()), sims)))
+            return [s in rows and low[rows[s]] < floor for s in slots]
+        return against
 
     def _similarities(self, query: str) -> tuple[Any, Any, list[bytes], bool] | None:
         """The query's similarity to every cached vector, as the lane ranks by

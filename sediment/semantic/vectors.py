@@ -370,6 +370,11 @@ class VectorFile:
         for i, k in enumerate(keys, start):
             self._rows[k] = i
 
+    def dequantized(self, rows: Any) -> Any:
+        """These rows' vectors, float32 (unit vectors as embedded; a NaN row stays NaN)."""
+        with self._guard:
+            return self._mem[rows].astype(require_numpy().float32) * self._scale[rows, None]
+
     def similarities(self, query: Any, chunk: int = 8192) -> Any:
         """Cosine of a query vector with every row (float32, one per row)."""
         return self.scan(query, center=False, chunk=chunk)[0]
