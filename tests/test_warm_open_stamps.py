@@ -28,14 +28,20 @@ def _persons_save(path: Path, old: str, new: str) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
 
 
-def test_a_persons_save_during_an_import_chunk_is_not_hidden_at_the_next_open(tmp_path, monkeypatch):
-    monkeypatch.setattr(vault, "RACY_NS", RACY)
+def _export(tmp_path: Path) -> tuple[E.Entry, str, Path]:
+    """A memory exported from one root, and an empty root to import it into."""
     src = tmp_path / "src"
     with Repository(src) as a:
         e = a.add("the boiler room key hangs by the door", kind="fact")
     out = Repository(src).export(tmp_path / "out.jsonl")["file"]
     root = tmp_path / "root"
     Repository(root).close()
+    return e, out, root
+
+
+def test_a_persons_save_during_an_import_chunk_is_not_hidden_at_the_next_open(tmp_path, monkeypatch):
+    monkeypatch.setattr(vault, "RACY_NS", RACY)
+    e, out, root = _export(tmp_path)
     real = Store.create_many
 
     def slow_chunk(self, files):
@@ -111,12 +117,7 @@ def test_a_persons_save_during_an_import_chunk_is_seen_by_a_refresh(tmp_path, mo
     """(Older than the warm open's stamps.) In the process that imported, the
     stat the view took after the chunk is already the person's: ``refresh``
     and the watcher take it for the import's own write and skip the file."""
-    src = tmp_path / "src"
-    with Repository(src) as a:
-        e = a.add("the boiler room key hangs by the door", kind="fact")
-    out = Repository(src).export(tmp_path / "out.jsonl")["file"]
-    root = tmp_path / "root"
-    Repository(root).close()
+    e, out, root = _export(tmp_path)
     real = Store.create_many
 
     def chunk(self, files):
