@@ -60,6 +60,27 @@ class Stamps:
         """Whether ``st`` is the stat the view read the file at."""
         return self.of.get(rel) == stamp(st)
 
+    def unchanged(self, rel: str, st: os.stat_result, since: int, path: str, version: str | None) -> bool:
+        """Whether the file at ``path`` (``rel``), stat'ed as ``st`` after
+        ``since``, is still what the view holds there (of ``version``): the
+        same stat, or another stat (a rename there and back, a touch: the
+        ctime moved) over bytes of that version, whose stat is then recorded.
+        Rereading a note another process moved away and back, or a long note
+        touched, cost a reader a parse each time, and a reader slowed so
+        chased a stream of moves to the end of its rounds (view/moving.py)."""
+        if self.of.get(rel) == stamp(st):
+            return True
+        if version is None or rel not in self.of:
+            return False
+        try:
+            data = read_nofollow(path)
+        except OSError:
+            return False
+        if content_version(data) != version:
+            return False
+        self.record(rel, st, since)  # (the bytes read after it are those)
+        return True
+
     def settled(self, rel: str) -> int | None:
         """The stamp the snapshot may keep for the file, if any."""
         return None if rel in self._unsettled else self.of.get(rel)

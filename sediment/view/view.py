@@ -444,7 +444,7 @@ class View:
                 present += [(rel, None) for rel, p in self.problems.items()
                             if p.code == "duplicate_id" and rel not in named]
             for rel, st in present:
-                if st is not None and self.file_stats.same(rel, st):
+                if st is not None and self._unchanged(rel, st, since):
                     continue  # our own write, or a touch that changed nothing
                 self.load_file(rel, st, since=since if st is not None else None)
                 out.append(("invalid" if rel in self.problems else "changed", rel))
@@ -459,7 +459,7 @@ class View:
             since = time.time_ns()
             for rel, st in self.walk():
                 seen.add(rel)
-                if self.file_stats.same(rel, st):
+                if self._unchanged(rel, st, since):
                     continue
                 if rel not in self.file_stats:
                     added += 1
@@ -475,6 +475,11 @@ class View:
                     self.load_file(rel)
             self._follow_renames()
             return {"added": added, "changed": changed, "removed": len(gone)}
+
+    def _unchanged(self, rel: str, st: os.stat_result, since: int) -> bool:
+        eid = self.by_path.get(rel)
+        held = self._entries.get(eid) if eid is not None else None
+        return self.file_stats.unchanged(rel, st, since, str(self.root / rel), held.version if held else None)
 
     def _follow_renames(self) -> None:
         pairs = self._renames.pairs()
