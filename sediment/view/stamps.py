@@ -63,13 +63,16 @@ class Stamps:
     def unchanged(self, rel: str, st: os.stat_result, since: int, path: str, version: str | None) -> bool:
         """Whether the file at ``path`` (``rel``), stat'ed as ``st`` after
         ``since``, is still what the view holds there (of ``version``): the
-        same stat, or another stat (a rename there and back, a touch: the
-        ctime moved) over bytes of that version, whose stat is then recorded.
-        Rereading a note another process moved away and back, or a long note
-        touched, cost a reader a parse each time, and a reader slowed so
-        chased a stream of moves to the end of its rounds (view/moving.py)."""
-        if self.of.get(rel) == stamp(st):
-            return True
+        same settled stat, or another stat (a rename there and back, a touch:
+        the ctime moved) or the same one not settled (a save within a
+        timestamp's step of the last, which may keep it) over bytes of that
+        version, whose stat is then recorded. Rereading a note another
+        process moved away and back, or a long note touched, cost a reader a
+        parse each time, and a reader slowed so chased a stream of moves to
+        the end of its rounds (view/moving.py)."""
+        same = self.of.get(rel) == stamp(st)
+        if same and (rel not in self._unsettled or version is None):
+            return True  # (no version: a file the view holds no note of, a problem, read again on a change)
         if version is None or rel not in self.of:
             return False
         try:
