@@ -97,7 +97,8 @@ def calibrate(data: Path, conversations: int, tmp: Path) -> None:
     import re as _re
     from sediment.model import entry as E
     from sediment.search import query as S
-    from sediment.agent.relevance import HITS, StableTiebreak, relevance
+    from sediment.agent.relevance import HITS, StableTiebreak
+    from sediment.search.evidence import covering
     samples = json.loads((data / "locomo" / "locomo10.json").read_text(encoding="utf-8"))
     floors = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5]
     own: list[list[tuple[float, bool]]] = []
@@ -124,7 +125,8 @@ def calibrate(data: Path, conversations: int, tmp: Path) -> None:
                 hits = S.run(view.index, view.entries, asked, limit=HITS, pred=None,
                              include_archive=False, include_superseded=False,
                              tiebreak=StableTiebreak(view.entries, dict, repo.policy.kinds))
-                return [(relevance(view.index, asked.words, asked.bigrams, h.terms), h.entry.id) for h in hits]
+                cover = covering(view.index, asked.words, asked.bigrams)  # (context()'s measure of a hit)
+                return [(cover(h.index_terms), h.entry.id) for h in hits]
             for qa in s["qa"]:
                 ev = {str(x) for x in qa.get("evidence") or ()}
                 if qa.get("category") in (1, 2, 3, 4) and ev:
