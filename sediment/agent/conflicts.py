@@ -32,10 +32,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from ..model import entry as E
 from ..search import query as S
 from ..search import tokenize as T
 from ..model.entry import Entry
+from ..model.markup import display_text
 from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
 from ..model.lifecycle import OVERTURN_WORDS, is_current, overturns
 from ..model.record import Record
@@ -268,7 +268,7 @@ class Clauses:
     def _split(self, e: Entry) -> list[str]:
         got = self._texts.get(e.id)
         if got is None:
-            text = E.display_text(e.text)
+            text = display_text(e.text)
             if e.title and not text.lstrip(" #\t\n").startswith(e.title):
                 text = e.title + "\n" + text
             got = self._texts[e.id] = [p for p in _CLAUSE.split(T.normalize(text)) if p.strip()]
@@ -343,7 +343,7 @@ def as_written(terms: Iterable[str], *entries: Entry) -> dict[str, str]:
         rest = [t for t in terms if t not in out]
         if not rest:
             break
-        out.update(T.surfaces("\n".join([e.title, E.display_text(e.body)]), rest))
+        out.update(T.surfaces("\n".join([e.title, display_text(e.body)]), rest))
     return {t: out.get(t, t.lstrip("#")) for t in terms}
 
 

@@ -27,7 +27,6 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..model import entry as E
 from ..model import obsidian as O
 from ..search import tokenize as T
 from ..model.lexicon import EN_STOP, GENERIC_EN, GENERIC_ZH
@@ -35,6 +34,7 @@ from . import cast as C
 from .conflicts import created_key
 from .conflicts import active as current  # in the map: what search finds by default
 from ..model.entry import Entry
+from ..model.markup import display_text
 from ..model.record import Record
 from ..errors import Conflict, InvalidInput, NotFound, ParseError
 from ..disk.files import atomic_write, read_nofollow
@@ -87,7 +87,7 @@ class _Terms:
     def of(self, e: Entry) -> dict[str, str]:
         # the main text and what the sections say, not their headings (every
         # memory with reasoning would have the topic 'evidence')
-        text = E.display_text("\n".join([e.text, *e.sections.values()]))
+        text = display_text("\n".join([e.text, *e.sections.values()]))
         if e.title and not text.lstrip(" #\t\n").startswith(e.title):
             text = e.title + "\n" + text
         out: dict[str, str] = {}

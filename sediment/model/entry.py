@@ -24,7 +24,7 @@ from . import obsidian as O
 from ..errors import ParseError
 from .fields import (FIELD_ORDER, UTC, parse_time, split_sections, unwrap_link, validate_meta,
                      value_from_weights)
-from .names import in_layer, split_path
+from .names import Place, in_layer, place, split_path
 from .shape import MAX_META_SIZE, check_shape
 
 # The C loader and emitter are several times faster than PyYAML's own. But
@@ -127,17 +127,28 @@ class Entry:
         """The markdown after the frontmatter: the text that was indexed."""
         return self._body
 
-    def derive(self, strings: dict[str, str]) -> None:
+    def derive(self, strings: dict[str, str], places: dict[str, Place] | None = None,
+               eid: str | None = None) -> None:
         """Work out the id and the place now rather than on first use (the view does, for every
-        note it holds: what every reader asks first), sharing layer and room strings through ``strings``."""
+        note it holds: what every reader asks first), sharing strings through ``strings`` and
+        ``places`` (``names.place``). ``eid``: the id, known already (the frontmatter is not read)."""
         put = object.__setattr__
-        ref = bool(self.path) and not in_layer(self.path)
+        path = self.path
+        ref = False
+        if path:
+            ref, layer, room, name = place(path, strings, places)
+            put(self, "_layer", layer)
+            put(self, "_room", room)
+            put(self, "_name", name)
         put(self, "_ref", ref)
-        if self.path:
-            layer, room, _ = self._place()
-            put(self, "_layer", strings.setdefault(layer, layer))
-            put(self, "_room", strings.setdefault(room, room))
-        put(self, "_id", id_of(self.meta, self.path) if ref or "id" not in self.meta else self.meta["id"])
+        if eid is None:
+            eid = id_of(self.meta, path) if ref or "id" not in self.meta else self.meta["id"]
+        put(self, "_id", eid)
+
+    def may_hold(self, text: str) -> bool:
+        """False when the frontmatter surely holds no ``text`` (known without
+        reading it: ``view.held``); True when it may."""
+        return True
 
     # --- identity and place
     @property
@@ -336,18 +347,6 @@ def id_of(meta: Mapping[str, Any], rel: str) -> str:
     if in_layer(rel) or not rel:
         return str(meta.get("id"))
     return O.own_id(meta.get("id")) or O.path_id(rel)
-_EMBED_OR_LINK = re.compile(r"!?\[\[([^\[\]\n]+)\]\]")
-
-
-def display_text(body: str) -> str:
-    """The body as a reader sees it: each wikilink replaced by the text it
-    shows (``[[name|label]]`` → label, ``[[name#part]]`` → name)."""
-    def shown(m: re.Match[str]) -> str:
-        target, _, label = m.group(1).partition("|")
-        return label.strip() or target.split("#")[0].strip()
-    return _EMBED_OR_LINK.sub(shown, body) if "[[" in body else body
-
-
 def one_line(s: Any, limit: int = 300) -> str:
     """Collapse whitespace (a reason is one line of frontmatter)."""
     return " ".join(str(s).split())[:limit]

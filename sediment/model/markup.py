@@ -15,7 +15,17 @@ from __future__ import annotations
 
 import re
 
-from .entry import display_text
+_EMBED_OR_LINK = re.compile(r"!?\[\[([^\[\]\n]+)\]\]")
+
+
+def display_text(body: str) -> str:
+    """The body as a reader sees it: each wikilink replaced by the text it
+    shows (``[[name|label]]`` → label, ``[[name#part]]`` → name)."""
+    def shown(m: re.Match[str]) -> str:
+        target, _, label = m.group(1).partition("|")
+        return label.strip() or target.split("#")[0].strip()
+    return _EMBED_OR_LINK.sub(shown, body) if "[[" in body else body
+
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}(?=\s|$)\s*(.*?)(?:\s+#+)?\s*$")
@@ -50,7 +60,7 @@ _EMPHASIS = tuple((re.compile(o), re.compile(c), w) for o, c, w in (
 def plain(markdown: str) -> str:
     """``markdown`` without its markup, line by line (lines are kept: a
     caller joins them as it likes). Wikilinks and embeds become the text they
-    show (``entry.display_text``), ``[text](url)`` its text."""
+    show (``display_text``), ``[text](url)`` its text."""
     text = _uncomment(markdown) if ("%%" in markdown or "<!--" in markdown) else markdown
     out = []
     fence = ""  # the fence of the code block we are in

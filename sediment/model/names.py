@@ -112,6 +112,24 @@ def split_path(rel: str) -> tuple[str, str, str]:
     return "", "/".join(parts[:-1]), parts[-1][:-3]
 
 
+# a folder's place: (outside the layers: a person's, its layer, its room)
+Place = tuple[bool, str, str]
+
+
+def place(rel: str, strings: dict[str, str], places: dict[str, Place] | None) -> tuple[bool, str, str, str]:
+    """(a person's note, layer, room, name) of the note at ``rel``, its
+    strings shared through ``strings``; ``places`` keeps each folder's (a
+    root has few folders and many notes)."""
+    folder, _, file = rel.rpartition("/")
+    got = places.get(folder) if places is not None and file.endswith(".md") else None
+    if got is None:
+        layer, room, _ = split_path(rel)
+        got = (not in_layer(rel), strings.setdefault(layer, layer), strings.setdefault(room, room))
+        if places is not None:
+            places[folder] = got
+    return (*got, file[:-3])
+
+
 def in_layer(rel: str) -> bool:
     """Whether ``rel`` is inside a layer folder: the agent's, not a person's."""
     return rel.split("/", 1)[0] in LAYERS and "/" in rel

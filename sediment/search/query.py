@@ -15,7 +15,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..model import entry as E
 from ..model import names as N
 from . import tokenize as T
 from ..model.entry import Entry
@@ -31,7 +30,7 @@ from .rank import Lane, LaneSource, vouched
 from .textnorm import fold
 from ..model.lexicon import CJK_RUN
 from ..model.fields import unwrap_link
-from ..model.markup import plain
+from ..model.markup import display_text, plain
 
 def by_meaning(hit_lanes: Mapping[str, int], lanes: Sequence[Lane], slot: int) -> bool:
     """A hit the semantic lane found for a query it leaned on (few of the query's
@@ -150,7 +149,7 @@ def doc_terms(tok: T.Tokenizer, entry: Entry) -> DocTerms:
     tags = "\n".join(entry.tags)
     # links are not words of the memory: frontmatter links are left out, and a
     # body wikilink counts once, by the text a reader sees ([[name|label]] → label)
-    rest = "\n".join([E.display_text(entry.body), entry.room.replace("/", " ")])
+    rest = "\n".join([display_text(entry.body), entry.room.replace("/", " ")])
     if title and entry.body.lstrip(" #\t\n").startswith(title):
         title = ""  # a title taken from the first line would count that line four times
     tw, tb = tok.terms("\n".join([title, *entry.aliases]))  # aliases name a note as its title does
@@ -264,7 +263,7 @@ def written(entry: Entry, terms: Sequence[str], query: str = "") -> dict[str, st
         return {}
     tags = {whole(t): t for t in entry.tag_set}
     shown: dict[str, str] = {t: tags[t] for t in terms if t in tags}
-    for text in ("\n".join([entry.title, *entry.aliases, *entry.tags]), E.display_text(entry.body), query):
+    for text in ("\n".join([entry.title, *entry.aliases, *entry.tags]), display_text(entry.body), query):
         rest = [t for t in terms if t not in shown]
         if not rest:
             break

@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable, Protocol, Sequence
 
-from ..model.entry import Entry, display_text
+from ..model.entry import Entry
+from ..model.markup import display_text
 from ..errors import NotInstalled, install_hint
 
 # Memories are embedded by their first characters: the encoder reads a few
