@@ -45,7 +45,8 @@ import gen  # noqa: E402  (also puts the repository on sys.path)
 from sediment.model import entry as E  # noqa: E402
 from sediment.search import query as S  # noqa: E402
 from sediment.search.feedback import Feedback  # noqa: E402
-from sediment.search.index import SNAPSHOT_FORMAT, Index  # noqa: E402
+from sediment.search.index import Index  # noqa: E402
+from sediment.search.snapshot import SNAPSHOT_FORMAT  # noqa: E402
 from sediment.model.policy import DEFAULTS  # noqa: E402
 from sediment.search.tokenize import Tokenizer  # noqa: E402
 
@@ -91,7 +92,7 @@ def prepare(n: int, a: argparse.Namespace, tok: Tokenizer) -> tuple[Index, list]
     if kept is not None:
         kept.mkdir(parents=True, exist_ok=True)
         with open(kept / "index", "wb") as fh:
-            for chunk in idx.snapshot({k: 0 for k in idx.key_of if k is not None}):
+            for chunk in idx.snapshot():
                 fh.write(chunk)
         (kept / "queries.json").write_text(json.dumps(qs, ensure_ascii=False), encoding="utf-8")
     return idx, qs

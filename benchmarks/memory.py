@@ -126,7 +126,7 @@ def main(argv=None) -> int:
         held = sum(1 for e in view.entries.values() if getattr(e, "in_memory", True))
         print(f"bodies in memory: {held:,} of {len(view)}; the body store on disk: "
               f"{store.stat().st_size / 2**20 if store.exists() else 0:.1f} MB")
-        for name in ("by_path", "by_name", "file_stats", "problems", "_pool"):
+        for name in ("by_path", "by_name", "file_stats", "problems", "pool"):
             print(f"view.{name}: {deep(getattr(view, name, None), seen) / 2**20:.1f} MB beyond the above")
         if a.trace:
             by: dict[str, int] = {}

@@ -28,7 +28,7 @@ import struct
 import pytest
 
 from sediment import Repository
-from sediment.search import index as I
+from sediment.search import snapshot as SN
 from sediment.search.feedback import Feedback
 from sediment.search.index import DocTerms, Index
 
@@ -170,7 +170,7 @@ def test_term_vectors_survive_a_snapshot():
     idx, _ = _zipf(500, seed=3)
     idx.remove("k00007", None)
     before = {k: sorted(idx.words.vector(s)) for k, s in idx.slot_of.items()}
-    again, _ = Index.restore(b"".join(idx.snapshot({k: 0 for k in idx.slot_of})))
+    again, _ = Index.restore(b"".join(idx.snapshot()))
     assert {k: sorted(again.words.vector(s)) for k, s in again.slot_of.items()} == before
     again.put("new", DocTerms.build([(["w1", "zzz"], [], 2)]))
     again.fold()
@@ -180,16 +180,17 @@ def test_term_vectors_survive_a_snapshot():
 
 def _as_format(data: bytes, fmt: int) -> bytes:
     """The same snapshot, its header claiming another format (checksum fixed)."""
-    body = data[len(I._MAGIC) + 32:]
-    n = 2 + sum(len(a) for a in I._LANE_ARRAYS.values())
-    sizes = list(struct.unpack_from(f"<{n}Q", body))
-    head = json.loads(body[8 * n:8 * n + sizes[0]])
-    rest = body[8 * n + sizes[0]:]
+    body = data[len(SN._MAGIC) + 32:]
+    (n,) = struct.unpack_from("<Q", body)
+    sizes = list(struct.unpack_from(f"<{n}Q", body, 8))
+    start = 8 + 8 * n
+    head = json.loads(body[start:start + sizes[0]])
+    rest = body[start + sizes[0]:]
     head["format"] = fmt
     raw = json.dumps(head, ensure_ascii=False).encode()
     sizes[0] = len(raw)
-    new = struct.pack(f"<{n}Q", *sizes) + raw + rest
-    return I._MAGIC + hashlib.sha256(new).digest() + new
+    new = struct.pack(f"<Q{n}Q", n, *sizes) + raw + rest
+    return SN._MAGIC + hashlib.sha256(new).digest() + new
 
 
 def test_snapshot_of_the_previous_format_is_rebuilt_never_misread(tmp_path):
@@ -200,8 +201,8 @@ def test_snapshot_of_the_previous_format_is_rebuilt_never_misread(tmp_path):
     snap = tmp_path / "_system" / "cache" / "index.bin"
     data = snap.read_bytes()
     fingerprint = Repository(tmp_path).view.tokenizer.fingerprint()
-    Index.restore(_as_format(data, I.SNAPSHOT_FORMAT), fingerprint)  # the re-packing itself is sound
-    old = _as_format(data, I.SNAPSHOT_FORMAT - 1)
+    Index.restore(_as_format(data, SN.SNAPSHOT_FORMAT), fingerprint)  # the re-packing itself is sound
+    old = _as_format(data, SN.SNAPSHOT_FORMAT - 1)
     with pytest.raises(ValueError):
         Index.restore(old, "")
     snap.write_bytes(old)

@@ -16,7 +16,6 @@ from pathlib import Path
 from sediment import Repository
 from sediment.disk import vault
 from sediment.model import entry as E
-from sediment.search.index import Index
 from sediment.store import moves as M
 from sediment.store.store import Store
 from sediment.view import load as L
@@ -103,10 +102,11 @@ def test_the_snapshot_never_pairs_a_stamp_with_other_bytes(tmp_path, monkeypatch
     for _ in range(2):
         with Repository(root) as repo:
             fingerprint = repo.view.tokenizer.fingerprint()
-        with open(root / "_system" / "cache" / "index.bin", "rb") as fh:
-            _, docs = Index.restore(fh, fingerprint)
+        _, docs = L.read_snapshot(root / "_system" / "cache" / "index.bin", fingerprint)
+        assert docs is not None
         checked = 0
-        for path, version, _meta, _off, seen in docs:
+        for slot, (path, version) in enumerate(zip(docs.paths, docs.versions)):
+            seen = docs.stamp(slot)
             if seen is not None and seen == vault.stamp((root / path).stat()):
                 assert E.content_version((root / path).read_bytes()) == version, path
                 checked += 1

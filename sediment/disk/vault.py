@@ -105,6 +105,9 @@ def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None]
             continue
         if rel:
             on_unreadable(rel + "/", None)
+        # (in a layer folder, which the walk entered, a file is left out only
+        # for a name starting with a dot: asked once a folder, not a note)
+        layer = rel.partition("/")[0] in LAYERS
         with it:
             for d in it:
                 r = f"{rel}/{d.name}" if rel else d.name
@@ -112,7 +115,8 @@ def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None]
                     if d.is_dir(follow_symlinks=False):
                         if not rules.skips(r, is_dir=True):
                             stack.append((Path(d.path), r))
-                    elif d.name.endswith(".md") and d.is_file(follow_symlinks=False) and not rules.skips(r):
+                    elif (d.name.endswith(".md") and d.is_file(follow_symlinks=False)
+                          and not (d.name.startswith(".") if layer else rules.skips(r))):
                         yield r, d.stat(follow_symlinks=False)
                     elif on_temp is not None and d.name.endswith(".tmp") and is_temp(d.name):
                         on_temp(r)

@@ -15,22 +15,19 @@ slots (amortised O(1) per change) and whenever the base is rebuilt.
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
-import struct
-import sys
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from . import bulk
+from . import snapshot as SN
 from . import coverage as C
 from . import feedback as F
 from .maxscore import Scored, bm25
-from .postings import NO_SLOT, Postings, Vocab, renumber
+from .postings import NO_SLOT, Postings, renumber
 from .rank import Lane, Ranking, best, rrf, rrf_add, vouched
+from .snapshot import Columns
 
 # Field weights, applied as repeated term frequency (a poor man's BM25F): a
 # word in the title or a tag says more about what a memory is than one in the body.
@@ -39,17 +36,6 @@ TAG_WEIGHT = 3
 # candidates ranked per lane before fusion: below rank 100 a lane adds less
 # than 1/160 to a fused score, never enough to matter for the first results
 LANE_DEPTH = 100
-# 10: the view's documents hold each file's settled stat (an older version
-# would fail on them); 9: frequencies as bytes where they fit; 8: term vectors
-# of the word lane (ids only; 7 held frequencies too); 6: superseded flag bit
-SNAPSHOT_FORMAT = 10
-_MAGIC = b"SEDIDX\n"
-# what a snapshot holds of each lane, in order ("starts": the vocabulary's)
-_LANE_ARRAYS = {
-    "words": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths", "vec_offsets", "vec_terms"),
-    "bigrams": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths"),
-}
-# the others "I"; a lane's frequencies are "B" or "H" (its "tfs" in the header)
 ALIVE = 0x80
 # dead slots are dropped when there are more than this many and they pass a
 # quarter of all slots (amortised O(1) per change; a small index keeps its few)
@@ -255,64 +241,27 @@ class Index:
     def delta_terms(self) -> int:
         return len(self.words.delta) + len(self.bigrams.delta)
 
-    def snapshot(self, docs: dict[str, Any], fingerprint: str = "") -> list[bytes]:
-        """The index and ``docs`` (per key, whatever the owner needs to skip
-        parsing: JSON-able) as a list of byte chunks to write one after the
-        other (never joined: at 100k memories that would double the peak
-        memory). Dead slots are dropped first."""
+    def snapshot(self, columns: Columns | None = None, fingerprint: str = "") -> list[bytes]:
+        """The index, and the owner's ``columns`` (given the keys in slot
+        order, once dead slots are dropped: named sections of bytes, whatever
+        the owner needs to skip parsing, each laid out by slot as it likes),
+        as a list of byte chunks to write one after the other (never joined:
+        at 100k memories that would double the peak memory); the layout is
+        ``snapshot.py``'s."""
         if self._dead:
             self.compact()
         else:
             self.fold()
-        header: dict[str, Any] = {
-            "format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder, "fingerprint": fingerprint,
-            "docs": [docs[k] for k in self.key_of],  # type: ignore[index]
-            "keys": self.key_of,
-        }
-        blobs: list[bytes] = [bytes(self.flags)]
-        for name, lane in (("words", self.words), ("bigrams", self.bigrams)):
-            tfs = lane.base_tfs
-            header[name] = {"terms": lane.base_index.blob, "total_len": lane.total_len, "live": lane.live,
-                            "tfs": tfs.typecode if isinstance(tfs, array) else tfs.format}
-            blobs += [(lane.base_index.starts if a == "starts" else getattr(lane, a)).tobytes()
-                      for a in _LANE_ARRAYS[name]]
-        head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        del header
-        sizes = [len(head)] + [len(b) for b in blobs]
-        chunks = [struct.pack(f"<{len(sizes)}Q", *sizes), head, *blobs]
-        digest = hashlib.sha256()
-        for c in chunks:
-            digest.update(c)
-        return [_MAGIC, digest.digest(), *chunks]
+        return SN.pack(self, columns(self.key_of) if columns is not None else (), fingerprint)  # type: ignore[arg-type]
 
     @classmethod
-    def restore(cls, data: bytes | BinaryIO, fingerprint: str = "") -> tuple["Index", list[Any]]:
-        """The index and the per-key docs from ``snapshot`` bytes, or a file
-        open on them. Raises ``ValueError`` for anything damaged or from
-        another format.
-
-        The lanes' arrays are not copied out of what is read: each lane's
-        bytes are read into one buffer and its arrays are views of it (a
-        warm open of 100k memories saves a copy of a few hundred MB, and the
-        time to make it); a lane rebuilt later lets its buffer go."""
-        head, flags, sizes, bufs = _read_snapshot(data)
-        if head.get("format") != SNAPSHOT_FORMAT or head.get("byteorder") != sys.byteorder:
-            raise ValueError("snapshot of another format")
-        if head.get("fingerprint") != fingerprint:
-            raise ValueError("snapshot made by another version of the tokenizer or parser")
+    def restore(cls, data: bytes | BinaryIO, fingerprint: str = "") -> tuple["Index", dict[str, bytes]]:
+        """The index and the owner's columns (name → bytes) from ``snapshot``
+        bytes, or a file open on them. Raises ``ValueError`` for anything
+        damaged or from another format. The lanes' arrays are views of what
+        was read, not copies of it."""
         idx = cls()
-        keys = head["keys"]
-        idx.flags = flags
-        if len(idx.flags) != len(keys):
-            raise ValueError("snapshot flags are inconsistent")
-        k = 2
-        for (name, lane), buf in zip((("words", idx.words), ("bigrams", idx.bigrams)), bufs):
-            n = len(_LANE_ARRAYS[name])
-            _restore_lane(lane, name, head[name], buf, sizes[k:k + n], keys=len(keys))
-            k += n
-        idx.key_of = keys
-        idx.slot_of = dict(zip(keys, range(len(keys))))
-        return idx, head["docs"]
+        return idx, SN.unpack(idx, data, fingerprint)
 
     # -------------------------------------------------------------- search
 
@@ -431,70 +380,3 @@ class Index:
             df = ln.df(t)
             if df >= min_df and (max_df is None or df <= max_df):
                 yield t, df
-
-
-def _read_snapshot(data: bytes | BinaryIO) -> tuple[dict[str, Any], bytearray, tuple[int, ...], list[bytearray]]:
-    """A snapshot's header, flags, array sizes and one buffer per lane, its
-    checksum checked. Raises ``ValueError`` for anything damaged."""
-    fh: Any = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data  # (readinto: not in BinaryIO)
-    if fh.read(len(_MAGIC)) != _MAGIC:
-        raise ValueError("not a sediment index snapshot")
-    digest = fh.read(32)
-    n = 2 + sum(len(a) for a in _LANE_ARRAYS.values())
-    raw = fh.read(8 * n)
-    if len(raw) != 8 * n:
-        raise ValueError("snapshot is truncated")
-    sizes: tuple[int, ...] = struct.unpack(f"<{n}Q", raw)
-    here = fh.tell()
-    if fh.seek(0, io.SEEK_END) - here != sum(sizes):
-        raise ValueError("snapshot is truncated")
-    fh.seek(here)
-    check = hashlib.sha256(raw)
-    head_bytes = fh.read(sizes[0])
-    flags = bytearray(fh.read(sizes[1]))
-    check.update(head_bytes)
-    check.update(flags)
-    bufs = []
-    k = 2
-    for arrays in _LANE_ARRAYS.values():  # one buffer per lane
-        buf = bytearray(sum(sizes[k:k + len(arrays)]))
-        if fh.readinto(buf) != len(buf):
-            raise ValueError("snapshot is truncated")
-        check.update(buf)
-        bufs.append(buf)
-        k += len(arrays)
-    if check.digest() != digest:
-        raise ValueError("snapshot checksum mismatch")
-    return json.loads(head_bytes), flags, sizes, bufs
-
-
-def _restore_lane(lane: Postings, name: str, meta: dict[str, Any], buf: bytearray, sizes: Sequence[int], *,
-                  keys: int) -> None:
-    """Set a lane's arrays to views of its snapshot buffer (``sizes``: of
-    each of its arrays, in order), ``keys`` slots in all. Raises
-    ``ValueError`` for anything inconsistent."""
-    view, pos = memoryview(buf), 0
-    got: dict[str, Any] = {}
-    for attr, size in zip(_LANE_ARRAYS[name], sizes, strict=True):
-        code = str(meta.get("tfs")) if attr == "base_tfs" else "I"
-        if code not in ("B", "H", "I"):
-            raise ValueError("snapshot lane is inconsistent")
-        if size % array(code).itemsize:
-            raise ValueError("snapshot lane is inconsistent")
-        got[attr] = view[pos:pos + size].cast(code)  # type: ignore[call-overload]
-        pos += size
-    lengths = got.pop("lengths")
-    lane.lengths = array("I")
-    lane.lengths.frombytes(lengths.cast("B"))  # (changes with every put: an array of its own)
-    starts = got.pop("starts")
-    for attr, a in got.items():
-        setattr(lane, attr, a)
-    lane.base_index = Vocab(meta["terms"], starts)
-    if (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
-            or starts[-1] != len(meta["terms"]) + 1 and len(starts) > 1):
-        raise ValueError("snapshot lane is inconsistent")
-    # (a term id past the vocabulary is skipped where vectors are read:
-    # a pass over every id here cost ~1 s of a 100k warm open)
-    if lane.vectors and (len(lane.vec_offsets) != keys + 1 or lane.vec_offsets[-1] != len(lane.vec_terms)):
-        raise ValueError("snapshot term vectors are inconsistent")
-    lane.total_len, lane.live = meta["total_len"], meta["live"]

@@ -25,7 +25,9 @@ Predicate = Callable[[Entry], bool]  # (search.query's, spelled here: this modul
 def known(policy: Policy, entries: Iterable[Entry]) -> Known:
     """The known people of a root: its policy's list, then its current notes
     of kind ``person`` (a note's title is a name, its ``aliases`` the others)."""
-    notes = [(e.id, e.path, e.title, e.aliases) for e in entries if e.kind == PERSON_KIND and is_current(e)]
+    # (may_hold: a note's frontmatter not yet read is not read for this)
+    notes = [(e.id, e.path, e.title, e.aliases) for e in entries
+             if e.may_hold(PERSON_KIND) and e.kind == PERSON_KIND and is_current(e)]
     notes.sort(key=lambda n: n[0])  # (the first to claim a name keeps it, the same on every machine)
     return known_people(policy.people, notes)
 

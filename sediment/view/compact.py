@@ -1,6 +1,8 @@
 """How the view keeps frontmatter: compactly in memory (``Meta``, sharing
-what a ``Pool`` holds), and as JSON in the index snapshot (``freeze`` /
-``thaw``); and the view's map of names (``Named``). Pure.
+what a ``Pool`` holds), as JSON in the index snapshot (``freeze`` /
+``thaw``), and as that JSON until a reader asks (``Encoded``: a warm open
+does not parse the frontmatter of notes nobody reads); and the view's map of
+names (``Named``). Pure.
 
 At 100,000 notes every byte an entry holds is 100 kB: a parsed frontmatter
 dict of 9 keys takes 272 bytes before its values; a ``Meta`` 160.
@@ -9,8 +11,11 @@ dict of 9 keys takes 272 bytes before its values; a ``Meta`` 160.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 from typing import Any, Iterator, Mapping
+
+from ..model.names import Place
 
 
 
@@ -89,7 +94,7 @@ class Pool:
     layout of keys, one object for each repeated short value (a kind, a
     status, a source, a tag, a value)."""
 
-    __slots__ = ("layouts", "text", "numbers", "lists")
+    __slots__ = ("layouts", "text", "numbers", "lists", "places")
 
     def __init__(self) -> None:
         # keys → (key → position, the positions worth sharing, updated's, created's)
@@ -97,6 +102,7 @@ class Pool:
         self.text: dict[str, str] = {}
         self.numbers: dict[float, float] = {}
         self.lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.places: dict[str, Place] = {}  # folder → its place (names.place)
 
     def value(self, v: Any) -> Any:
         t = type(v)
@@ -124,9 +130,9 @@ class Pool:
 _OWN = frozenset(("id", "title", "created", "updated", "reason"))
 
 
-def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
+def compact(meta: Mapping[str, Any], pool: Pool) -> Meta | Encoded:
     """``meta`` as the view keeps it (see ``Meta``), sharing what ``pool`` holds."""
-    if isinstance(meta, Meta):
+    if isinstance(meta, (Meta, Encoded)):
         return meta
     keys = tuple(meta)
     layout = pool.layouts.get(keys)
@@ -155,6 +161,100 @@ def compact(meta: Mapping[str, Any], pool: Pool) -> Meta:
     if iu >= 0 and ic >= 0 and values[iu] == values[ic]:
         values[iu] = values[ic]  # never updated: one string for both
     return Meta(at, tuple(values))
+
+
+def _verbatim(text: str) -> bool:
+    """Whether JSON (``ensure_ascii=False``) writes ``text`` as it is: no
+    quote, backslash or control character to escape."""
+    return text.isprintable() and '"' not in text and "\\" not in text
+
+
+class Encoded(Mapping[str, Any]):
+    """Frontmatter as the index snapshot keeps it (``freeze``'s JSON, UTF-8),
+    read into a ``Meta`` the first time anything of it is asked. A warm open
+    of 100,000 notes parsed every note's frontmatter and pooled its values
+    (a third of the open's time) for searches that read a few dozen of them.
+
+    Reads as ``Meta`` does. A question for a key the text does not hold
+    (``get``, ``in``) is answered from the text itself, without parsing it:
+    the people a note names (``entities``) are asked of every note by the
+    first search. Safe from several threads: parsing twice gives equal
+    values, and the text is let go only after the ``Meta`` is in place."""
+
+    __slots__ = ("raw", "_pool", "_meta")
+
+    def __init__(self, raw: bytes, pool: Pool) -> None:
+        self.raw: bytes | None = raw  # None once read
+        self._pool = pool
+        self._meta: Meta | None = None
+
+    def _read(self) -> Meta:
+        m = self._meta
+        if m is not None:
+            return m
+        raw = self.raw
+        if raw is None:  # (another thread read it between the two looks)
+            m = self._meta
+            assert m is not None
+            return m
+        got = compact(thaw(json.loads(raw)), self._pool)
+        assert isinstance(got, Meta)
+        self._meta = got
+        self.raw = None
+        return got
+
+    def _absent(self, key: object) -> bool:
+        """Whether the text surely has no such key: its JSON form (a key
+        JSON writes as it is) appears nowhere in it. (A value equal to the
+        key, or a nested key, only makes it read.)"""
+        raw = self.raw
+        return (raw is not None and self._meta is None and type(key) is str and _verbatim(key)
+                and b'"' + key.encode("utf-8") + b'"' not in raw)
+
+    def may_hold(self, text: str) -> bool:
+        """False when no key or value of the frontmatter can be ``text``, or
+        a text holding it (its JSON form appears nowhere), without parsing it."""
+        raw = self.raw
+        return raw is None or not _verbatim(text) or text.encode("utf-8") in raw
+
+    def __getitem__(self, key: str) -> Any:
+        if self._absent(key):
+            raise KeyError(key)
+        return self._read()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if self._absent(key):
+            return default
+        return self._read().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return not self._absent(key) and key in self._read()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __eq__(self, other: object) -> bool:
+        return self._read() == other
+
+    __hash__ = None  # type: ignore[assignment]  # as a dict's
+
+    def __repr__(self) -> str:
+        return repr(self._read())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self._read()),)
+
+    def copy(self) -> dict[str, Any]:
+        return dict(self._read())
+
+    def __or__(self, other: Any) -> dict[str, Any]:
+        return self._read().__or__(other)
+
+    def __ror__(self, other: Any) -> dict[str, Any]:
+        return self._read().__ror__(other)
 
 
 class Named(Mapping[str, tuple[str, ...]]):

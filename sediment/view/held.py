@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 from ..model.entry import Entry
 from ..model.shape import is_plain
-from .compact import Pool, compact
+from .compact import Encoded, Pool, compact
 
 Clock = Callable[[str, str], "float | None"]  # (path, 'created' | 'updated') → a POSIX time, or None
 _BOM = b"\xef\xbb\xbf"
@@ -52,11 +52,12 @@ class Held(Entry):
     _clock: Clock | None
 
     def __init__(self, meta: Mapping[str, Any], body: str, path: str, version: str, *, tz: _dt.tzinfo,
-                 off: int | None = None, plain: bool | None = None) -> None:
+                 off: int | None = None, plain: bool | None = None, kept: tuple[Reader, int] | None = None) -> None:
+        """``kept``: the body store that keeps the body, and where (``keep``); ``body`` is then ""."""
         super().__init__(meta, body, path, version, tz=tz)
         put = object.__setattr__
-        put(self, "_shelf", None)
-        put(self, "_at", 0)
+        put(self, "_shelf", kept[0] if kept is not None else None)
+        put(self, "_at", kept[1] if kept is not None else 0)
         put(self, "_off", off)
         put(self, "_plain", plain)
         put(self, "_clock", None)
@@ -114,14 +115,20 @@ class Held(Entry):
         put(self, "_shelf", shelf)
         put(self, "_body", "")
 
-    def settle(self, pool: Pool, clock: Clock) -> None:
+    def settle(self, pool: Pool, clock: Clock, eid: str | None = None) -> None:
         """(The view, taking the entry in) keep the frontmatter compact,
         sharing what ``pool`` holds, and work out the id and place now; a
-        person's note takes its file times from ``clock``."""
+        person's note takes its file times from ``clock``. ``eid``: its id,
+        when the view knows it already (a note the index snapshot vouches
+        for, its frontmatter still its JSON text: ``compact.Encoded``)."""
         object.__setattr__(self, "meta", compact(self.meta, pool))
-        self.derive(pool.text)
-        if self.reference:
+        self.derive(pool.text, pool.places, eid)
+        if self._ref:
             object.__setattr__(self, "_clock", clock)
+
+    def may_hold(self, text: str) -> bool:
+        m = self.meta
+        return not isinstance(m, Encoded) or m.may_hold(text)
 
     def file_time(self, which: str) -> float | None:
         clock = self._clock

@@ -30,6 +30,7 @@ at all (``vault.settled``: git's answer to the racily clean file).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import logging
 import os
 import struct
@@ -38,7 +39,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from ..disk.files import read_nofollow
 from ..disk.vault import settled, stamp
@@ -47,7 +48,8 @@ from ..model import entry as E
 from ..progress import Ticker
 from ..search.index import Batch, DocTerms, Index, Pending
 from .bodies import Shelf
-from .compact import freeze, thaw
+from .columns import Docs
+from .compact import Encoded, Pool, freeze, thaw
 from .held import Held, offset
 
 if TYPE_CHECKING:
@@ -244,14 +246,10 @@ def _drain(pool: ProcessPoolExecutor, ahead: deque[Future[list[Outcome]]],
 # ---------------------------------------------------------------------------
 # against the index snapshot
 
-# a snapshot's document: [path, version, frontmatter (JSON) or None, off or
-# None, the file's settled stamp or None]
-Doc = list[Any]
-
 
 class Opening(Protocol):
-    """What a warm open reads of the view (``view.View``), and the two ways
-    it puts a note into it."""
+    """What a warm open reads of the view (``view.View``), and the ways it
+    puts a note into it."""
 
     @property
     def root(self) -> Path: ...
@@ -265,11 +263,14 @@ class Opening(Protocol):
     def index(self) -> Index: ...
     @property
     def shelf(self) -> Shelf: ...
+    @property
+    def pool(self) -> Pool: ...
 
     def load_file(self, rel: str, st: os.stat_result | None = None, data: bytes | None = None,
                   outcome: Outcome | None = None, *, since: int | None = None) -> None: ...
 
-    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None, *, since: int) -> None: ...
+    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None, *, since: int,
+              eid: str | None = None, settled_as: int | None = None) -> None: ...
 
 
 # an open rewrites the snapshot when at least this many notes (and a
@@ -278,16 +279,16 @@ class Opening(Protocol):
 RESTAMP = 256
 
 
-def read_snapshot(path: Path | None, fingerprint: str) -> tuple[Index, dict[str, tuple[int, Doc]] | None]:
-    """The index the snapshot at ``path`` holds, and its documents by path;
-    an empty index and None when there is none, or it is damaged or of
-    another version (a cache: a cold open costs time only)."""
+def read_snapshot(path: Path | None, fingerprint: str) -> tuple[Index, Docs | None]:
+    """The index the snapshot at ``path`` holds, and the notes it recorded
+    (``columns.Docs``); an empty index and None when there is none, or it is
+    damaged or of another version (a cache: a cold open costs time only)."""
     if path is None:
         return Index(), None
     try:
         with open(path, "rb") as fh:
-            index, docs = Index.restore(fh, fingerprint)
-        return index, {d[0]: (slot, d) for slot, d in enumerate(docs)}
+            index, columns = Index.restore(fh, fingerprint)
+        return index, Docs(columns, len(index.key_of))
     except FileNotFoundError:
         pass
     except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
@@ -306,7 +307,7 @@ class Loaded(NamedTuple):
         return self.restamped >= max(RESTAMP, files // 16)
 
 
-def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dict[str, tuple[int, Doc]],
+def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: Docs | None,
                parsed: Iterator[Outcome] | None, tick: Ticker, *, since: int) -> Loaded:
     """load_all's walk over the files (stat'ed after ``since``,
     ``time.time_ns()``): the snapshot's slots it could keep.
@@ -314,27 +315,30 @@ def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dic
     A note whose stat is the one the snapshot recorded (ctime, mtime, size,
     inode: ``vault.stamp``), recorded when it was settled (``vault.settled``)
     and settled now, is not read: its frontmatter and terms are the
-    snapshot's, its body the body store's. Any other is read, and kept only
-    if its bytes hash to the snapshot's version."""
+    snapshot's (its frontmatter kept as the snapshot's text until it is
+    read: ``compact.Encoded``), its body the body store's. Any other is
+    read, and kept only if its bytes hash to the snapshot's version."""
     matched: set[int] = set()
     restamped = 0
     root = str(view.root)
+    slot_of = snap.slot_of if snap is not None else {}
+    key_of, entries, shelf, pool, tz = view.index.key_of, view.entries, view.shelf, view.pool, view.tz
     for rel, st in files:
         tick()
-        hit = snap.get(rel)
-        if hit is None:
+        slot = slot_of.get(rel)
+        if slot is None or snap is None:
             _load(view, rel, st, outcome=next(parsed) if parsed is not None else None, since=since)
             continue
-        slot, doc = hit
-        _, version, meta, off, seen = doc  # (seen None: not settled when the snapshot was saved)
-        doc[2] = None  # (the entry keeps its own compact copy: this one may go now)
+        version, meta, off, seen = snap.versions[slot], snap.take_meta(slot), snap.off(slot), snap.stamp(slot)
         now_settled = settled(st, since)
-        if meta is not None and off is not None and seen is not None and now_settled and seen == stamp(st):
-            at = view.shelf.find(slot, version, st.st_size - off)
-            entry = None if at is None else _restored(view, rel, None, slot=slot, version=version,
-                                                      kept_as_is=meta, off=off, at=at)
-            if entry is not None:
-                view.admit(entry, st, since=since)
+        key = key_of[slot]
+        if meta and off is not None and seen is not None and now_settled and seen == stamp(st):
+            # (its id is the slot's: the snapshot saved them together, of
+            # these bytes, at this path; the body store holds its body)
+            at = shelf.find(slot, version, st.st_size - off)
+            if at is not None and key is not None and key not in entries:
+                entry = Held(Encoded(meta, pool), "", rel, version, tz=tz, off=off, kept=(shelf, at))
+                view.admit(entry, st, since=since, eid=key, settled_as=seen)
                 matched.add(slot)
                 continue
         restamped += seen is None and now_settled
@@ -345,47 +349,46 @@ def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: dic
             # a FIFO put in its place since the walk: never followed, never
             # waited on), which the walk would have passed over: the slot dies below
             continue
-        if meta is None:  # (properties with a warning, which check must see again)
+        if not meta:  # (properties with a warning, which check must see again)
             if kept(view, rel, st, data, slot=slot, version=version, since=since):
                 matched.add(slot)
             continue
-        entry = _restored(view, rel, data, slot=slot, version=version, kept_as_is=meta, off=off)
-        if entry is None:
+        restored = _restored(view, rel, data, slot=slot, version=version, meta=meta, off=off)
+        if restored is None:
             _load(view, rel, st, data, since=since)
             continue
-        view.admit(entry, st, since=since)
+        view.admit(restored, st, since=since)
         matched.add(slot)
     return Loaded(matched, restamped)
 
 
-def _restored(view: Opening, rel: str, data: bytes | None, *, slot: int, version: str,
-              kept_as_is: dict[str, Any], off: int | None, at: int | None = None) -> Held | None:
-    """The note the snapshot's slot recorded, from its frontmatter there and
-    its body in the body store (or its bytes); None when the file is not
-    that note any more (other bytes, or its id taken or not the slot's).
-    Without ``data`` (its stat vouches for its bytes): its body is the body
-    store's, at ``at``."""
-    meta = thaw(kept_as_is)  # (dates the snapshot kept as tagged text)
-    eid = E.id_of(meta, rel)
-    key = view.index.key_of[slot]
-    if (data is not None and E.content_version(data) != version) or eid in view.entries or key != eid:
+def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, meta: bytes,
+              off: int | None) -> Held | None:
+    """The note the snapshot's slot recorded, from its frontmatter there (its
+    JSON text, ``meta``) and its body from the body store or its bytes;
+    None when the file is not that note any more (other bytes, or its id
+    taken or not the slot's)."""
+    if E.content_version(data) != version:
         return None
-    if "id" in meta:  # (a person's note may have none: its id is its path's)
-        meta["id"] = key  # (equal: checked above) one string, not two
-    body = ""
-    if data is None:
-        pass
-    elif off is None:  # (CRLF, a BOM: its body is not a slice of its bytes, nor in the body store)
+    kept_as_is = json.loads(meta)
+    fields = thaw(kept_as_is)  # (dates the snapshot kept as tagged text)
+    eid = E.id_of(fields, rel)
+    key = view.index.key_of[slot]
+    if eid in view.entries or key != eid:
+        return None
+    if "id" in fields:  # (a person's note may have none: its id is its path's)
+        fields["id"] = key  # (equal: checked above) one string, not two
+    at = None
+    if off is None:  # (CRLF, a BOM: its body is not a slice of its bytes, nor in the body store)
         body = body_of(data)
     else:
         at = view.shelf.find(slot, version, len(data) - off)  # (its body in the body store: bodies.py)
         body = data[off:].decode("utf-8") if at is None else ""
     # (thawed dates: JSON cannot keep them as they are)
-    entry = Held(meta, body, rel, version, tz=view.tz, off=off, plain=meta is kept_as_is)
+    entry = Held(fields, body, rel, version, tz=view.tz, off=off, plain=fields is kept_as_is)
     if at is not None:
         entry.keep(view.shelf, at)
     return entry
-
 
 def body_of(data: bytes) -> str:
     """The body ``parse`` found in these bytes (they hashed to the version
@@ -425,10 +428,20 @@ def _load(view: Opening, rel: str, st: os.stat_result, data: bytes | None = None
     view.load_file(rel, st, data, outcome, since=since)
 
 
-def snapshot_meta(e: Held, warned: bool) -> dict[str, Any] | None:
-    """What the index snapshot keeps of a note's frontmatter: None (parse it
-    again on open) when JSON cannot keep it, or when reading it found a
-    problem ``check`` must see again (``warned``)."""
+def snapshot_meta(e: Held, warned: bool) -> bytes:
+    """What the index snapshot keeps of a note's frontmatter, as JSON: empty
+    (parse it again on open) when JSON cannot keep it, or when reading it
+    found a problem ``check`` must see again (``warned``). Frontmatter still
+    the snapshot's own text is written back as it is."""
     if warned:
-        return None
-    return dict(e.meta) if e.plain else freeze(e.meta)
+        return b""
+    meta = e.meta
+    if isinstance(meta, Encoded) and (raw := meta.raw) is not None:
+        return raw
+    kept = dict(meta) if e.plain else freeze(meta)
+    if kept is None:
+        return b""
+    try:
+        return json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (ValueError, TypeError):  # (text UTF-8 cannot hold: a lone surrogate)
+        return b""

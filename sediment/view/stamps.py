@@ -26,9 +26,14 @@ class Stamps:
         # for its bytes at the next open: kept out of the snapshot
         self._unsettled: set[str] = set()
 
-    def record(self, rel: str, st: os.stat_result, since: int | None) -> None:
+    def record(self, rel: str, st: os.stat_result, since: int | None, *, settled_as: int | None = None) -> None:
         """The file's stat ``st``, taken after ``since`` (``time.time_ns()``;
-        None: unknown, so it never vouches for the file at the next open)."""
+        None: unknown, so it never vouches for the file at the next open).
+        ``settled_as``: its stamp, which the caller found settled already."""
+        if settled_as is not None:
+            self.of[rel] = settled_as
+            self._unsettled.discard(rel)
+            return
         self.of[rel] = stamp(st)
         if since is not None and settled(st, since):
             self._unsettled.discard(rel)

@@ -34,7 +34,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..disk.files import WriterLock, atomic_write
 from ..disk.journal import Feed
@@ -55,6 +55,7 @@ from ..search.rank import LaneSource
 from . import bodies as B
 from . import load as L
 from . import moving
+from .columns import Doc, encode
 from .compact import Named, Pool
 from .held import Held
 from .problems import damaged, keep_first, text_key
@@ -100,7 +101,7 @@ class View:
         self.dirty = False  # changed since the snapshot was written
         self.erased_pending = False  # an erased note loaded since the body store was written (Store.writing)
         self._by_text: dict[str, set[str]] | None = None  # main text (normalised) → ids: duplicates; on first use
-        self._pool = Pool()  # what the entries' frontmatter shares (see Held.settle)
+        self.pool = Pool()  # what the entries' frontmatter shares (see Held.settle)
         self.shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
         self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None  # (old, new id): renamed by hand
         self._renames = Renames()
@@ -211,16 +212,16 @@ class View:
         settled stat is the snapshot's, so the snapshot can never hide an
         edit; anything not matching it is parsed and indexed afresh.
         The feed is placed before, by the open's recovery (``health``)."""
-        self.index, restored = L.read_snapshot(self.snapshot_path, self.tokenizer.fingerprint())
-        snap = restored or {}
-        if restored is not None:
+        self.index, snap = L.read_snapshot(self.snapshot_path, self.tokenizer.fingerprint())
+        recorded = snap.slot_of if snap is not None else {}  # path → the snapshot's slot
+        if snap is not None:
             self.shelf.open()
         since = time.time_ns()  # (before the walk's stats: see vault.settled)
         files = sorted(self.walk())
         tick = Ticker(self.progress, "open", len(files))
         # the notes the snapshot cannot give (all of them on a cold open):
         # parsed and tokenized by a pool of processes when there are many
-        fresh = [rel for rel, _ in files if rel not in snap]
+        fresh = [rel for rel, _ in files if rel not in recorded]
         workers = L.pool_size(len(fresh), self.open_processes)
         parsed = L.pooled(self.root, fresh, tz=self.tz, max_meta_size=self.max_meta_size,
                           terms=functools.partial(S.doc_terms, self.tokenizer), workers=workers,
@@ -232,10 +233,11 @@ class View:
                 parsed.close()  # stops the pool
         self.index.settle()  # the workers' postings merged, in one pass
         matched = loaded.matched
-        for rel, (slot, doc) in snap.items() if len(matched) != len(snap) else ():
+        versions = snap.versions if snap is not None else []
+        for rel, slot in recorded.items() if len(matched) != len(recorded) else ():
             key = self.index.key_of[slot]
             if slot not in matched and key is not None and key not in self._entries:
-                self._renames.left(key, rel, doc[1])  # (gone from the snapshot's path)
+                self._renames.left(key, rel, versions[slot])  # (gone from the snapshot's path)
         for slot, key in enumerate(list(self.index.key_of)):
             if key is not None and slot not in matched and self._entries.get(key) is None:
                 self.index.remove(key, None)  # its body is gone: compacted below
@@ -244,7 +246,7 @@ class View:
             self.index.compact()
         self.shelf.done()
         # (a cache: saved only if the lock is free now)
-        if self.dirty or len(matched) != len(snap) or loaded.restamp(len(files)):
+        if self.dirty or len(matched) != len(recorded) or loaded.restamp(len(files)):
             self.save_snapshot(timeout=0.0)
         elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
             self.shelf.save(self.index.key_of, self._entries, self._writer_lock, 0.0)
@@ -252,18 +254,20 @@ class View:
     def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
         if not self.save_snapshots or self.snapshot_path is None:
             return
-        stats = self.file_stats
-        docs = {eid: [e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off, stats.settled(e.path)]
-                for eid, e in self._entries.items()}
+        stats, entries = self.file_stats, self._entries
+
+        def columns(keys: Sequence[str]) -> list[tuple[str, bytes]]:  # (in the index's slot order)
+            return encode(Doc(e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off,
+                              stats.settled(e.path)) for e in map(entries.__getitem__, keys))
         try:
-            data = self.index.snapshot(docs, self.tokenizer.fingerprint())
+            data = self.index.snapshot(columns, self.tokenizer.fingerprint())
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout if timeout is None else timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
                 self.shelf.save(self.index.key_of, self._entries)  # (the bodies, out of memory: bodies.py)
             self.dirty = False
-        except (OSError, LockTimeout, TypeError, ValueError) as exc:
+        except (OSError, LockTimeout, TypeError, ValueError, KeyError) as exc:
             # a cache: failing to write it costs the next open time, nothing else
             log.debug("could not write the index snapshot: %s", exc)
 
@@ -374,24 +378,27 @@ class View:
         self.index.remove(eid, S.doc_terms(self.tokenizer, old) if old is not None else None)
         self.dirty = True
 
-    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None, *, since: int) -> None:
+    def admit(self, entry: Held, st: os.stat_result, warning: str | None = None, *, since: int,
+              eid: str | None = None, settled_as: int | None = None) -> None:
         """Put a note read against the index snapshot into the view: its
         slot's terms are kept (the same bytes, the same terms), nothing is
         indexed again. ``warning``: its properties cannot be read. ``st``
-        was taken after ``since``."""
-        self.file_stats.record(entry.path, st, since)
-        self._register(entry, warning)
+        was taken after ``since`` (``settled_as``: its stamp, found settled).
+        ``eid``: its id, known already (its frontmatter is not read for it)."""
+        self.file_stats.record(entry.path, st, since, settled_as=settled_as)
+        self._register(entry, warning, eid)
 
-    def _register(self, entry: Held, warning: str | None = None) -> None:
-        entry.settle(self._pool, self.clock)
+    def _register(self, entry: Held, warning: str | None = None, eid: str | None = None) -> None:
+        entry.settle(self.pool, self.clock, eid)
+        eid = entry.id
         if self._by_text is not None:
-            self._by_text.setdefault(text_key(entry.text), set()).add(entry.id)
-        self._entries[entry.id] = entry
+            self._by_text.setdefault(text_key(entry.text), set()).add(eid)
+        self._entries[eid] = entry
         self.changes += 1
-        self.by_path[entry.path] = entry.id
-        self.by_name.add(entry.name, entry.id)
+        self.by_path[entry.path] = eid
+        self.by_name.add(entry.name, eid)
         if self._names is not None:
-            self._names.add(entry.id, entry.path, entry.name, entry.aliases, None if entry.reference else entry.title)
+            self._names.add(eid, entry.path, entry.name, entry.aliases, None if entry.reference else entry.title)
         if warning:  # a person's note's properties that cannot be read: indexed by its text
             self.problems[entry.path] = Problem(entry.path, warning, severity="warning", code="properties")
 

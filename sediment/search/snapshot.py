@@ -1,0 +1,214 @@
+"""The index snapshot's layout: the index (``index.Index``) and its owner's
+columns as bytes, and back. Fixed-layout sections, no document to parse —
+a warm open of 100,000 memories spent a second decoding the one JSON
+document that held the view's notes and the vocabularies (format 10), and
+its peak memory held the decoded lists:
+
+    magic | sha256 of the rest | n | n section sizes | header (JSON: format,
+    byte order, tokenizer fingerprint, the number of keys, each lane's
+    totals, the names of the owner's columns) | flags | keys | per lane: its
+    vocabulary, then its arrays | the owner's columns, in the header's order
+
+Text sections (the keys, a vocabulary) are UTF-8, the keys after their
+lengths; arrays are native (the header's byte order). Each section is read in one
+call; each lane's arrays are views of one buffer, not copies of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import struct
+import sys
+from array import array
+from itertools import accumulate
+from typing import Any, BinaryIO, Callable, Iterable, Protocol, Sequence
+
+from .postings import Postings, Vocab
+
+
+class Index(Protocol):
+    """What the snapshot holds of an index (``index.Index``)."""
+    flags: bytearray
+    key_of: list[str | None]
+    slot_of: dict[str, int]
+    words: Postings
+    bigrams: Postings
+
+# 11: fixed-layout sections, the owner's documents as columns (10 held them,
+# and the vocabularies, in its JSON header); 10: the view's documents hold
+# each file's settled stat (an older version would fail on them); 9:
+# frequencies as bytes where they fit; 8: term vectors of the word lane (ids
+# only; 7 held frequencies too); 6: superseded flag bit
+SNAPSHOT_FORMAT = 11
+_MAGIC = b"SEDIDX\n"
+# what a snapshot holds of each lane, in order ("starts": the vocabulary's)
+_LANE_ARRAYS = {
+    "words": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths", "vec_offsets", "vec_terms"),
+    "bigrams": ("starts", "base_offsets", "base_slots", "base_tfs", "lengths"),
+}
+# the others "I"; a lane's frequencies are "B" or "H" (its "tfs" in the header)
+
+# the owner's part of a snapshot: given the keys in slot order, its named sections
+Columns = Callable[[Sequence[str]], Iterable[tuple[str, bytes]]]
+
+
+def pack(idx: Index, columns: Iterable[tuple[str, bytes]], fingerprint: str) -> list[bytes]:
+    """``idx`` (dead slots dropped, delta folded: ``Index.snapshot``) and the
+    owner's ``columns`` as chunks of bytes to write in order."""
+    keys: Sequence[str] = idx.key_of  # type: ignore[assignment]  # (none dead)
+    blobs: list[bytes] = [bytes(idx.flags), _strings(keys)]
+    header: dict[str, Any] = {"format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder,
+                              "fingerprint": fingerprint, "keys": len(keys)}
+    for name, lane in (("words", idx.words), ("bigrams", idx.bigrams)):
+        tfs = lane.base_tfs
+        header[name] = {"total_len": lane.total_len, "live": lane.live,
+                        "tfs": tfs.typecode if isinstance(tfs, array) else tfs.format}
+        blobs.append(lane.base_index.blob.encode("utf-8"))
+        blobs += [(lane.base_index.starts if a == "starts" else getattr(lane, a)).tobytes()
+                  for a in _LANE_ARRAYS[name]]
+    owned = list(columns)
+    header["columns"] = [name for name, _ in owned]
+    blobs += [data for _, data in owned]
+    head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    sizes = [len(head)] + [len(b) for b in blobs]
+    chunks = [struct.pack(f"<Q{len(sizes)}Q", len(sizes), *sizes), head, *blobs]
+    digest = hashlib.sha256()
+    for c in chunks:
+        digest.update(c)
+    return [_MAGIC, digest.digest(), *chunks]
+
+
+def unpack(idx: Index, data: bytes | BinaryIO, fingerprint: str) -> dict[str, bytes]:
+    """Fill the empty ``idx`` from ``pack``'s bytes (or a file open on them);
+    the owner's columns by name. ``ValueError`` for anything damaged or of
+    another format or tokenizer."""
+    head, parts = _read_snapshot(data)
+    if head.get("format") != SNAPSHOT_FORMAT or head.get("byteorder") != sys.byteorder:
+        raise ValueError("snapshot of another format")
+    if head.get("fingerprint") != fingerprint:
+        raise ValueError("snapshot made by another version of the tokenizer or parser")
+    n = head["keys"]
+    flags, keys_blob, *lanes = parts
+    keys = _unstrings(keys_blob, n)
+    idx.flags = bytearray(flags)
+    if len(idx.flags) != n:
+        raise ValueError("snapshot flags are inconsistent")
+    for (name, lane), (vocab, buf, sizes) in zip((("words", idx.words), ("bigrams", idx.bigrams)), lanes[:2]):
+        _restore_lane(lane, name, head[name], vocab.decode("utf-8"), buf, sizes=sizes, keys=n)
+    idx.key_of = keys  # type: ignore[assignment]
+    idx.slot_of = dict(zip(keys, range(n)))
+    names = head.get("columns")
+    if not isinstance(names, list) or len(names) != len(lanes) - 2:
+        raise ValueError("snapshot columns are inconsistent")
+    return {str(k): b[0] for k, b in zip(names, lanes[2:])}
+
+
+def _strings(items: Sequence[str]) -> bytes:
+    """``items`` as one section: their lengths (``I``), then their UTF-8
+    text. (Not a separator: a key is any text a person's note may give as
+    its id, a NUL included.)"""
+    return array("I", map(len, items)).tobytes() + "".join(items).encode("utf-8")
+
+
+def _unstrings(data: bytes, n: int) -> list[str]:
+    """The ``n`` strings of a ``_strings`` section (``ValueError`` for anything inconsistent)."""
+    lengths = array("I")
+    lengths.frombytes(data[:lengths.itemsize * n])
+    text = data[lengths.itemsize * n:].decode("utf-8")
+    if len(lengths) != n or sum(lengths) != len(text):
+        raise ValueError("snapshot strings are inconsistent")
+    ends = list(accumulate(lengths))
+    return list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
+# the sections of a snapshot, in order: header, flags, keys, each lane's
+# vocabulary and arrays (one buffer a lane), then the owner's columns
+_FIXED = 3 + sum(1 + len(a) for a in _LANE_ARRAYS.values())
+_MAX_SECTIONS = _FIXED + 64
+
+
+def _read_snapshot(data: bytes | BinaryIO) -> tuple[dict[str, Any], list[Any]]:
+    """A snapshot's header and its sections — the flags, the keys, for each
+    lane (its vocabulary, one buffer of its arrays, their sizes), then each
+    owner's column as (bytes,) — its checksum checked. Raises ``ValueError``
+    for anything damaged."""
+    fh: Any = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data  # (readinto: not in BinaryIO)
+    if fh.read(len(_MAGIC)) != _MAGIC:
+        raise ValueError("not a sediment index snapshot")
+    digest = fh.read(32)
+    count_raw = fh.read(8)
+    if len(count_raw) != 8:
+        raise ValueError("snapshot is truncated")
+    (n,) = struct.unpack("<Q", count_raw)
+    if not _FIXED <= n <= _MAX_SECTIONS:
+        raise ValueError("snapshot of another format")
+    raw = fh.read(8 * n)
+    if len(raw) != 8 * n:
+        raise ValueError("snapshot is truncated")
+    sizes: tuple[int, ...] = struct.unpack(f"<{n}Q", raw)
+    here = fh.tell()
+    if fh.seek(0, io.SEEK_END) - here != sum(sizes):
+        raise ValueError("snapshot is truncated")
+    fh.seek(here)
+    check = hashlib.sha256(count_raw)
+    check.update(raw)
+
+    def read(size: int) -> bytearray:
+        buf = bytearray(size)
+        if fh.readinto(buf) != size:
+            raise ValueError("snapshot is truncated")
+        check.update(buf)
+        return buf
+    head_bytes, flags, keys = read(sizes[0]), read(sizes[1]), read(sizes[2])
+    parts: list[Any] = [flags, keys]
+    k = 3
+    for arrays in _LANE_ARRAYS.values():  # one buffer per lane
+        vocab = read(sizes[k])
+        parts.append((vocab, read(sum(sizes[k + 1:k + 1 + len(arrays)])), sizes[k + 1:k + 1 + len(arrays)]))
+        k += 1 + len(arrays)
+    for size in sizes[k:]:  # (bytes, read as they are: a copy of 40 MB of frontmatter saved at 100k)
+        column = fh.read(size)
+        if len(column) != size:
+            raise ValueError("snapshot is truncated")
+        check.update(column)
+        parts.append((column,))
+    if check.digest() != digest:
+        raise ValueError("snapshot checksum mismatch")
+    head = json.loads(head_bytes)
+    if not isinstance(head, dict):
+        raise ValueError("snapshot header is damaged")
+    return head, parts
+
+
+def _restore_lane(lane: Postings, name: str, meta: dict[str, Any], vocab: str, buf: bytearray, *,
+                  sizes: Sequence[int], keys: int) -> None:
+    """Set a lane's arrays to views of its snapshot buffer (``sizes``: of
+    each of its arrays, in order), ``keys`` slots in all. Raises
+    ``ValueError`` for anything inconsistent."""
+    view, pos = memoryview(buf), 0
+    got: dict[str, Any] = {}
+    for attr, size in zip(_LANE_ARRAYS[name], sizes, strict=True):
+        code = str(meta.get("tfs")) if attr == "base_tfs" else "I"
+        if code not in ("B", "H", "I"):
+            raise ValueError("snapshot lane is inconsistent")
+        if size % array(code).itemsize:
+            raise ValueError("snapshot lane is inconsistent")
+        got[attr] = view[pos:pos + size].cast(code)  # type: ignore[call-overload]
+        pos += size
+    lengths = got.pop("lengths")
+    lane.lengths = array("I")
+    lane.lengths.frombytes(lengths.cast("B"))  # (changes with every put: an array of its own)
+    starts = got.pop("starts")
+    for attr, a in got.items():
+        setattr(lane, attr, a)
+    lane.base_index = Vocab(vocab, starts)
+    if (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
+            or starts[-1] != len(vocab) + 1 and len(starts) > 1):
+        raise ValueError("snapshot lane is inconsistent")
+    # (a term id past the vocabulary is skipped where vectors are read:
+    # a pass over every id here cost ~1 s of a 100k warm open)
+    if lane.vectors and (len(lane.vec_offsets) != keys + 1 or lane.vec_offsets[-1] != len(lane.vec_terms)):
+        raise ValueError("snapshot term vectors are inconsistent")
+    lane.total_len, lane.live = meta["total_len"], meta["live"]

@@ -1,0 +1,97 @@
+"""What the index snapshot keeps of each note beside its terms, as columns
+(``search.index.Columns``): its path, version and frontmatter as text, where
+its body starts and its settled stat as fixed-width numbers. Each column is
+one section of the snapshot, written and read in one call: a warm open of
+100,000 notes spent a second decoding them from one JSON document, and held
+the decoded lists of it at its peak memory.
+
+A note's frontmatter stays the JSON text it was saved as
+(``compact.Encoded``) until something reads it. Pure.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Iterable, Mapping, NamedTuple, Sequence
+
+_STAMP = 32  # bytes of a ``vault.stamp`` (ctime, mtime, size, inode), big-endian; all zero: none
+_NO_OFF = -1
+_NAMES = ("paths", "versions", "metas", "offs", "stamps")
+
+
+class Doc(NamedTuple):
+    """One note as the view saves it."""
+    path: str
+    version: str
+    meta: bytes  # its frontmatter as JSON (``load.snapshot_meta``); empty: parse it again at open
+    off: int | None  # where its body starts in its bytes (``Held.off``)
+    stamp: int | None  # its settled stat (``Stamps.settled``), or None
+
+
+def encode(docs: Iterable[Doc]) -> list[tuple[str, bytes]]:
+    """The columns of ``docs`` (in slot order). Raises ``ValueError`` for a
+    path or version holding a NUL, the text columns' separator (a path
+    cannot, nor can JSON text)."""
+    docs = list(docs)
+    paths = _joined([d.path for d in docs], "paths")
+    versions = _joined([d.version for d in docs], "versions")
+    metas = b"\0".join(d.meta for d in docs)
+    if metas.count(b"\0") != max(len(docs) - 1, 0):
+        raise ValueError("a NUL in a snapshot's frontmatter")
+    offs = array("q", [_NO_OFF if d.off is None else d.off for d in docs]).tobytes()
+    zero = bytes(_STAMP)
+    stamps = b"".join(zero if d.stamp is None else d.stamp.to_bytes(_STAMP, "big") for d in docs)
+    return list(zip(_NAMES, (paths, versions, metas, offs, stamps)))
+
+
+class Docs:
+    """The notes a snapshot recorded, by slot (``decode``)."""
+
+    __slots__ = ("paths", "versions", "metas", "offs", "stamps", "slot_of")
+
+    def __init__(self, columns: Mapping[str, bytes], n: int) -> None:
+        """The columns of ``n`` notes; ``ValueError`` for any missing or inconsistent."""
+        try:
+            paths, versions, metas, offs, stamps = (columns[k] for k in _NAMES)
+        except KeyError as exc:
+            raise ValueError(f"snapshot has no {exc.args[0]} column") from None
+        self.paths = _split(paths, n)
+        self.versions = _split(versions, n)
+        self.metas: list[bytes | None] = list(metas.split(b"\0")) if n else []  # (None: taken)
+        self.offs = array("q")
+        self.offs.frombytes(offs)
+        self.stamps = stamps
+        if len(self.metas) != n or len(self.offs) != n or len(stamps) != n * _STAMP:
+            raise ValueError("snapshot columns are inconsistent")
+        self.slot_of = dict(zip(self.paths, range(n)))
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def off(self, slot: int) -> int | None:
+        o = self.offs[slot]
+        return None if o == _NO_OFF else o
+
+    def stamp(self, slot: int) -> int | None:
+        return int.from_bytes(self.stamps[slot * _STAMP:(slot + 1) * _STAMP], "big") or None
+
+    def take_meta(self, slot: int) -> bytes:
+        """The frontmatter's JSON (empty: none kept), let go here: the note
+        holds it now (``compact.Encoded``), or it is parsed from the file."""
+        m = self.metas[slot]
+        self.metas[slot] = None
+        return m or b""
+
+
+def _joined(items: Sequence[str], what: str) -> bytes:
+    joined = "\0".join(items)
+    if joined.count("\0") != max(len(items) - 1, 0):
+        raise ValueError(f"a NUL in a snapshot's {what}")
+    return joined.encode("utf-8")
+
+
+def _split(data: bytes, n: int) -> list[str]:
+    out = data.decode("utf-8").split("\0") if n else []
+    if len(out) != n:
+        raise ValueError("snapshot columns are inconsistent")
+    return out
