@@ -56,10 +56,11 @@ class Feedback:
     # the expansion terms' postings, in all: terms are taken best first, and one
     # that would pass this is left out. A latency budget for large roots: the
     # retrieval benchmarks' expansions walk at most 421 postings (CMRC; LoCoMo
-    # 408), a generated 10k root's up to 5,000, and 1,000 of them cost 15% less
-    # search CPU at the median than 5,000 did with as many sources found
-    # (benchmarks/README.md, "… and the expansion's postings budget")
-    budget: int = 1_000
+    # 408), a generated 10k root's up to 5,000; 1,000 of them cost 15% less
+    # search CPU at the median than 5,000 did, and 500 12% less again at the
+    # p99 of queries with a common word, with as many sources found
+    # (benchmarks/README.md, "… and the expansion's postings budget", "The tail")
+    budget: int = 500
     # a feedback document's share ∝ 1/rank^power (0: ∝ its fused score, which
     # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")
     rank_power: float = 1.0
