@@ -95,19 +95,20 @@ def expansion(lane: Postings, docs: Sequence[tuple[int, float]], query: Mapping[
     total = sum(w for _, w in docs) or 1.0
     n = max(lane.live, 1)
     max_df = max((fb.max_share if cjk else fb.max_share_latin) * n, fb.max_df_floor)
-    idfs: dict[str, float] = {}
+    idfs: dict[int, float] = {}  # (by document frequency: terms share a few hundred of them)
     dfs: dict[str, int] = {}
     gain: dict[str, float] = {}
+    power, single_cjk = fb.idf_power, fb.single_cjk
     for slot, fused in docs:
         length = lane.lengths[slot] or 1
         share = fused / total
         mine: dict[str, float] = {}
         for t, tf, df in lane.vector_df(slot, fb.min_df, max_df):
-            if t in query or len(t) == 1 and not fb.single_cjk and is_cjk_char(t):
+            if t in query or len(t) == 1 and not single_cjk and is_cjk_char(t):
                 continue
-            idf = idfs.get(t)  # (vector_df keeps only the terms within min_df..max_df)
+            idf = idfs.get(df)  # (vector_df keeps only the terms within min_df..max_df)
             if idf is None:
-                idf = idfs[t] = bm25_idf(n, df) ** fb.idf_power
+                idf = idfs[df] = bm25_idf(n, df) ** power
             mine[t] = tf * idf
             dfs[t] = df
         if not mine:
