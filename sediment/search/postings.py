@@ -234,12 +234,16 @@ class Postings:
     def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
         """Which of ``terms`` each of the slots has."""
         out: dict[int, list[str]] = {s: [] for s in slots}
+        find = bisect.bisect_left
         for t in terms:
             runs = self.runs(t)
-            if runs:
-                for s in slots:
-                    if self.tf(s, runs):
-                        out[s].append(t)
+            for s in slots if runs else ():
+                for ps, tfs, lo, hi in runs:  # (``tf``, inlined: a search asks this of each hit and term)
+                    i = find(ps, s, lo, hi)
+                    if i < hi and ps[i] == s:
+                        if tfs[i]:
+                            out[s].append(t)
+                        break
         return out
 
     def runs(self, t: str) -> list[Run]:

@@ -123,7 +123,8 @@ def best(fused: dict[int, float], key_of: Sequence[str | None],
     # only inside runs of equal scores that reach into the top ``limit``.
     if len(fused) > 4 * limit:  # only what can reach the first ``limit`` is sorted
         cut = round(heapq.nlargest(limit, fused.values())[-1], 12)
-        rounded = {s: r for s, sc in fused.items() if (r := round(sc, 12)) >= cut}
+        low = cut - 1e-11  # (a score below cannot round up to the cut: round() only for those above)
+        rounded = {s: r for s, sc in fused.items() if sc >= low and (r := round(sc, 12)) >= cut}
     else:
         rounded = {s: round(sc, 12) for s, sc in fused.items()}
     order = sorted(rounded, key=lambda s: (-rounded[s], key_of[s]))
