@@ -35,6 +35,7 @@ from .textnorm import fold
 _TOKEN_RE = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+(?:['’][^\W_{CJK}]+)*)", re.UNICODE)
 
 _log = logging.getLogger("sediment")
+_FUNCTION_RUN = re.compile("[" + "".join(sorted(ZH_FUNCTION_CHARS)) + "]+")  # (CJK: nothing to escape)
 
 # Named in the fingerprint: how a pair with a function character is kept.
 BIGRAM_RULE = "a pair with one function character counts once per jieba cut of it; glue and stop words never"
@@ -50,7 +51,23 @@ _STEM_MIN = 3
 PAIR = 2
 
 
+# stems found so far (words repeat: a cold open stems each of a root's words
+# many times); emptied when full
+_STEMS: dict[str, str] = {}
+_STEMS_MAX = 200_000
+
+
 def _stem(w: str) -> str:
+    """``_stem_of``, remembered."""
+    got = _STEMS.get(w)
+    if got is None:
+        if len(_STEMS) >= _STEMS_MAX:
+            _STEMS.clear()
+        got = _STEMS[w] = _stem_of(w)
+    return got
+
+
+def _stem_of(w: str) -> str:
     """A light English stemmer (plural, -ed, -ing, final e): enough for 'painted',
     'paints', 'painting' → 'paint', with no dependency. Non-ASCII words are kept."""
     if len(w) <= _STEM_MIN or not w.isascii() or not w.isalpha():
@@ -220,19 +237,20 @@ class Tokenizer:
         words: list[str] = []
         cjk_runs = []
         low = text.lower()
-        for m in _TOKEN_RE.finditer(low):
-            run = m.group(1)
+        stem = _STEMS.get
+        for run, w in _TOKEN_RE.findall(low):  # (the matches' groups made in C)
             if run:
                 cjk_runs.append(run)
-            else:
-                w = m.group(2).replace("’", "'")
-                if w in EN_STOP:
+                continue
+            if "’" in w:
+                w = w.replace("’", "'")
+            if w in EN_STOP:
+                continue
+            if "'" in w:
+                w = w.split("'")[0]
+                if w in EN_STOP or not w:
                     continue
-                if "'" in w:
-                    w = w.split("'")[0]
-                    if w in EN_STOP or not w:
-                        continue
-                words.append(_stem(w))
+            words.append(stem(w) or _stem(w))
         # a name needs a capital, a hyphen or an underscore: most text is let go
         # by these checks in C, before any scan
         if (low != text or "-" in text or "_" in text) and TN.may_have_names(text):
@@ -246,15 +264,17 @@ class Tokenizer:
             seg = self._segment(" ".join(multi)) if multi else []
             zh += seg
             fc = ZH_FUNCTION_CHARS
+            # the pairs of neighbours neither of which is a function character:
+            # those within the pieces between function characters
             for run in multi:
-                for a, b in zip(run, run[1:]):
-                    if a not in fc and b not in fc:
-                        bigrams.append(a + b)
+                for piece in _FUNCTION_RUN.split(run):
+                    bigrams += [piece[i:i + PAIR] for i in range(len(piece) - 1)]
             # a pair with a function character counts where jieba cut it as a
             # word (现在, 地方, 个人, 对面), once per cut; glue never does
             bigrams += [w for w in seg if len(w) == PAIR and (w[0] in fc) != (w[1] in fc) and w not in ZH_STOP]
             # a word made only of function characters (这是, 对于, 我们) is glue, not content
-            words.extend(w for w in zh if w not in ZH_STOP and not all(c in ZH_FUNCTION_CHARS for c in w))
+            glue = _FUNCTION_RUN.fullmatch
+            words.extend(w for w in zh if w not in ZH_STOP and w and not glue(w))
         return words, bigrams
 
 
