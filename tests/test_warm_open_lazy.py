@@ -144,3 +144,36 @@ def test_an_id_holding_a_nul_is_kept_by_the_snapshot_as_any_other(tmp_path, monk
             fingerprint = repo.view.tokenizer.fingerprint()
         index, docs = L.read_snapshot(root / "_system" / "cache" / "index.bin", fingerprint)
         assert docs is not None and "odd\0id" in index.slot_of
+
+
+def _warm_and_cold(root: Path) -> tuple[dict[str, tuple], dict[str, tuple]]:
+    """The notes as a warm open reads them (after a check and a search), then as a cold one."""
+    with Repository(root) as warm:
+        warm.check()
+        warm.search("hello", record=False)
+        got = _as_read(warm)
+    for f in (root / "_system" / "cache").iterdir():
+        f.unlink()
+    with Repository(root) as cold:
+        return got, _as_read(cold)
+
+
+def test_frontmatter_holding_the_snapshots_own_tag_keys_reads_as_typed(tmp_path, monkeypatch):
+    """A person may type any key, NUL included: keys that spell the snapshot's
+    own date tags are kept as written, never read as tags (a date, a
+    dropped key) nor an error out of check or search."""
+    root, _ = _settled_root(tmp_path, monkeypatch)
+    notes = {"marker.md": '---\ntitle: marker\n"\\0dated": 1\n---\nhello marker\n',
+             "dated-marker.md": '---\ntitle: dm\n"\\0dated": 1\ndate: 2024-01-02\n---\nhello dm\n',
+             "not-a-date.md": '---\ntitle: nd\ndate: 2024-01-02\nx: {"\\0t": "hello"}\n---\nhello nd\n',
+             "looks-dated.md": '---\ntitle: ld\ndate: 2024-01-02\nx: {"\\0t": "2024-01-01", k: d}\n---\nhello ld\n'}
+    for name, text in notes.items():
+        (root / "Logs" / name).write_text(text, encoding="utf-8")
+    time.sleep(0.01)
+    monkeypatch.setattr(L, "RESTAMP", 1)
+    Repository(root).close()  # (the snapshot now holds them, settled)
+    got, want = _warm_and_cold(root)
+    assert got == want
+    by_path = {v[1]: v[0] for v in got.values()}
+    assert by_path["Logs/marker.md"]["\0dated"] == 1
+    assert by_path["Logs/looks-dated.md"]["x"] == {"\0t": "2024-01-01", "k": "d"}

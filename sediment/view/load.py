@@ -49,7 +49,7 @@ from ..progress import Ticker
 from ..search.index import Batch, DocTerms, Index, Pending
 from .bodies import Shelf
 from .columns import Docs
-from .compact import Encoded, Pool, freeze, thaw
+from .compact import Encoded, Pool, for_snapshot, thaw
 from .held import Held, offset
 
 if TYPE_CHECKING:
@@ -438,10 +438,10 @@ def snapshot_meta(e: Held, warned: bool) -> bytes:
     meta = e.meta
     if isinstance(meta, Encoded) and (raw := meta.raw) is not None:
         return raw
-    kept = dict(meta) if e.plain else freeze(meta)
-    if kept is None:
+    data = for_snapshot(meta, e.plain)
+    if data is None:
         return b""
     try:
-        return json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except (ValueError, TypeError):  # (text UTF-8 cannot hold: a lone surrogate)
         return b""
