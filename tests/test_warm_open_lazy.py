@@ -7,6 +7,7 @@ that cannot be read or written costs time, never an error."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import pickle
 import time
 from pathlib import Path
@@ -177,3 +178,25 @@ def test_frontmatter_holding_the_snapshots_own_tag_keys_reads_as_typed(tmp_path,
     by_path = {v[1]: v[0] for v in got.values()}
     assert by_path["Logs/marker.md"]["\0dated"] == 1
     assert by_path["Logs/looks-dated.md"]["x"] == {"\0t": "2024-01-01", "k": "d"}
+
+
+def test_a_persons_id_property_that_is_not_its_id_is_kept_as_written(tmp_path, monkeypatch):
+    """A person's note whose ``id`` property is not an id sediment takes (a
+    number, a list, empty, padded) has its path's id; the property itself
+    stays as written when a warm open reads the note against the snapshot
+    (here: the same bytes under a new stat)."""
+    root, _ = _settled_root(tmp_path, monkeypatch)
+    for name, value in {"empty": '""', "listed": "[x, y]", "number": "12", "padded": '" abc "', "yes": "true"}.items():
+        (root / "Logs" / f"{name}.md").write_text(f"---\nid: {value}\ntitle: {name}\n---\nhello {name}\n",
+                                                  encoding="utf-8")
+    time.sleep(0.01)
+    monkeypatch.setattr(L, "RESTAMP", 1)
+    Repository(root).close()
+    for f in (root / "Logs").iterdir():
+        os.utime(f, None)  # (its stat no longer vouches for it: read, and matched by its bytes)
+    time.sleep(0.01)
+    got, want = _warm_and_cold(root)
+    assert got == want
+    assert {v[1]: v[0]["id"] for v in got.values() if v[1].startswith("Logs/") and v[1] != "Logs/crane.md"} == {
+        "Logs/empty.md": "", "Logs/listed.md": ["x", "y"], "Logs/number.md": 12, "Logs/padded.md": " abc ",
+        "Logs/yes.md": True}

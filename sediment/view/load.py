@@ -376,8 +376,8 @@ def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, 
     key = view.index.key_of[slot]
     if eid in view.entries or key != eid:
         return None
-    if "id" in fields:  # (a person's note may have none: its id is its path's)
-        fields["id"] = key  # (equal: checked above) one string, not two
+    if fields.get("id") == key:  # (a person's note may have none, or one not taken: its id is its path's)
+        fields["id"] = key  # one string, not two (the property stays as written otherwise)
     at = None
     if off is None:  # (CRLF, a BOM: its body is not a slice of its bytes, nor in the body store)
         body = body_of(data)
