@@ -200,3 +200,15 @@ def test_a_persons_id_property_that_is_not_its_id_is_kept_as_written(tmp_path, m
     assert {v[1]: v[0]["id"] for v in got.values() if v[1].startswith("Logs/") and v[1] != "Logs/crane.md"} == {
         "Logs/empty.md": "", "Logs/listed.md": ["x", "y"], "Logs/number.md": 12, "Logs/padded.md": " abc ",
         "Logs/yes.md": True}
+
+
+def test_a_snapshot_the_open_cannot_read_costs_a_cold_open(tmp_path, monkeypatch):
+    """The snapshot is a cache: one this process may not open (another
+    user's, written with sudo; here a folder in its place) costs time only."""
+    root, ids = _settled_root(tmp_path, monkeypatch)
+    snap = root / "_system" / "cache" / "index.bin"
+    snap.unlink()
+    snap.mkdir()
+    with Repository(root) as repo:
+        assert repo.search("crane schedule", record=False)[0].entry.id == ids["event"]
+        assert repo.check() == []

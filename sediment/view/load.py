@@ -291,8 +291,8 @@ def read_snapshot(path: Path | None, fingerprint: str) -> tuple[Index, Docs | No
         return index, Docs(columns, len(index.key_of))
     except FileNotFoundError:
         pass
-    except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
-        log.debug("ignoring index snapshot: %s", exc)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
+        log.debug("ignoring index snapshot: %s", exc)  # (OSError: one this process may not read)
     return Index(), None
 
 
