@@ -212,3 +212,26 @@ def test_a_snapshot_the_open_cannot_read_costs_a_cold_open(tmp_path, monkeypatch
     with Repository(root) as repo:
         assert repo.search("crane schedule", record=False)[0].entry.id == ids["event"]
         assert repo.check() == []
+
+
+def test_a_lowered_frontmatter_limit_reads_the_notes_as_a_cold_open_would(tmp_path, monkeypatch):
+    """The snapshot's frontmatter was read under the policy's
+    ``max_meta_size``: once it is lowered, a note over it has properties that
+    cannot be read (a check() warning) on a warm open as on a cold one."""
+    root, _ = _settled_root(tmp_path, monkeypatch)
+    (root / "Logs" / "big.md").write_text("---\ntitle: big\nlong: " + "x" * 3000 + "\n---\nbig note\n",
+                                          encoding="utf-8")
+    time.sleep(0.01)
+    monkeypatch.setattr(L, "RESTAMP", 1)
+    Repository(root).close()
+    policy = root / "_system" / "policy.yaml"
+    policy.write_text(policy.read_text(encoding="utf-8") + "\nmax_meta_size: 1000\n", encoding="utf-8")
+    with Repository(root) as warm:
+        problems = [(p.path, p.code) for p in warm.check()]
+        got = _as_read(warm)
+    assert problems == [("Logs/big.md", "properties")]
+    for f in (root / "_system" / "cache").iterdir():
+        f.unlink()
+    with Repository(root) as cold:
+        assert [(p.path, p.code) for p in cold.check()] == problems
+        assert _as_read(cold) == got

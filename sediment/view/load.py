@@ -45,6 +45,7 @@ from ..disk.files import read_nofollow
 from ..disk.vault import settled, stamp
 from ..errors import ParseError
 from ..model import entry as E
+from ..model.shape import MAX_META_SIZE
 from ..progress import Ticker
 from ..search.index import Batch, DocTerms, Index, Pending
 from .bodies import Shelf
@@ -277,6 +278,14 @@ class Opening(Protocol):
 # sixteenth of them) were read only because it had no settled stamp for them:
 # below that, reading them costs the later opens less than a rewrite
 RESTAMP = 256
+
+
+def fingerprint(tokenizer: str, max_meta_size: int) -> str:
+    """What a snapshot is valid for: the tokenizer's fingerprint, and the
+    frontmatter limit (policy ``max_meta_size``) when not the default. Its
+    notes were read under that limit: once lowered, a note over it has
+    properties that cannot be read, and other terms."""
+    return tokenizer if max_meta_size == MAX_META_SIZE else f"{tokenizer}|max_meta_size={max_meta_size}"
 
 
 def read_snapshot(path: Path | None, fingerprint: str) -> tuple[Index, Docs | None]:
