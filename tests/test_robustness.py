@@ -208,3 +208,25 @@ def test_consolidate_retried_after_a_crash_writes_nothing_twice(tmp_path, monkey
     assert [e.id for e in facts] == [new.id]  # one memory, not two
     assert all(again.get(f.id).layer == "archive" for f in frags)
     assert sorted(new.meta["supersedes"]) == sorted(f"[[{f.name}]]" for f in frags)
+
+
+@pytest.mark.parametrize("value", ["12", "0.5", "true", "'[[base]]'", "{a: 1}", "[1, null, '[[base]]']"])
+def test_a_persons_supersedes_property_of_any_shape_breaks_no_reading(tmp_path, value):
+    """A person's note is not validated: ``supersedes`` and ``superseded_by``
+    may be a number, a text, a map. Each reader takes the texts it holds
+    (as ``tags`` are taken) and goes on."""
+    with Repository(tmp_path) as repo:
+        repo.add("the base crane note", title="base", kind="fact")
+    (tmp_path / "Notes").mkdir()
+    (tmp_path / "Notes" / "hand.md").write_text(
+        f"---\ntitle: hand\nsupersedes: {value}\nsuperseded_by: {value}\n---\nthe crane by hand\n", encoding="utf-8")
+    with Repository(tmp_path) as repo:
+        repo.check()
+        repo.patrol()
+        repo.about("crane")
+        repo.context("crane")
+        repo.graph()
+        hits = repo.search("crane", record=False, include_superseded=True)
+        assert {h.entry.path for h in hits} >= {"Notes/hand.md"}
+        for h in hits:
+            h.to_dict()
