@@ -45,6 +45,7 @@ from ..disk.files import read_nofollow
 from ..disk.vault import settled, stamp
 from ..errors import ParseError
 from ..model import entry as E
+from ..model.problem import Problem
 from ..model.shape import MAX_META_SIZE
 from ..progress import Ticker
 from ..search.index import Batch, DocTerms, Index, Pending
@@ -398,6 +399,18 @@ def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, 
     if at is not None:
         entry.keep(view.shelf, at)
     return entry
+
+def misnamed(rel: str) -> Problem | None:
+    """The problem of a file whose name is not UTF-8 (an archive unpacked
+    from another system; the walk hands its bytes on as lone surrogates):
+    no id, link or snapshot can hold it, so it is left out. None for any other."""
+    try:
+        rel.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+        return Problem(shown, "file name is not UTF-8 text; rename it to have it indexed", code="name")
+
 
 def body_of(data: bytes) -> str:
     """The body ``parse`` found in these bytes (they hashed to the version

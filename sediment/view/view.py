@@ -284,6 +284,9 @@ class View:
         ``since``: a ``time.time_ns()`` from before ``st`` was taken (None:
         unknown, so its stamp is never settled)."""
         self.forget_path(rel)
+        if (misnamed := L.misnamed(rel)) is not None:
+            self.problems[rel] = misnamed
+            return
         path = self.root / rel
         try:
             if st is None:
