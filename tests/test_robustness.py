@@ -208,3 +208,48 @@ def test_consolidate_retried_after_a_crash_writes_nothing_twice(tmp_path, monkey
     assert [e.id for e in facts] == [new.id]  # one memory, not two
     assert all(again.get(f.id).layer == "archive" for f in frags)
     assert sorted(new.meta["supersedes"]) == sorted(f"[[{f.name}]]" for f in frags)
+
+
+@pytest.mark.parametrize("value", ["12", "0.5", "true", "'[[base]]'", "{a: 1}", "[1, null, '[[base]]']"])
+def test_a_persons_supersedes_property_of_any_shape_breaks_no_reading(tmp_path, value):
+    """A person's note is not validated: ``supersedes`` and ``superseded_by``
+    may be a number, a text, a map. Each reader takes the texts it holds
+    (as ``tags`` are taken) and goes on."""
+    with Repository(tmp_path) as repo:
+        repo.add("the base crane note", title="base", kind="fact")
+    (tmp_path / "Notes").mkdir()
+    (tmp_path / "Notes" / "hand.md").write_text(
+        f"---\ntitle: hand\nsupersedes: {value}\nsuperseded_by: {value}\n---\nthe crane by hand\n", encoding="utf-8")
+    with Repository(tmp_path) as repo:
+        repo.check()
+        repo.patrol()
+        repo.about("crane")
+        repo.context("crane")
+        repo.graph()
+        hits = repo.search("crane", record=False, include_superseded=True)
+        assert {h.entry.path for h in hits} >= {"Notes/hand.md"}
+        for h in hits:
+            h.to_dict()
+
+
+def test_a_file_name_that_is_not_utf8_is_a_problem_not_a_crash(tmp_path):
+    """A file named in another encoding (an archive unpacked from another
+    system; Linux keeps the bytes as they are) is reported and left out: no
+    id, link or snapshot can hold its name. The other notes open as ever."""
+    with Repository(tmp_path) as repo:
+        repo.add("the crane schedule", title="cranes", kind="fact")
+    for folder in ("Notes", "shallow"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        try:
+            with open(os.path.join(os.fsencode(tmp_path / folder), "\u8d77\u91cd\u673a".encode("gbk") + b".md"),
+                      "wb") as fh:
+                fh.write(b"crane notes in gbk\n")
+        except OSError:
+            pytest.skip("this file system refuses a name that is not UTF-8")
+    for _ in range(2):  # (cold, then warm)
+        with Repository(tmp_path) as repo:
+            assert [h.entry.title for h in repo.search("crane", record=False)] == ["cranes"]
+            problems = [p for p in repo.check() if p.code == "name"]
+            assert sorted(p.path.split("/")[0] for p in problems) == ["Notes", "shallow"]
+            assert all(p.path.endswith(".md") and "\\xc6\\xf0" in p.path for p in problems)  # (its bytes, shown)
+            repo.refresh()

@@ -7,6 +7,7 @@ that cannot be read or written costs time, never an error."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import pickle
 import time
 from pathlib import Path
@@ -144,3 +145,93 @@ def test_an_id_holding_a_nul_is_kept_by_the_snapshot_as_any_other(tmp_path, monk
             fingerprint = repo.view.tokenizer.fingerprint()
         index, docs = L.read_snapshot(root / "_system" / "cache" / "index.bin", fingerprint)
         assert docs is not None and "odd\0id" in index.slot_of
+
+
+def _warm_and_cold(root: Path) -> tuple[dict[str, tuple], dict[str, tuple]]:
+    """The notes as a warm open reads them (after a check and a search), then as a cold one."""
+    with Repository(root) as warm:
+        warm.check()
+        warm.search("hello", record=False)
+        got = _as_read(warm)
+    for f in (root / "_system" / "cache").iterdir():
+        f.unlink()
+    with Repository(root) as cold:
+        return got, _as_read(cold)
+
+
+def test_frontmatter_holding_the_snapshots_own_tag_keys_reads_as_typed(tmp_path, monkeypatch):
+    """A person may type any key, NUL included: keys that spell the snapshot's
+    own date tags are kept as written, never read as tags (a date, a
+    dropped key) nor an error out of check or search."""
+    root, _ = _settled_root(tmp_path, monkeypatch)
+    notes = {"marker.md": '---\ntitle: marker\n"\\0dated": 1\n---\nhello marker\n',
+             "dated-marker.md": '---\ntitle: dm\n"\\0dated": 1\ndate: 2024-01-02\n---\nhello dm\n',
+             "not-a-date.md": '---\ntitle: nd\ndate: 2024-01-02\nx: {"\\0t": "hello"}\n---\nhello nd\n',
+             "looks-dated.md": '---\ntitle: ld\ndate: 2024-01-02\nx: {"\\0t": "2024-01-01", k: d}\n---\nhello ld\n'}
+    for name, text in notes.items():
+        (root / "Logs" / name).write_text(text, encoding="utf-8")
+    time.sleep(0.01)
+    monkeypatch.setattr(L, "RESTAMP", 1)
+    Repository(root).close()  # (the snapshot now holds them, settled)
+    got, want = _warm_and_cold(root)
+    assert got == want
+    by_path = {v[1]: v[0] for v in got.values()}
+    assert by_path["Logs/marker.md"]["\0dated"] == 1
+    assert by_path["Logs/looks-dated.md"]["x"] == {"\0t": "2024-01-01", "k": "d"}
+
+
+def test_a_persons_id_property_that_is_not_its_id_is_kept_as_written(tmp_path, monkeypatch):
+    """A person's note whose ``id`` property is not an id sediment takes (a
+    number, a list, empty, padded) has its path's id; the property itself
+    stays as written when a warm open reads the note against the snapshot
+    (here: the same bytes under a new stat)."""
+    root, _ = _settled_root(tmp_path, monkeypatch)
+    for name, value in {"empty": '""', "listed": "[x, y]", "number": "12", "padded": '" abc "', "yes": "true"}.items():
+        (root / "Logs" / f"{name}.md").write_text(f"---\nid: {value}\ntitle: {name}\n---\nhello {name}\n",
+                                                  encoding="utf-8")
+    time.sleep(0.01)
+    monkeypatch.setattr(L, "RESTAMP", 1)
+    Repository(root).close()
+    for f in (root / "Logs").iterdir():
+        os.utime(f, None)  # (its stat no longer vouches for it: read, and matched by its bytes)
+    time.sleep(0.01)
+    got, want = _warm_and_cold(root)
+    assert got == want
+    assert {v[1]: v[0]["id"] for v in got.values() if v[1].startswith("Logs/") and v[1] != "Logs/crane.md"} == {
+        "Logs/empty.md": "", "Logs/listed.md": ["x", "y"], "Logs/number.md": 12, "Logs/padded.md": " abc ",
+        "Logs/yes.md": True}
+
+
+def test_a_snapshot_the_open_cannot_read_costs_a_cold_open(tmp_path, monkeypatch):
+    """The snapshot is a cache: one this process may not open (another
+    user's, written with sudo; here a folder in its place) costs time only."""
+    root, ids = _settled_root(tmp_path, monkeypatch)
+    snap = root / "_system" / "cache" / "index.bin"
+    snap.unlink()
+    snap.mkdir()
+    with Repository(root) as repo:
+        assert repo.search("crane schedule", record=False)[0].entry.id == ids["event"]
+        assert repo.check() == []
+
+
+def test_a_lowered_frontmatter_limit_reads_the_notes_as_a_cold_open_would(tmp_path, monkeypatch):
+    """The snapshot's frontmatter was read under the policy's
+    ``max_meta_size``: once it is lowered, a note over it has properties that
+    cannot be read (a check() warning) on a warm open as on a cold one."""
+    root, _ = _settled_root(tmp_path, monkeypatch)
+    (root / "Logs" / "big.md").write_text("---\ntitle: big\nlong: " + "x" * 3000 + "\n---\nbig note\n",
+                                          encoding="utf-8")
+    time.sleep(0.01)
+    monkeypatch.setattr(L, "RESTAMP", 1)
+    Repository(root).close()
+    policy = root / "_system" / "policy.yaml"
+    policy.write_text(policy.read_text(encoding="utf-8") + "\nmax_meta_size: 1000\n", encoding="utf-8")
+    with Repository(root) as warm:
+        problems = [(p.path, p.code) for p in warm.check()]
+        got = _as_read(warm)
+    assert problems == [("Logs/big.md", "properties")]
+    for f in (root / "_system" / "cache").iterdir():
+        f.unlink()
+    with Repository(root) as cold:
+        assert [(p.path, p.code) for p in cold.check()] == problems
+        assert _as_read(cold) == got

@@ -24,6 +24,7 @@ from ..model import entry as E
 from ..search import query as S
 from ..search.merged import Weigher, merge, weigher
 from ..search.tokenize import Tokenizer
+from ..model import obsidian as O
 from ..model import validate as V
 from .profile import Profile, profile
 from ..search.evidence import covering
@@ -114,8 +115,8 @@ def about(store: Store, topic: str, *, now: Any = None) -> About:
             found.append(Known(
                 e.id, e.name, e.title, e.layer, e.kind, "archived" if e.layer == "archive" and e.status == "active"
                 else e.status, created,
-                tuple(unwrap_link(x) for x in e.meta.get("superseded_by") or ()),
-                tuple(unwrap_link(x) for x in e.meta.get("supersedes") or ()),
+                tuple(unwrap_link(x) for x in O.items(e.meta.get("superseded_by"))),
+                tuple(unwrap_link(x) for x in O.items(e.meta.get("supersedes"))),
                 u.recalls, len(u.days), u.confirms, u.refutes,
                 round(strength(e, u, store.policy.kinds, when.timestamp()).strength, 4), _evidence(e),
                 round(rel, 3)))

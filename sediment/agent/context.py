@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ..search import query as S
 from ..search import tokenize as T
+from ..model import obsidian as O
 from ..model import validate as V
 from ..model.entry import Entry
 from ..model.record import Record
@@ -222,7 +223,7 @@ def _item(section: str, e: Entry, tz: _dt.tzinfo, focus: str | None = None, root
     created = created_date(e, tz)
     source = e.source or ""
     extra = ""
-    replaced = [unwrap_link(x) for x in e.meta.get("supersedes") or ()]
+    replaced = [unwrap_link(x) for x in O.items(e.meta.get("supersedes"))]
     if replaced:
         extra += " · replaces " + ", ".join(f"[[{escape(x)}]]" for x in replaced[:3]) + f" since {created}"
     since = e.meta.get("valid_since") or e.meta.get("valid_from")

@@ -216,11 +216,11 @@ def edges(view: View) -> tuple[list[Entry], list[tuple[str, str, str]]]:
             t = _resolve(view, name)
             if t is not None and t.id in ids and t.id != e.id:
                 out.add((e.id, t.id, "evidence" if name in evidence else "link"))
-        for x in e.meta.get("supersedes") or ():
+        for x in O.items(e.meta.get("supersedes")):
             t = _resolve(view, unwrap_link(x))
             if t is not None and t.id in ids:
                 out.add((e.id, t.id, "supersedes"))
-        for x in e.meta.get("superseded_by") or ():
+        for x in O.items(e.meta.get("superseded_by")):
             t = _resolve(view, unwrap_link(x))
             if t is not None and t.id in ids:
                 out.add((t.id, e.id, "supersedes"))

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from . import obsidian as O
 from .policy import Clock, Policy, Rules
 from .record import Record
 from .usage import Usage
@@ -153,7 +154,7 @@ def _retirement(e: Entry, u: Usage, policy: Policy, now: float) -> Move | None:
                     f"refuted on {_date(u.last_refute, policy.tz)} ({u.refutes} refutation(s), "
                     f"{u.confirms} confirmation(s))", "archived")
     if e.status == "superseded":
-        by = ", ".join(e.meta.get("superseded_by") or ()) or "a newer memory"
+        by = ", ".join(O.items(e.meta.get("superseded_by"))) or "a newer memory"
         return Move(e.id, e.title, e.layer, "archive", f"superseded by {by}", None)
     rules, kinds = policy.metabolism, policy.kinds
     s = strength(e, u, kinds, now)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..model import names as N
+from ..model import obsidian as O
 from . import tokenize as T
 from ..model.entry import Entry
 from ..errors import ParseError
@@ -112,7 +113,7 @@ class SearchHit:
     @property
     def superseded_by(self) -> tuple[str, ...]:
         """Names of what replaced this memory (a hit of ``include_superseded``)."""
-        return tuple(unwrap_link(x) for x in self.entry.meta.get("superseded_by") or ())
+        return tuple(unwrap_link(x) for x in O.items(self.entry.meta.get("superseded_by")))
 
     def to_dict(self) -> dict[str, Any]:
         out = {"id": self.entry.id, "title": self.entry.title, "path": self.entry.path,

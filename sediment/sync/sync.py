@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..model import entry as E
+from ..model import obsidian as O
 from ..model.record import Record
 from ..agent.conflicts import active
 from ..errors import Conflict, SedimentError, StorageError
@@ -398,7 +399,7 @@ def _no_cycles(store: Store, ids: list[str]) -> list[str]:
     view, out = store.view, []
     def succ(e: E.Entry) -> list[str]:
         ids: list[str] = []
-        for link in e.meta.get("superseded_by") or ():
+        for link in O.items(e.meta.get("superseded_by")):
             ids += [i for i in view.by_name.get(unwrap_link(link), []) if i in view.entries]
         return ids
     seen: set[str] = set()
@@ -422,7 +423,7 @@ def _no_cycles(store: Store, ids: list[str]) -> list[str]:
             continue  # a person's own note: check() is the place for it
         members = {view.entries[i].name for i in cycle}
         meta: dict[str, Any] = dict(newest.meta)
-        left = [x for x in meta.get("superseded_by") or () if unwrap_link(x) not in members]
+        left = [x for x in O.items(meta.get("superseded_by")) if unwrap_link(x) not in members]
         if left:
             meta["superseded_by"] = left
         else:

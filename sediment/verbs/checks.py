@@ -101,7 +101,7 @@ def unresolved_links(view: View) -> list[Problem]:
     out = []
     for e in view.entries.values():
         names = [*e.links, *(unwrap_link(x) for k in ("supersedes", "superseded_by")
-                              for x in e.meta.get(k) or ())]
+                              for x in O.items(e.meta.get(k)))]
         missing = [n for n in dict.fromkeys(names) if n and n not in view.entries and view.link(n) is None
                    and not O.ATTACHMENT.search(n) and n.rsplit("/", 1)[-1].casefold() not in known]
         if missing and left_out is None:

@@ -329,7 +329,7 @@ def consolidate(store: Store, fragment_ids: Iterable[str], text: str, *, kind: s
         done_link = wikilink(view.entries[existing[0]].name) if existing else None
         given, retired = [], []
         for e in (view.resolve(i) for i in fragment_ids):
-            if done_link and done_link in (e.meta.get("superseded_by") or ()):
+            if done_link and done_link in O.items(e.meta.get("superseded_by")):
                 retired.append(e)  # retired into this memory already
                 continue
             if e.kind != "inbox" or not is_current(e) or e.reference:
@@ -369,7 +369,7 @@ def _supersedes(view: View, start: Entry, target: Entry) -> bool:
         if e.id in seen:
             continue
         seen.add(e.id)
-        for name in e.meta.get("superseded_by") or ():
+        for name in O.items(e.meta.get("superseded_by")):
             ids = view.by_name.get(unwrap_link(name), [])
             todo += [view.entries[i] for i in ids if i in view.entries]
     return False

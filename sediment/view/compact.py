@@ -305,15 +305,17 @@ _T = "\x00t"
 def freeze(meta: Mapping[str, Any]) -> dict[str, Any] | None:
     """Frontmatter as JSON keeps it exactly, for the index snapshot: dates and
     date-times (Obsidian's date properties, common in a person's notes) as
-    tagged text; None when it holds anything else JSON would change."""
+    tagged text; None when it holds anything else JSON would change, or a
+    key the tags are told by (a person may type one: ``thaw`` would read it
+    as a tag)."""
     def enc(v: Any) -> Any:
         if isinstance(v, _dt.datetime):
             return {_T: v.isoformat(), "k": "dt"}
         if isinstance(v, _dt.date):
             return {_T: v.isoformat(), "k": "d"}
         if isinstance(v, dict):
-            if not all(isinstance(k, str) for k in v):
-                raise TypeError("a key JSON would turn into text")
+            if not all(isinstance(k, str) for k in v) or _T in v or _FROZEN in v:
+                raise TypeError("a key JSON would turn into text, or one of the tags'")
             return {k: enc(x) for k, x in v.items()}
         if isinstance(v, list):
             return [enc(x) for x in v]
@@ -324,6 +326,12 @@ def freeze(meta: Mapping[str, Any]) -> dict[str, Any] | None:
         return {_FROZEN: 1, **enc(dict(meta))}
     except (TypeError, RecursionError):
         return None
+
+
+def for_snapshot(meta: Mapping[str, Any], plain: bool) -> dict[str, Any] | None:
+    """What the index snapshot keeps of ``meta`` (``plain``: JSON data, no
+    dates), for ``thaw`` to give back as it is; None when it cannot."""
+    return dict(meta) if plain and _FROZEN not in meta else freeze(meta)
 
 
 def thaw(meta: dict[str, Any]) -> dict[str, Any]:

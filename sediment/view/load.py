@@ -45,11 +45,13 @@ from ..disk.files import read_nofollow
 from ..disk.vault import settled, stamp
 from ..errors import ParseError
 from ..model import entry as E
+from ..model.problem import Problem
+from ..model.shape import MAX_META_SIZE
 from ..progress import Ticker
 from ..search.index import Batch, DocTerms, Index, Pending
 from .bodies import Shelf
 from .columns import Docs
-from .compact import Encoded, Pool, freeze, thaw
+from .compact import Encoded, Pool, for_snapshot, thaw
 from .held import Held, offset
 
 if TYPE_CHECKING:
@@ -279,6 +281,14 @@ class Opening(Protocol):
 RESTAMP = 256
 
 
+def fingerprint(tokenizer: str, max_meta_size: int) -> str:
+    """What a snapshot is valid for: the tokenizer's fingerprint, and the
+    frontmatter limit (policy ``max_meta_size``) when not the default. Its
+    notes were read under that limit: once lowered, a note over it has
+    properties that cannot be read, and other terms."""
+    return tokenizer if max_meta_size == MAX_META_SIZE else f"{tokenizer}|max_meta_size={max_meta_size}"
+
+
 def read_snapshot(path: Path | None, fingerprint: str) -> tuple[Index, Docs | None]:
     """The index the snapshot at ``path`` holds, and the notes it recorded
     (``columns.Docs``); an empty index and None when there is none, or it is
@@ -291,8 +301,8 @@ def read_snapshot(path: Path | None, fingerprint: str) -> tuple[Index, Docs | No
         return index, Docs(columns, len(index.key_of))
     except FileNotFoundError:
         pass
-    except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
-        log.debug("ignoring index snapshot: %s", exc)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError) as exc:
+        log.debug("ignoring index snapshot: %s", exc)  # (OSError: one this process may not read)
     return Index(), None
 
 
@@ -376,8 +386,8 @@ def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, 
     key = view.index.key_of[slot]
     if eid in view.entries or key != eid:
         return None
-    if "id" in fields:  # (a person's note may have none: its id is its path's)
-        fields["id"] = key  # (equal: checked above) one string, not two
+    if fields.get("id") == key:  # (a person's note may have none, or one not taken: its id is its path's)
+        fields["id"] = key  # one string, not two (the property stays as written otherwise)
     at = None
     if off is None:  # (CRLF, a BOM: its body is not a slice of its bytes, nor in the body store)
         body = body_of(data)
@@ -389,6 +399,18 @@ def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, 
     if at is not None:
         entry.keep(view.shelf, at)
     return entry
+
+def misnamed(rel: str) -> Problem | None:
+    """The problem of a file whose name is not UTF-8 (an archive unpacked
+    from another system; the walk hands its bytes on as lone surrogates):
+    no id, link or snapshot can hold it, so it is left out. None for any other."""
+    try:
+        rel.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+        return Problem(shown, "file name is not UTF-8 text; rename it to have it indexed", code="name")
+
 
 def body_of(data: bytes) -> str:
     """The body ``parse`` found in these bytes (they hashed to the version
@@ -438,10 +460,10 @@ def snapshot_meta(e: Held, warned: bool) -> bytes:
     meta = e.meta
     if isinstance(meta, Encoded) and (raw := meta.raw) is not None:
         return raw
-    kept = dict(meta) if e.plain else freeze(meta)
-    if kept is None:
+    data = for_snapshot(meta, e.plain)
+    if data is None:
         return b""
     try:
-        return json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except (ValueError, TypeError):  # (text UTF-8 cannot hold: a lone surrogate)
         return b""

@@ -212,7 +212,8 @@ class View:
         settled stat is the snapshot's, so the snapshot can never hide an
         edit; anything not matching it is parsed and indexed afresh.
         The feed is placed before, by the open's recovery (``health``)."""
-        self.index, snap = L.read_snapshot(self.snapshot_path, self.tokenizer.fingerprint())
+        fingerprint = L.fingerprint(self.tokenizer.fingerprint(), self.max_meta_size)
+        self.index, snap = L.read_snapshot(self.snapshot_path, fingerprint)
         recorded = snap.slot_of if snap is not None else {}  # path → the snapshot's slot
         if snap is not None:
             self.shelf.open()
@@ -260,7 +261,7 @@ class View:
             return encode(Doc(e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off,
                               stats.settled(e.path)) for e in map(entries.__getitem__, keys))
         try:
-            data = self.index.snapshot(columns, self.tokenizer.fingerprint())
+            data = self.index.snapshot(columns, L.fingerprint(self.tokenizer.fingerprint(), self.max_meta_size))
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout if timeout is None else timeout):
@@ -283,6 +284,9 @@ class View:
         ``since``: a ``time.time_ns()`` from before ``st`` was taken (None:
         unknown, so its stamp is never settled)."""
         self.forget_path(rel)
+        if (misnamed := L.misnamed(rel)) is not None:
+            self.problems[rel] = misnamed
+            return
         path = self.root / rel
         try:
             if st is None:
