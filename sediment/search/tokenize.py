@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
 from . import textnorm as TN
+from .stem import STEMS as _STEMS, stem as _stem
 from .textnorm import fold
 
 # Latin-ish words and numbers; CJK runs; everything else separates.
@@ -45,48 +46,8 @@ BIGRAM_RULE = "a pair with one function character counts once per jieba cut of i
 HMM = True
 
 
-# letters a stem keeps at least: a word this short is left as it is
-_STEM_MIN = 3
 # characters of a bigram
 PAIR = 2
-
-
-# stems found so far (words repeat: a cold open stems each of a root's words
-# many times); emptied when full
-_STEMS: dict[str, str] = {}
-_STEMS_MAX = 200_000
-
-
-def _stem(w: str) -> str:
-    """``_stem_of``, remembered."""
-    got = _STEMS.get(w)
-    if got is None:
-        if len(_STEMS) >= _STEMS_MAX:
-            _STEMS.clear()
-        got = _STEMS[w] = _stem_of(w)
-    return got
-
-
-def _stem_of(w: str) -> str:
-    """A light English stemmer (plural, -ed, -ing, final e): enough for 'painted',
-    'paints', 'painting' → 'paint', with no dependency. Non-ASCII words are kept."""
-    if len(w) <= _STEM_MIN or not w.isascii() or not w.isalpha():
-        return w
-    if w.endswith(("ies", "ied")) and len(w) > _STEM_MIN + 1:  # (ties, died: kept)
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suf in ("ing", "ed"):
-        if w.endswith(suf) and len(w) - len(suf) >= _STEM_MIN and re.search("[aeiouy]", w[:-len(suf)]):
-            w = w[:-len(suf)]
-            if len(w) > _STEM_MIN and w[-1] == w[-2] and w[-1] not in "lsz":
-                w = w[:-1]
-            break
-    if len(w) > _STEM_MIN and w.endswith("e"):
-        w = w[:-1]
-    return w
 
 
 def _rjieba_available() -> bool:

@@ -403,13 +403,15 @@ def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, 
 def misnamed(rel: str) -> Problem | None:
     """The problem of a file whose name is not UTF-8 (an archive unpacked
     from another system; the walk hands its bytes on as lone surrogates):
-    no id, link or snapshot can hold it, so it is left out. None for any other."""
+    no id, link or snapshot can hold it, so it is left out. None for any
+    other. Its path is the one the system gives (``os.fsencode`` finds the
+    file); the reason shows its bytes."""
     try:
         rel.encode("utf-8")
         return None
     except UnicodeEncodeError:
         shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
-        return Problem(shown, "file name is not UTF-8 text; rename it to have it indexed", code="name")
+        return Problem(rel, f"file name is not UTF-8 text ({shown}); rename it to have it indexed", code="name")
 
 
 def body_of(data: bytes) -> str:
