@@ -205,7 +205,7 @@ def is_temp(name: str) -> bool:
     return _TEMP.fullmatch(name) is not None
 
 
-def atomic_write(target: Path, data: bytes | list[bytes], *, durable: bool = True,
+def atomic_write(target: Path, data: bytes | list[bytes] | list[bytes | memoryview], *, durable: bool = True,
                  exclusive: bool = False) -> None:
     """Publish ``data`` (bytes, or a list of chunks written in order) at
     ``target`` atomically. With ``exclusive``, never

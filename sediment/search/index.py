@@ -253,7 +253,7 @@ class Index:
     def delta_terms(self) -> int:
         return len(self.words.delta) + len(self.bigrams.delta)
 
-    def snapshot(self, columns: Columns | None = None, fingerprint: str = "") -> list[bytes]:
+    def snapshot(self, columns: Columns | None = None, fingerprint: str = "") -> list[SN.Buffer]:
         """The index, and the owner's ``columns`` (given the keys in slot
         order, once dead slots are dropped: named sections of bytes, whatever
         the owner needs to skip parsing, each laid out by slot as it likes),

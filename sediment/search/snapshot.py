@@ -50,15 +50,17 @@ _LANE_ARRAYS = {
 }
 # the others "I"; a lane's frequencies are "B" or "H" (its "tfs" in the header)
 
+Buffer = bytes | memoryview  # (a chunk of a snapshot: written as it is)
+
 # the owner's part of a snapshot: given the keys in slot order, its named sections
 Columns = Callable[[Sequence[str]], Iterable[tuple[str, bytes]]]
 
 
-def pack(idx: Index, columns: Iterable[tuple[str, bytes]], fingerprint: str) -> list[bytes]:
+def pack(idx: Index, columns: Iterable[tuple[str, bytes]], fingerprint: str) -> list[Buffer]:
     """``idx`` (dead slots dropped, delta folded: ``Index.snapshot``) and the
     owner's ``columns`` as chunks of bytes to write in order."""
     keys: Sequence[str] = idx.key_of  # type: ignore[assignment]  # (none dead)
-    blobs: list[bytes] = [bytes(idx.flags), _strings(keys)]
+    blobs: list[Buffer] = [bytes(idx.flags), _strings(keys)]
     header: dict[str, Any] = {"format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder,
                               "fingerprint": fingerprint, "keys": len(keys)}
     for name, lane in (("words", idx.words), ("bigrams", idx.bigrams)):
@@ -66,7 +68,10 @@ def pack(idx: Index, columns: Iterable[tuple[str, bytes]], fingerprint: str) -> 
         header[name] = {"total_len": lane.total_len, "live": lane.live,
                         "tfs": tfs.typecode if isinstance(tfs, array) else tfs.format}
         blobs.append(lane.base_index.blob.encode("utf-8"))
-        blobs += [(lane.base_index.starts if a == "starts" else getattr(lane, a)).tobytes()
+        # the arrays as they are, not copies (at 100k a copy of each was 150 MB
+        # more at a save's peak); the lengths, which a put resizes, copied
+        blobs += [lane.lengths.tobytes() if a == "lengths"
+                  else memoryview(lane.base_index.starts if a == "starts" else getattr(lane, a)).cast("B")
                   for a in _LANE_ARRAYS[name]]
     owned = list(columns)
     header["columns"] = [name for name, _ in owned]

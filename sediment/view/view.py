@@ -287,12 +287,11 @@ class View:
         if (misnamed := L.misnamed(rel)) is not None:
             self.problems[rel] = misnamed
             return
-        path = self.root / rel
         try:
             if st is None:
                 # (a stat vouches only for bytes read after it: not for ``data``)
                 since = time.time_ns() if data is None else None
-                st = path.stat(follow_symlinks=False)
+                st = os.stat(os.path.join(self.root, rel), follow_symlinks=False)  # (a str: pathlib costs more)
         except FileNotFoundError:
             return
         except OSError as exc:
