@@ -400,6 +400,7 @@ def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, 
         entry.keep(view.shelf, at)
     return entry
 
+
 def misnamed(rel: str) -> Problem | None:
     """The problem of a file whose name is not UTF-8 (an archive unpacked
     from another system; the walk hands its bytes on as lone surrogates):
