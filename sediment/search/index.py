@@ -297,10 +297,7 @@ class Index:
         ``prune=False`` scores every posting (the same results, slower: for
         tests and benchmarks)."""
         self.settle()
-        table = _MASKS.get(exclude)
-        if table is None:
-            table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
-        mask = self.flags.translate(table)
+        mask = self._mask(exclude)
         allow_slot = None
         if allowed is not None:
             key_of = self.key_of
@@ -361,6 +358,17 @@ class Index:
         return out
 
     # -------------------------------------------------------------- reading
+
+    def _mask(self, exclude: int) -> bytearray:
+        """A byte per slot: 1 for a live one with none of the ``exclude`` flag bits (made in C)."""
+        table = _MASKS.get(exclude)
+        if table is None:
+            table = _MASKS[exclude] = bytes(1 if v & ALIVE and not v & exclude else 0 for v in range(256))
+        return self.flags.translate(table)
+
+    def count(self, exclude: int = 0) -> int:
+        """How many live documents have none of the ``exclude`` flag bits."""
+        return self._mask(exclude).count(1)
 
     def _lane(self, lane: str) -> Postings:
         self.settle()

@@ -42,7 +42,9 @@ def count(store: Store) -> int:
     gives, so purged (and erased) memories, listed only when asked for by
     status, are not counted."""
     with store.view.reading() as view:
-        return sum(1 for e in view.entries.values() if e.status != "purged")
+        # (the index's flags: a count read every note's status, and a warm
+        # open of 100k had parsed none of their frontmatter)
+        return view.index.count(S.PURGED)
 
 
 def _filter(store: Store, *, layer: Any, room: Any, tags: Any, kind: Any, status: Any = None,
