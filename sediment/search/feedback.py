@@ -59,7 +59,7 @@ class Feedback:
     # 408), a generated 10k root's up to 5,000; 1,000 of them cost 15% less
     # search CPU at the median than 5,000 did, and 500 12% less again at the
     # p99 of queries with a common word, with as many sources found
-    # (benchmarks/README.md, "… and the expansion's postings budget", "The tail")
+    # (benchmarks/README.md, "… and the expansion's postings budget", "… and the tail")
     budget: int = 500
     # a feedback document's share ∝ 1/rank^power (0: ∝ its fused score, which
     # rank fusion leaves nearly flat; benchmarks/README.md, "Ranking choices")

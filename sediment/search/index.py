@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from . import bulk
-from . import snapshot as SN
 from . import coverage as C
 from . import feedback as F
+from . import snapshot as SN
 from .maxscore import Scored, bm25
 from .postings import NO_SLOT, Postings, renumber
 from .rank import Lane, Ranking, best, rrf, rrf_add, vouched
@@ -39,7 +39,7 @@ TAG_WEIGHT = 3
 # (a lane's rank past 50 adds under 1/110: a search for 10 results costs 11%
 # less at the median and 7% less at the p99 of common words, 10k, and the
 # retrieval sets, asked for 50, rank as deep as before: benchmarks/README.md,
-# "The tail")
+# "Snapshot format 11, … and the tail")
 LANE_DEPTH = 100
 MIN_LANE_DEPTH = 50
 LANE_PER_RESULT = 5
@@ -48,6 +48,8 @@ LANE_PER_RESULT = 5
 def lane_depth(limit: int) -> int:
     """How deep each lane ranks for a search of ``limit`` results."""
     return max(limit, min(LANE_DEPTH, max(MIN_LANE_DEPTH, LANE_PER_RESULT * limit)))
+
+
 ALIVE = 0x80
 # dead slots are dropped when there are more than this many and they pass a
 # quarter of all slots (amortised O(1) per change; a small index keeps its few)
