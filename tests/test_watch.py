@@ -625,16 +625,18 @@ def test_thousand_files_appear_at_once(live):
     assert gone(repo, "hickory0f7")
 
 
-def test_save_to_searchable_delay(tmp_path):
-    """Median delay from an external save to the change being searchable, over
-    100 saves (alternating atomic and in-place saves of one note)."""
+@pytest.mark.parametrize("saves", [20, pytest.param(100, marks=pytest.mark.slow)])
+def test_save_to_searchable_delay(tmp_path, saves):
+    """Median delay from an external save to the change being searchable,
+    over alternating atomic and in-place saves of one note: 20 in the
+    default run, the 100 of the measurement in the slow one."""
     repo = Repository(tmp_path / "mem")
     e = repo.add("measure start0", title="measured")
     path = repo.root / e.path
     delays = []
     with repo.watch():
         prev = "start0"
-        for i in range(100):
+        for i in range(saves):
             word = f"save{i:03d}q"
             text = replace_body(path, f"measure {prev}", f"measure {word}")
             (save_atomic if i % 2 else save_in_place)(path, text)
@@ -646,7 +648,7 @@ def test_save_to_searchable_delay(tmp_path):
     delays.sort()
     med = statistics.median(delays)
     print(f"\n[watch] external save → searchable over {len(delays)} saves: median {med * 1000:.0f} ms, "
-          f"p90 {delays[89] * 1000:.0f} ms, max {delays[-1] * 1000:.0f} ms")
+          f"p90 {delays[int(0.9 * len(delays)) - 1] * 1000:.0f} ms, max {delays[-1] * 1000:.0f} ms")
     assert delays[-1] < WAIT
     assert med < 2.0, "a save should be searchable well within seconds"
 
