@@ -36,12 +36,13 @@ class Index(Protocol):
     words: Postings
     bigrams: Postings
 
-# 11: fixed-layout sections, the owner's documents as columns (10 held them,
-# and the vocabularies, in its JSON header); 10: the view's documents hold
+# 12: the view's text columns by length (``pack_texts``); 11: fixed-layout
+# sections, the owner's documents as columns (10 held them, and the
+# vocabularies, in its JSON header); 10: the view's documents hold
 # each file's settled stat (an older version would fail on them); 9:
 # frequencies as bytes where they fit; 8: term vectors of the word lane (ids
 # only; 7 held frequencies too); 6: superseded flag bit
-SNAPSHOT_FORMAT = 11
+SNAPSHOT_FORMAT = 12
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)
 _LANE_ARRAYS = {
@@ -60,7 +61,7 @@ def pack(idx: Index, columns: Iterable[tuple[str, bytes]], fingerprint: str) -> 
     """``idx`` (dead slots dropped, delta folded: ``Index.snapshot``) and the
     owner's ``columns`` as chunks of bytes to write in order."""
     keys: Sequence[str] = idx.key_of  # type: ignore[assignment]  # (none dead)
-    blobs: list[Buffer] = [bytes(idx.flags), _strings(keys)]
+    blobs: list[Buffer] = [bytes(idx.flags), pack_texts(keys)]
     header: dict[str, Any] = {"format": SNAPSHOT_FORMAT, "byteorder": sys.byteorder,
                               "fingerprint": fingerprint, "keys": len(keys)}
     for name, lane in (("words", idx.words), ("bigrams", idx.bigrams)):
@@ -96,7 +97,7 @@ def unpack(idx: Index, data: bytes | BinaryIO, fingerprint: str) -> dict[str, by
         raise ValueError("snapshot made by another version of the tokenizer or parser")
     n = head["keys"]
     flags, keys_blob, *lanes = parts
-    keys = _unstrings(keys_blob, n)
+    keys = unpack_texts(keys_blob, n)
     idx.flags = bytearray(flags)
     if len(idx.flags) != n:
         raise ValueError("snapshot flags are inconsistent")
@@ -110,22 +111,45 @@ def unpack(idx: Index, data: bytes | BinaryIO, fingerprint: str) -> dict[str, by
     return {str(k): b[0] for k, b in zip(names, lanes[2:])}
 
 
-def _strings(items: Sequence[str]) -> bytes:
-    """``items`` as one section: their lengths (``I``), then their UTF-8
-    text. (Not a separator: a key is any text a person's note may give as
-    its id, a NUL included.)"""
+# Lists of text or bytes as one section: their lengths (``I``), then their
+# contents one after the other. (Not a separator: a key is any text a
+# person's note may give as its id, a NUL included.)
+
+def pack_texts(items: Sequence[str]) -> bytes:
+    """``items`` as one section (lengths in characters, then the UTF-8 text)."""
     return array("I", map(len, items)).tobytes() + "".join(items).encode("utf-8")
 
 
-def _unstrings(data: bytes, n: int) -> list[str]:
-    """The ``n`` strings of a ``_strings`` section (``ValueError`` for anything inconsistent)."""
+def unpack_texts(data: bytes, n: int) -> list[str]:
+    """The ``n`` texts of a ``pack_texts`` section (``ValueError`` for anything inconsistent)."""
+    lengths, rest = _lengths(data, n)
+    return _cut(rest.decode("utf-8"), lengths)
+
+
+def pack_blobs(items: Sequence[bytes]) -> bytes:
+    """``items`` as one section (lengths in bytes, then the bytes)."""
+    return array("I", map(len, items)).tobytes() + b"".join(items)
+
+
+def unpack_blobs(data: bytes, n: int) -> list[bytes]:
+    """The ``n`` byte strings of a ``pack_blobs`` section (``ValueError`` for anything inconsistent)."""
+    lengths, rest = _lengths(data, n)
+    return _cut(rest, lengths)
+
+
+def _lengths(data: bytes, n: int) -> tuple[array[int], bytes]:
     lengths = array("I")
     lengths.frombytes(data[:lengths.itemsize * n])
-    text = data[lengths.itemsize * n:].decode("utf-8")
-    if len(lengths) != n or sum(lengths) != len(text):
-        raise ValueError("snapshot strings are inconsistent")
+    if len(lengths) != n:
+        raise ValueError("a snapshot section is inconsistent")
+    return lengths, data[lengths.itemsize * n:]
+
+
+def _cut(whole: Any, lengths: array[int]) -> list[Any]:
+    if sum(lengths) != len(whole):
+        raise ValueError("a snapshot section is inconsistent")
     ends = list(accumulate(lengths))
-    return list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    return list(map(whole.__getitem__, map(slice, [0, *ends[:-1]], ends)))
 
 
 # the sections of a snapshot, in order: header, flags, keys, each lane's

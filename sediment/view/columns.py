@@ -1,6 +1,7 @@
 """What the index snapshot keeps of each note beside its terms, as columns
-(``search.index.Columns``): its path, version and frontmatter as text, where
-its body starts and its settled stat as fixed-width numbers. Each column is
+(``search.index.Columns``): its path, version and frontmatter as lists by
+length (``snapshot.pack_texts``), where its body starts and its settled stat
+as fixed-width numbers. Each column is
 one section of the snapshot, written and read in one call: a warm open of
 100,000 notes spent a second decoding them from one JSON document, and held
 the decoded lists of it at its peak memory.
@@ -12,7 +13,9 @@ A note's frontmatter stays the JSON text it was saved as
 from __future__ import annotations
 
 from array import array
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from typing import Iterable, Mapping, NamedTuple
+
+from ..search.snapshot import pack_blobs, pack_texts, unpack_blobs, unpack_texts
 
 _STAMP = 32  # bytes of a ``vault.stamp`` (ctime, mtime, size, inode), big-endian; all zero: none
 _NO_OFF = -1
@@ -29,15 +32,11 @@ class Doc(NamedTuple):
 
 
 def encode(docs: Iterable[Doc]) -> list[tuple[str, bytes]]:
-    """The columns of ``docs`` (in slot order). Raises ``ValueError`` for a
-    path or version holding a NUL, the text columns' separator (a path
-    cannot, nor can JSON text)."""
+    """The columns of ``docs`` (in slot order)."""
     docs = list(docs)
-    paths = _joined([d.path for d in docs], "paths")
-    versions = _joined([d.version for d in docs], "versions")
-    metas = b"\0".join(d.meta for d in docs)
-    if metas.count(b"\0") != max(len(docs) - 1, 0):
-        raise ValueError("a NUL in a snapshot's frontmatter")
+    paths = pack_texts([d.path for d in docs])
+    versions = pack_texts([d.version for d in docs])
+    metas = pack_blobs([d.meta for d in docs])
     offs = array("q", [_NO_OFF if d.off is None else d.off for d in docs]).tobytes()
     zero = bytes(_STAMP)
     stamps = b"".join(zero if d.stamp is None else d.stamp.to_bytes(_STAMP, "big") for d in docs)
@@ -55,9 +54,9 @@ class Docs:
             paths, versions, metas, offs, stamps = (columns[k] for k in _NAMES)
         except KeyError as exc:
             raise ValueError(f"snapshot has no {exc.args[0]} column") from None
-        self.paths = _split(paths, n)
-        self.versions = _split(versions, n)
-        self.metas: list[bytes | None] = list(metas.split(b"\0")) if n else []  # (None: taken)
+        self.paths = unpack_texts(paths, n)
+        self.versions = unpack_texts(versions, n)
+        self.metas: list[bytes | None] = list(unpack_blobs(metas, n))  # (None: taken)
         self.offs = array("q")
         self.offs.frombytes(offs)
         self.stamps = stamps
@@ -82,16 +81,3 @@ class Docs:
         self.metas[slot] = None
         return m or b""
 
-
-def _joined(items: Sequence[str], what: str) -> bytes:
-    joined = "\0".join(items)
-    if joined.count("\0") != max(len(items) - 1, 0):
-        raise ValueError(f"a NUL in a snapshot's {what}")
-    return joined.encode("utf-8")
-
-
-def _split(data: bytes, n: int) -> list[str]:
-    out = data.decode("utf-8").split("\0") if n else []
-    if len(out) != n:
-        raise ValueError("snapshot columns are inconsistent")
-    return out
