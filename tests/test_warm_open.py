@@ -156,7 +156,7 @@ def test_a_save_that_keeps_the_stat_of_our_write_is_still_seen(tmp_path, monkeyp
         note = repo.add("the harbour crane is painted", title="harbour")
         path = root / note.path
         kept = path.stat()  # the stat the view took after our write
-        assert repo.view.file_stats.same(note.path, kept)
+        assert repo.view.file_stats.of[note.path] == vault.stamp(kept)
         path.write_bytes(path.read_bytes().replace(b"harbour crane", b"harbour plane"))
         real = Path.stat
         monkeypatch.setattr(Path, "stat", lambda self, **kw: kept if self == path else real(self, **kw))

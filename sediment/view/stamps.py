@@ -41,14 +41,21 @@ class Stamps:
             self._unsettled.add(rel)
 
     def vouch(self, path: str, rel: str, version: str) -> bool:
-        """Record the stat of the file at ``path`` (``rel``) if the bytes read
-        after it are of ``version``: what the view holds for it, our own
-        write. False when they are not: a person's save landed since the
-        write, which that stat may already be of (the caller reads the file
-        instead). Nothing is recorded when it cannot be stat'ed or read."""
+        """Record the stat of the file at ``path`` (``rel``), our own write of
+        ``version``, which the view holds for it. A stat that could vouch for
+        the file later (settled: a slow batch) is kept only if the bytes read
+        after it are of ``version``; False when they are not: a person's save
+        landed since the write, which that stat may already be of (the caller
+        reads the file instead). An unsettled one (the common case, just after
+        the write) is kept as such, unread: it never vouches, and a change
+        seen later is checked against the bytes (``unchanged``). Nothing is
+        recorded when the file cannot be stat'ed or read."""
         since = time.time_ns()
         try:
             st = os.stat(path, follow_symlinks=False)
+            if not settled(st, since):
+                self.record(rel, st, None)
+                return True
             data = read_nofollow(path)
         except OSError:
             return True
@@ -60,10 +67,6 @@ class Stamps:
     def drop(self, rel: str) -> None:
         self.of.pop(rel, None)
         self._unsettled.discard(rel)
-
-    def same(self, rel: str, st: os.stat_result) -> bool:
-        """Whether ``st`` is the stat the view read the file at."""
-        return self.of.get(rel) == stamp(st)
 
     def unchanged(self, rel: str, st: os.stat_result, since: int, path: str, version: str | None) -> bool:
         """Whether the file at ``path`` (``rel``), stat'ed as ``st`` after
