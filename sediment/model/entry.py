@@ -127,8 +127,7 @@ class Entry:
         """The markdown after the frontmatter: the text that was indexed."""
         return self._body
 
-    def derive(self, strings: dict[str, str], places: dict[str, Place] | None = None,
-               eid: str | None = None) -> None:
+    def derive(self, strings: dict[str, str], places: dict[str, Place], eid: str | None = None) -> None:
         """Work out the id and the place now rather than on first use (the view does, for every
         note it holds: what every reader asks first), sharing strings through ``strings`` and
         ``places`` (``names.place``). ``eid``: the id, known already (the frontmatter is not read)."""

@@ -115,10 +115,11 @@ def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], 
     if not hits or bigrams:
         return list(hits)
     cover = covering(index, words, bigrams)
-    if any(h.direct and cover(h.terms) >= ANSWERED for h in hits):
+    covers = [cover(h.terms) if h.direct else 0.0 for h in hits]
+    if any(c >= ANSWERED for c in covers):
         return list(hits)
     kept = [h for h in hits if h.direct]
-    weak = [h for h in kept if cover(h.terms) < SLIVER]
+    weak = [h for h, c in zip(hits, covers) if h.direct and c < SLIVER]
     if unlike is None or not weak:
         return kept
     gone = {id(h) for h, no in zip(weak, unlike(weak)) if no}

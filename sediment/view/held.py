@@ -52,12 +52,11 @@ class Held(Entry):
     _clock: Clock | None
 
     def __init__(self, meta: Mapping[str, Any], body: str, path: str, version: str, *, tz: _dt.tzinfo,
-                 off: int | None = None, plain: bool | None = None, kept: tuple[Reader, int] | None = None) -> None:
-        """``kept``: the body store that keeps the body, and where (``keep``); ``body`` is then ""."""
+                 off: int | None = None, plain: bool | None = None) -> None:
         super().__init__(meta, body, path, version, tz=tz)
         put = object.__setattr__
-        put(self, "_shelf", kept[0] if kept is not None else None)
-        put(self, "_at", kept[1] if kept is not None else 0)
+        put(self, "_shelf", None)
+        put(self, "_at", 0)
         put(self, "_off", off)
         put(self, "_plain", plain)
         put(self, "_clock", None)

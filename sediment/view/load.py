@@ -347,7 +347,8 @@ def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: Doc
             # these bytes, at this path; the body store holds its body)
             at = shelf.find(slot, version, st.st_size - off)
             if at is not None and key is not None and key not in entries:
-                entry = Held(Encoded(meta, pool), "", rel, version, tz=tz, off=off, kept=(shelf, at))
+                entry = Held(Encoded(meta, pool), "", rel, version, tz=tz, off=off)
+                entry.keep(shelf, at)
                 view.admit(entry, st, since=since, eid=key, settled_as=seen)
                 matched.add(slot)
                 continue
