@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
-from .postings import NO_SLOT, TF_MAX, Postings, Vocab, map_ids, narrow, renumber
+from .postings import NO_SLOT, TF_MAX, Postings, Vocab, loaded, map_ids, narrow, renumber
 
 
 class Part:
@@ -193,7 +193,7 @@ def _merge_vectors(lane: Postings, ids: list[array[int]], parts: list[tuple[Part
     then the parts' documents' (``ids[1:]``) in slot order (an empty vector
     for a slot no part fills)."""
     old_ids = ids[0]
-    vec_offsets, vec_terms = own(lane.vec_offsets, "I"), lane.vec_terms
+    vec_offsets, vec_terms = own(lane.vec_offsets, "I"), loaded(lane.vec_terms)
     vec_offsets, vec_terms = map_ids(vec_offsets, vec_terms, old_ids)
     last = len(vec_offsets) - 2  # the last slot with a vector
     for part_ids, (p, m) in zip(ids[1:], parts):

@@ -25,7 +25,9 @@ from __future__ import annotations
 import bisect
 import math
 import operator
+import os
 import sys
+import weakref
 from array import array
 from itertools import accumulate, repeat
 from typing import Iterable, Iterator, Mapping, Sequence
@@ -118,6 +120,54 @@ class Vocab:
             found.clear()
         found[t] = i
         return i
+
+
+class Stored:
+    """An array of 4-byte ids left in a file (a snapshot's term vectors),
+    read a slice at a time: the feedback lane reads a few documents' vectors
+    a search, and at 100k memories the whole array is 37 MB a process need
+    not hold (in the page cache, it is shared by every process reading the
+    root, and the kernel may drop it). ``fd`` is the file's, kept open (an
+    atomic save of a new snapshot leaves this one's bytes in place) and
+    closed when the array goes. A short read (the file cut in place) gives
+    fewer ids, and every id is checked against the postings where it is
+    used: a damaged file makes feedback miss terms, never raise."""
+
+    __slots__ = ("_fd", "_at", "_n", "__weakref__")
+    typecode = "I"
+    itemsize = 4
+    _CHUNK = 1 << 16  # ids a pass over all of them reads at once
+
+    def __init__(self, fd: int, at: int, n: int) -> None:
+        self._fd, self._at, self._n = fd, at, n
+        weakref.finalize(self, os.close, fd)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, s: slice) -> array[int]:
+        start, stop, _ = s.indices(self._n)
+        out = array("I")
+        if stop > start:
+            try:
+                raw = os.pread(self._fd, 4 * (stop - start), self._at + 4 * start)
+            except OSError:
+                return out
+            out.frombytes(raw[:len(raw) - len(raw) % 4])
+        return out
+
+    def __iter__(self) -> Iterator[int]:
+        for i in range(0, self._n, self._CHUNK):
+            yield from self[i:i + self._CHUNK]
+
+    def tobytes(self) -> bytes:
+        return b"".join(self[i:i + self._CHUNK].tobytes() for i in range(0, self._n, self._CHUNK))
+
+
+def loaded(ids: array[int] | memoryview | Stored) -> array[int] | memoryview:
+    """Term vector ids in memory (``Stored`` ones read whole), for a pass
+    that rewrites them all."""
+    return array("I", ids) if isinstance(ids, Stored) else ids
 
 
 class Postings:
@@ -365,7 +415,7 @@ class Postings:
         """Term vectors in the ids of the new vocabulary ``terms`` (sorted, a
         superset of the old one), the delta's documents folded in; with
         ``remap``, dead slots dropped and the rest renumbered."""
-        offs, vt = self.vec_offsets, self.vec_terms
+        offs, vt = self.vec_offsets, loaded(self.vec_terms)
         if len(terms) != len(old_vocab):  # new terms shift the old ids up
             new_of_old: list[int] = []
             pending = self.delta  # (a dict: membership without a copy of its keys)

@@ -19,13 +19,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import struct
 import sys
 from array import array
 from itertools import accumulate
 from typing import Any, BinaryIO, Callable, Iterable, Protocol, Sequence
 
-from .postings import Postings, Vocab
+from .postings import Postings, Stored, Vocab
 
 
 class Index(Protocol):
@@ -71,7 +72,7 @@ def pack(idx: Index, columns: Iterable[tuple[str, bytes]], fingerprint: str) -> 
         blobs.append(lane.base_index.blob.encode("utf-8"))
         # the arrays as they are, not copies (at 100k a copy of each was 150 MB
         # more at a save's peak); the lengths, which a put resizes, copied
-        blobs += [lane.lengths.tobytes() if a == "lengths"
+        blobs += [getattr(lane, a).tobytes() if a == "lengths" or isinstance(getattr(lane, a, None), Stored)
                   else memoryview(lane.base_index.starts if a == "starts" else getattr(lane, a)).cast("B")
                   for a in _LANE_ARRAYS[name]]
     owned = list(columns)
@@ -101,8 +102,8 @@ def unpack(idx: Index, data: bytes | BinaryIO, fingerprint: str) -> dict[str, by
     idx.flags = bytearray(flags)
     if len(idx.flags) != n:
         raise ValueError("snapshot flags are inconsistent")
-    for (name, lane), (vocab, buf, sizes) in zip((("words", idx.words), ("bigrams", idx.bigrams)), lanes[:2]):
-        _restore_lane(lane, name, head[name], vocab.decode("utf-8"), buf, sizes=sizes, keys=n)
+    for (name, lane), (vocab, buf, sizes, stored) in zip((("words", idx.words), ("bigrams", idx.bigrams)), lanes[:2]):
+        _restore_lane(lane, name, head[name], vocab.decode("utf-8"), buf, sizes=sizes, keys=n, stored=stored)
     idx.key_of = keys  # type: ignore[assignment]
     idx.slot_of = dict(zip(keys, range(n)))
     names = head.get("columns")
@@ -160,9 +161,10 @@ _MAX_SECTIONS = _FIXED + 64
 
 def _read_snapshot(data: bytes | BinaryIO) -> tuple[dict[str, Any], list[Any]]:
     """A snapshot's header and its sections — the flags, the keys, for each
-    lane (its vocabulary, one buffer of its arrays, their sizes), then each
-    owner's column as (bytes,) — its checksum checked. Raises ``ValueError``
-    for anything damaged."""
+    lane (its vocabulary, one buffer of its arrays, their sizes, and its
+    term vectors when they are left in the file), then each owner's column
+    as (bytes,) — its checksum checked. Raises ``ValueError`` for anything
+    damaged."""
     fh: Any = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data  # (readinto: not in BinaryIO)
     if fh.read(len(_MAGIC)) != _MAGIC:
         raise ValueError("not a sediment index snapshot")
@@ -181,29 +183,25 @@ def _read_snapshot(data: bytes | BinaryIO) -> tuple[dict[str, Any], list[Any]]:
     if fh.seek(0, io.SEEK_END) - here != sum(sizes):
         raise ValueError("snapshot is truncated")
     fh.seek(here)
-    check = hashlib.sha256(count_raw)
-    check.update(raw)
-
-    def read(size: int) -> bytearray:
-        buf = bytearray(size)
-        if fh.readinto(buf) != size:
-            raise ValueError("snapshot is truncated")
-        check.update(buf)
-        return buf
-    head_bytes, flags, keys = read(sizes[0]), read(sizes[1]), read(sizes[2])
+    src = _Sections(fh, count_raw + raw)
+    fileno = _fileno(fh)
+    head_bytes, flags, keys = src.read(sizes[0]), src.read(sizes[1]), src.read(sizes[2])
     parts: list[Any] = [flags, keys]
     k = 3
     for arrays in _LANE_ARRAYS.values():  # one buffer per lane
-        vocab = read(sizes[k])
-        parts.append((vocab, read(sum(sizes[k + 1:k + 1 + len(arrays)])), sizes[k + 1:k + 1 + len(arrays)]))
+        vocab = src.read(sizes[k])
+        own = sizes[k + 1:k + 1 + len(arrays)]
+        if arrays[-1] == "vec_terms" and fileno is not None:  # (left in the file: postings.Stored)
+            buf = src.read(sum(own[:-1]))
+            stored = Stored(os.dup(fileno), fh.tell(), own[-1] // 4)
+            src.skip(own[-1])
+            parts.append((vocab, buf, own[:-1], stored))
+        else:
+            parts.append((vocab, src.read(sum(own)), own, None))
         k += 1 + len(arrays)
-    for size in sizes[k:]:  # (bytes, read as they are: a copy of 40 MB of frontmatter saved at 100k)
-        column = fh.read(size)
-        if len(column) != size:
-            raise ValueError("snapshot is truncated")
-        check.update(column)
-        parts.append((column,))
-    if check.digest() != digest:
+    # (the columns as bytes, read as they are: a copy of 40 MB of frontmatter saved at 100k)
+    parts += [(src.read(size, copy=False),) for size in sizes[k:]]
+    if src.check.digest() != digest:
         raise ValueError("snapshot checksum mismatch")
     head = json.loads(head_bytes)
     if not isinstance(head, dict):
@@ -211,14 +209,49 @@ def _read_snapshot(data: bytes | BinaryIO) -> tuple[dict[str, Any], list[Any]]:
     return head, parts
 
 
+class _Sections:
+    """Reads a snapshot's sections in order, each into the checksum."""
+
+    def __init__(self, fh: Any, start: bytes) -> None:
+        self.fh, self.check = fh, hashlib.sha256(start)
+
+    def read(self, size: int, *, copy: bool = True) -> Any:
+        """The next ``size`` bytes: a bytearray (views of it are cast to
+        arrays), or with ``copy=False`` bytes as the file gave them."""
+        if copy:
+            buf: Any = bytearray(size)
+            got = self.fh.readinto(buf)
+        else:
+            buf = self.fh.read(size)
+            got = len(buf)
+        if got != size:
+            raise ValueError("snapshot is truncated")
+        self.check.update(buf)
+        return buf
+
+    def skip(self, size: int) -> None:
+        """Past the next ``size`` bytes, read for the checksum only."""
+        chunk = memoryview(bytearray(min(size, 1 << 20)))
+        while size:
+            got = self.fh.readinto(chunk[:min(size, len(chunk))])
+            if not got:
+                raise ValueError("snapshot is truncated")
+            self.check.update(chunk[:got])
+            size -= got
+
+
 def _restore_lane(lane: Postings, name: str, meta: dict[str, Any], vocab: str, buf: bytearray, *,
-                  sizes: Sequence[int], keys: int) -> None:
+                  sizes: Sequence[int], keys: int, stored: Stored | None) -> None:
     """Set a lane's arrays to views of its snapshot buffer (``sizes``: of
-    each of its arrays, in order), ``keys`` slots in all. Raises
-    ``ValueError`` for anything inconsistent."""
+    each of its arrays, in order), ``keys`` slots in all; ``stored``: its
+    last array, left in the file. Raises ``ValueError`` for anything
+    inconsistent."""
     view, pos = memoryview(buf), 0
     got: dict[str, Any] = {}
-    for attr, size in zip(_LANE_ARRAYS[name], sizes, strict=True):
+    names = _LANE_ARRAYS[name]
+    if stored is not None:
+        got[names[-1]], names = stored, names[:-1]
+    for attr, size in zip(names, sizes, strict=True):
         code = str(meta.get("tfs")) if attr == "base_tfs" else "I"
         if code not in ("B", "H", "I"):
             raise ValueError("snapshot lane is inconsistent")
@@ -241,3 +274,16 @@ def _restore_lane(lane: Postings, name: str, meta: dict[str, Any], vocab: str, b
     if lane.vectors and (len(lane.vec_offsets) != keys + 1 or lane.vec_offsets[-1] != len(lane.vec_terms)):
         raise ValueError("snapshot term vectors are inconsistent")
     lane.total_len, lane.live = meta["total_len"], meta["live"]
+
+
+def _fileno(fh: Any) -> int | None:
+    """The descriptor of the file a snapshot is read from, when its term
+    vectors can be left there (``postings.Stored``: ``os.pread``, which
+    Windows lacks; and there a file held open could not be replaced by the
+    next save); None for bytes in memory."""
+    if not hasattr(os, "pread"):
+        return None
+    try:
+        return int(fh.fileno())
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return None

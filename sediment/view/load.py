@@ -37,9 +37,10 @@ import struct
 import sys
 import threading
 import time
+from stat import S_ISREG
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from ..disk.files import read_nofollow
 from ..disk.vault import settled, stamp
@@ -317,10 +318,33 @@ class Loaded(NamedTuple):
         return self.restamped >= max(RESTAMP, files // 16)
 
 
-def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: Docs | None,
-               parsed: Iterator[Outcome] | None, tick: Ticker, *, since: int) -> Loaded:
-    """load_all's walk over the files (stat'ed after ``since``,
-    ``time.time_ns()``): the snapshot's slots it could keep.
+def stat_all(root: Path, rels: Iterable[str]) -> dict[str, os.stat_result | None]:
+    """The stats of the regular files among ``rels`` (a walk's notes), in
+    order; one gone since the walk, or no longer a regular file, is passed
+    over as the walk would have, and one that cannot be stat'ed is left to
+    ``load_file`` (None), which tells why."""
+    out: dict[str, os.stat_result | None] = {}
+    top = str(root)
+    for rel in rels:
+        try:
+            st = os.stat(os.path.join(top, rel), follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            out[rel] = None
+            continue
+        if S_ISREG(st.st_mode):
+            out[rel] = st
+    return out
+
+
+def load_files(view: Opening, files: list[str], snap: Docs | None, parsed: Iterator[Outcome] | None,
+               tick: Ticker, *, fresh: Mapping[str, os.stat_result | None], since: int) -> Loaded:
+    """load_all's walk over the files, by path, stat'ed after ``since``
+    (``time.time_ns()``): the snapshot's slots it could keep. ``fresh``:
+    the stats of those the snapshot does not record, taken before
+    ``parsed`` (the workers) read them; the others are stat'ed here, one
+    at a time.
 
     A note whose stat is the one the snapshot recorded (ctime, mtime, size,
     inode: ``vault.stamp``), recorded when it was settled (``vault.settled``)
@@ -333,12 +357,24 @@ def load_files(view: Opening, files: list[tuple[str, os.stat_result]], snap: Doc
     root = str(view.root)
     slot_of = snap.slot_of if snap is not None else {}
     key_of, entries, shelf, pool, tz = view.index.key_of, view.entries, view.shelf, view.pool, view.tz
-    for rel, st in files:
+    for rel in files:
         tick()
         slot = slot_of.get(rel)
         if slot is None or snap is None:
-            _load(view, rel, st, outcome=next(parsed) if parsed is not None else None, since=since)
+            if rel in fresh:
+                st0 = fresh[rel]  # (None: not given to the workers)
+                _load(view, rel, st0, outcome=next(parsed) if parsed is not None and st0 is not None else None,
+                      since=since)
             continue
+        try:
+            st = os.stat(os.path.join(root, rel), follow_symlinks=False)
+        except FileNotFoundError:
+            continue  # (gone since the walk: its slot dies below)
+        except OSError:
+            _load(view, rel, None, since=since)  # (load_file tells why)
+            continue
+        if not S_ISREG(st.st_mode):
+            continue  # (no longer a regular file: passed over, as the walk would have)
         version, meta, off, seen = snap.versions[slot], snap.take_meta(slot), snap.off(slot), snap.stamp(slot)
         now_settled = settled(st, since)
         key = key_of[slot]
@@ -445,7 +481,7 @@ def kept(view: Opening, rel: str, st: os.stat_result, data: bytes, *, slot: int,
     return True
 
 
-def _load(view: Opening, rel: str, st: os.stat_result, data: bytes | None = None,
+def _load(view: Opening, rel: str, st: os.stat_result | None, data: bytes | None = None,
           outcome: Outcome | None = None, *, since: int) -> None:
     """``view.load_file``, the index's delta folded first when it is due
     (checked here, where the delta can grow, and nowhere else)."""
