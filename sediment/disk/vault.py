@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from stat import S_ISREG
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..model import obsidian as O
 from .files import is_temp, read_nofollow, symlink_in
@@ -106,6 +107,26 @@ def note_paths(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError |
     when it comes to it (an open: 100,000 stats held at once were a fifth
     of a warm open's peak memory)."""
     return (r for r, _ in _found(root, rules, on_unreadable, on_temp))
+
+
+def stat_notes(root: Path, rels: Iterable[str]) -> dict[str, os.stat_result | None]:
+    """The stats of the regular files among ``rels`` (a walk's notes), in
+    order; one gone since the walk, or no longer a regular file, is passed
+    over as the walk would have, and one that cannot be stat'ed is left to
+    the caller (None), to tell why."""
+    out: dict[str, os.stat_result | None] = {}
+    top = str(root)
+    for rel in rels:
+        try:
+            st = os.stat(os.path.join(top, rel), follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            out[rel] = None
+            continue
+        if S_ISREG(st.st_mode):
+            out[rel] = st
+    return out
 
 
 def _found(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None], None],

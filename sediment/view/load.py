@@ -40,7 +40,7 @@ import time
 from stat import S_ISREG
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Generator, Iterable, Iterator, Mapping, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from ..disk.files import read_nofollow
 from ..disk.vault import settled, stamp
@@ -316,26 +316,6 @@ class Loaded(NamedTuple):
         """Whether so many notes were read only for want of a settled stamp
         that the snapshot is worth saving again for them."""
         return self.restamped >= max(RESTAMP, files // 16)
-
-
-def stat_all(root: Path, rels: Iterable[str]) -> dict[str, os.stat_result | None]:
-    """The stats of the regular files among ``rels`` (a walk's notes), in
-    order; one gone since the walk, or no longer a regular file, is passed
-    over as the walk would have, and one that cannot be stat'ed is left to
-    ``load_file`` (None), which tells why."""
-    out: dict[str, os.stat_result | None] = {}
-    top = str(root)
-    for rel in rels:
-        try:
-            st = os.stat(os.path.join(top, rel), follow_symlinks=False)
-        except FileNotFoundError:
-            continue
-        except OSError:
-            out[rel] = None
-            continue
-        if S_ISREG(st.st_mode):
-            out[rel] = st
-    return out
 
 
 def load_files(view: Opening, files: list[str], snap: Docs | None, parsed: Iterator[Outcome] | None,

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..disk.files import WriterLock, atomic_write
 from ..disk.journal import Feed
-from ..disk.vault import FileTimes, Rules, load_rules, note_paths, walk as walk_notes
+from ..disk.vault import FileTimes, Rules, load_rules, note_paths, stat_notes, walk as walk_notes
 from ..errors import Ambiguous, LockTimeout, NotFound, ParseError
 from ..model import names as N
 from ..model import obsidian as O
@@ -198,12 +198,7 @@ class View:
         """Every note of the root, as ``vault.walk`` finds them: (relative posix path, stat)."""
         return walk_notes(*self._walking())
 
-    def note_paths(self) -> Iterator[str]:
-        """``walk``'s notes without their stats (``vault.note_paths``)."""
-        return note_paths(*self._walking())
-
     def _walking(self) -> tuple[Path, Rules, Callable[[str, OSError | None], None], Callable[[str], None] | None]:
-        """What a walk of the root is given: the rules read again, and what hears of folders and temp files."""
         self.rules = load_rules(self.root, self.rules.own)
 
         def unreadable(rel: str, exc: OSError | None) -> None:
@@ -226,20 +221,14 @@ class View:
         if snap is not None:
             self.shelf.open()
         since = time.time_ns()  # (before any stat of the open's: see vault.settled)
-        # (a note the snapshot recorded is stat'ed when the walk's list comes
-        # to it: a stat is ~600 bytes, and 100,000 held at once were a fifth
-        # of a warm open's peak memory)
-        files = sorted(self.note_paths())
+        files = sorted(note_paths(*self._walking()))  # (a recorded note is stat'ed by load_files)
         tick = Ticker(self.progress, "open", len(files))
-        # the notes the snapshot cannot give (all of them on a cold open):
-        # parsed and tokenized by a pool of processes when there are many,
-        # each stat'ed before a worker reads it (a stat vouches only for
-        # bytes read after it)
-        fresh = L.stat_all(self.root, [rel for rel in files if rel not in recorded])
-        readable = [rel for rel, st in fresh.items() if st is not None]
-        workers = L.pool_size(len(readable), self.open_processes)
-        parsed = L.pooled(self.root, readable, tz=self.tz, max_meta_size=self.max_meta_size,
-                          terms=functools.partial(S.doc_terms, self.tokenizer), workers=workers,
+        # the notes the snapshot cannot give (all of them on a cold open),
+        # stat'ed before a pool of processes reads them when there are many
+        fresh = stat_notes(self.root, [rel for rel in files if rel not in recorded])
+        workers = L.pool_size(len(fresh), self.open_processes)
+        parsed = L.pooled(self.root, [rel for rel, st in fresh.items() if st], tz=self.tz, workers=workers,
+                          max_meta_size=self.max_meta_size, terms=functools.partial(S.doc_terms, self.tokenizer),
                           first=len(self.index.key_of)) if workers else None
         try:
             loaded = L.load_files(self, files, snap, parsed, tick, fresh=fresh, since=since)

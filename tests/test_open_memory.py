@@ -1,0 +1,113 @@
+"""What a warm open keeps out of the process (issue "Speed", the 100k peak):
+the word lane's term vectors stay in the index snapshot's file and are read
+a document at a time, and the notes are stat'ed one at a time, not all held
+at once. The vectors read as the ones a cold open builds; a snapshot
+replaced or cut after the open costs nothing but feedback terms, never an
+error; the file is let go with the repository."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from sediment import Repository
+from sediment.disk import vault
+from sediment.search.postings import Stored
+
+needs_pread = pytest.mark.skipif(not hasattr(os, "pread"), reason="the vectors stay in memory without os.pread")
+
+NOTES = [
+    "the harbour crane was serviced on Thursday by the night shift",
+    "Wang Lei keeps the crane log and the tide tables",
+    "tide tables: high water at six, low water at noon",
+    "起重机周四检修，码头东侧封闭",
+    "码头的潮汐表由王磊维护",
+    "the ferry timetable changes in winter; the crane stays idle",
+    "night shift rota: Wang Lei, Chen Yu, and the harbour master",
+]
+QUERIES = ["crane", "tide tables", "Wang Lei", "起重机", "潮汐表", "night shift harbour"]
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        for i in range(4):
+            for n in NOTES:
+                repo.add(f"{n} ({i})", kind="fact")
+    return root
+
+
+def _vectors(repo: Repository) -> dict[str, list[tuple[str, int]]]:
+    idx = repo.view.index
+    return {k: sorted(idx.words.vector(s)) for s, k in enumerate(idx.key_of) if k is not None}
+
+
+def _found(repo: Repository) -> list[list[str]]:
+    return [[(h.entry.id, round(h.score, 9)) for h in repo.search(q, record=False)] for q in QUERIES]
+
+
+@needs_pread
+def test_term_vectors_are_read_from_the_snapshot_file_as_a_cold_open_builds_them(tmp_path):
+    root = _root(tmp_path)
+    (root / "_system" / "cache" / "index.bin").unlink()  # (the next open is cold)
+    with Repository(root) as cold:
+        assert not isinstance(cold.view.index.words.vec_terms, Stored)
+        vectors, found = _vectors(cold), _found(cold)
+    with Repository(root) as warm:
+        assert isinstance(warm.view.index.words.vec_terms, Stored)
+        assert _vectors(warm) == vectors
+        assert any(vectors.values())
+        assert _found(warm) == found
+
+
+@needs_pread
+def test_a_snapshot_replaced_or_cut_after_the_open_never_breaks_a_search(tmp_path):
+    root = _root(tmp_path)
+    snapshot = root / "_system" / "cache" / "index.bin"
+    with Repository(root) as repo:
+        vectors = _vectors(repo)
+        with Repository(root) as other:  # another writer saves a new snapshot over this one's file
+            new = other.add("a new note about the crane and the tide", kind="fact").id
+            other.view.save_snapshot()
+        assert new in [h.entry.id for h in repo.search("crane tide", record=False)]  # (seen, as a delta)
+        # the notes it held read as they did: the bytes it opened, not the new file's
+        assert {k: v for k, v in _vectors(repo).items() if k != new} == vectors
+    with Repository(root) as repo:
+        assert isinstance(repo.view.index.words.vec_terms, Stored)
+        with open(snapshot, "r+b") as fh:  # cut in place, under the open repository
+            fh.truncate(200)
+        for q in QUERIES:
+            repo.search(q, record=False)  # (feedback reads what is left: no error)
+        repo.add("one more crane note", kind="fact")
+        repo.view.index.compact()  # (reads the vectors whole: what is left of them)
+        assert [h.entry.id for h in repo.search("crane", record=False)]
+
+
+@needs_pread
+def test_the_snapshot_file_is_let_go_with_the_repository(tmp_path):
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("counts open files by /proc")
+    root = _root(tmp_path)
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    repo = Repository(root)
+    assert isinstance(repo.view.index.words.vec_terms, Stored)
+    repo.close()
+    del repo
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_stat_notes_passes_over_what_the_walk_would_have(tmp_path):
+    (tmp_path / "a.md").write_text("a", encoding="utf-8")
+    (tmp_path / "b.md").symlink_to(tmp_path / "a.md")
+    (tmp_path / "d.md").mkdir()
+    time.sleep(0.001)
+    got = vault.stat_notes(tmp_path, ["a.md", "b.md", "c.md", "d.md"])
+    assert list(got) == ["a.md"]
+    st = got["a.md"]
+    assert st is not None and st.st_size == 1
