@@ -103,7 +103,7 @@ def main(argv=None) -> int:
         for name in ("words", "bigrams"):
             lane = getattr(idx, name)
             post = sum(len(x) * x.itemsize for x in (lane.base_slots, lane.base_tfs, lane.base_offsets))
-            voc = sys.getsizeof(lane.base_index.blob) + len(lane.base_index.starts) * 4
+            voc = sys.getsizeof(lane.base_index.blob) + len(lane.base_index.starts or ()) * 4
             print(f"index {name}: {len(lane.base_index):,} terms, {len(lane.base_slots):,} postings: "
                   f"postings {post / 2**20:.1f} MB, vocabulary {voc / 2**20:.1f} MB")
         seen: set[int] = set()

@@ -16,7 +16,7 @@ import pytest
 
 from sediment import Repository
 from sediment.disk import vault
-from sediment.search.postings import Stored
+from sediment.search.stored import Stored
 
 needs_pread = pytest.mark.skipif(not hasattr(os, "pread"), reason="the vectors stay in memory without os.pread")
 

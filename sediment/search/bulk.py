@@ -17,7 +17,7 @@ from array import array
 from itertools import accumulate, chain, repeat
 from typing import Mapping, Sequence
 
-from .postings import NO_SLOT, TF_MAX, Postings, Vocab, loaded, map_ids, narrow, renumber
+from .postings import NO_SLOT, TF_MAX, Postings, Vocab, in_memory, map_ids, narrow, renumber
 
 
 class Part:
@@ -136,7 +136,7 @@ def merge(lane: Postings, parts: list[tuple[Part, array[int]]]) -> None:
         lane.rebuild(None)
     parts[:] = [(p.keep(m) if NO_SLOT in m else p, m) for p, m in parts]
     old = lane.base_index
-    old_terms = old.blob.split("\n") if len(old) else []
+    old_terms = old.terms()
     # every term once, then its rank in sorted order: one dict for both (a
     # set and a dict of 1.6M bigrams at 100k memories cost 100s of MB)
     rank: dict[str, int] = dict.fromkeys(old_terms, 0)
@@ -193,7 +193,7 @@ def _merge_vectors(lane: Postings, ids: list[array[int]], parts: list[tuple[Part
     then the parts' documents' (``ids[1:]``) in slot order (an empty vector
     for a slot no part fills)."""
     old_ids = ids[0]
-    vec_offsets, vec_terms = own(lane.vec_offsets, "I"), loaded(lane.vec_terms)
+    vec_offsets, vec_terms = own(lane.vec_offsets, "I"), in_memory(lane.vec_terms)
     vec_offsets, vec_terms = map_ids(vec_offsets, vec_terms, old_ids)
     last = len(vec_offsets) - 2  # the last slot with a vector
     for part_ids, (p, m) in zip(ids[1:], parts):

@@ -25,9 +25,7 @@ from __future__ import annotations
 import bisect
 import math
 import operator
-import os
 import sys
-import weakref
 from array import array
 from itertools import accumulate, repeat
 from typing import Iterable, Iterator, Mapping, Sequence
@@ -83,30 +81,54 @@ class Vocab:
     newlines, and where each starts. Looked up by bisection. A dict of a
     million short strings costs ~150 bytes a term; this costs ~6 plus the
     characters, which is what lets 100k memories fit in a few hundred MB.
-    The terms looked up last are remembered (a search looks each of its
-    terms up several times, and a bisection here is ~20 calls of Python)."""
+    Terms all of one length (the bigram lane's: two characters each) are
+    kept without newlines or starts (``width``): 10 MB less of 1.6M
+    bigrams at 100k. The terms looked up last are remembered (a search
+    looks each of its terms up several times, and a bisection here is ~20
+    calls of Python)."""
 
-    __slots__ = ("blob", "starts", "_found")
+    __slots__ = ("blob", "starts", "width", "_found")
 
-    def __init__(self, blob: str = "", starts: array[int] | None = None) -> None:
+    def __init__(self, blob: str = "", starts: array[int] | None = None, width: int = 0) -> None:
         self.blob = blob
-        self.starts = starts if starts is not None else array("I", [0])  # n + 1 entries
+        self.width = width  # (0: terms of any length, found by ``starts``)
+        self.starts = starts if starts is not None or width else array("I", [0])  # n + 1 entries
         self._found: dict[str, int | None] = {}
 
     @classmethod
     def from_sorted(cls, terms: list[str]) -> "Vocab":
+        lengths = set(map(len, terms))
+        if len(lengths) == 1 and (width := lengths.pop()):
+            return cls("".join(terms), width=width)
         starts = array("I", [0])  # (summed in C: no Python step per term, 1.6M terms at 100k)
         starts.extend(accumulate(map(operator.add, map(len, terms), repeat(1))))
         return cls("\n".join(terms), starts)
 
     def __len__(self) -> int:
-        return len(self.starts) - 1
+        w = self.width
+        return len(self.blob) // w if w else len(self.starts) - 1  # type: ignore[arg-type]
 
     def __getitem__(self, i: int) -> str:
-        return self.blob[self.starts[i]:self.starts[i + 1] - 1]
+        w = self.width
+        if w:
+            return self.blob[i * w:(i + 1) * w]
+        return self.blob[self.starts[i]:self.starts[i + 1] - 1]  # type: ignore[index]
 
     def __iter__(self) -> Iterator[str]:
         return (self[i] for i in range(len(self)))
+
+    def terms(self) -> list[str]:
+        """Every term, in order."""
+        w, blob = self.width, self.blob
+        if w:
+            return [blob[i:i + w] for i in range(0, len(blob), w)]
+        return blob.split("\n") if len(self) else []
+
+    def packed(self) -> tuple[bytes, bytes | memoryview]:
+        """The text and the starts a snapshot keeps (``Vocab(text, starts, width)``
+        again; no starts for terms of one length)."""
+        starts = self.starts
+        return self.blob.encode("utf-8"), b"" if starts is None else memoryview(starts).cast("B")
 
     def find(self, t: str) -> int | None:
         found = self._found
@@ -120,54 +142,6 @@ class Vocab:
             found.clear()
         found[t] = i
         return i
-
-
-class Stored:
-    """An array of 4-byte ids left in a file (a snapshot's term vectors),
-    read a slice at a time: the feedback lane reads a few documents' vectors
-    a search, and at 100k memories the whole array is 37 MB a process need
-    not hold (in the page cache, it is shared by every process reading the
-    root, and the kernel may drop it). ``fd`` is the file's, kept open (an
-    atomic save of a new snapshot leaves this one's bytes in place) and
-    closed when the array goes. A short read (the file cut in place) gives
-    fewer ids, and every id is checked against the postings where it is
-    used: a damaged file makes feedback miss terms, never raise."""
-
-    __slots__ = ("_fd", "_at", "_n", "__weakref__")
-    typecode = "I"
-    itemsize = 4
-    _CHUNK = 1 << 16  # ids a pass over all of them reads at once
-
-    def __init__(self, fd: int, at: int, n: int) -> None:
-        self._fd, self._at, self._n = fd, at, n
-        weakref.finalize(self, os.close, fd)
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __getitem__(self, s: slice) -> array[int]:
-        start, stop, _ = s.indices(self._n)
-        out = array("I")
-        if stop > start:
-            try:
-                raw = os.pread(self._fd, 4 * (stop - start), self._at + 4 * start)
-            except OSError:
-                return out
-            out.frombytes(raw[:len(raw) - len(raw) % 4])
-        return out
-
-    def __iter__(self) -> Iterator[int]:
-        for i in range(0, self._n, self._CHUNK):
-            yield from self[i:i + self._CHUNK]
-
-    def tobytes(self) -> bytes:
-        return b"".join(self[i:i + self._CHUNK].tobytes() for i in range(0, self._n, self._CHUNK))
-
-
-def loaded(ids: array[int] | memoryview | Stored) -> array[int] | memoryview:
-    """Term vector ids in memory (``Stored`` ones read whole), for a pass
-    that rewrites them all."""
-    return array("I", ids) if isinstance(ids, Stored) else ids
 
 
 class Postings:
@@ -258,7 +232,8 @@ class Postings:
             return []
         a, b = self.vec_offsets[slot], self.vec_offsets[slot + 1]
         offs, slots, tfs = self.base_offsets, self.base_slots, self.base_tfs
-        blob, starts = self.base_index.blob, self.base_index.starts
+        vocab = self.base_index
+        blob, starts = vocab.blob, vocab.starts
         delta, dead = self.delta, self.dead_df
         find = bisect.bisect_left
         out = []
@@ -268,9 +243,9 @@ class Postings:
                 continue  # (not in a consistent index: checked here, not by a pass over every id at open)
             lo, hi = offs[i], offs[i + 1]
             df = hi - lo
-            name: str | None = None  # (made only when needed: Vocab.__getitem__, inlined)
+            name: str | None = None  # (made only when needed)
             if delta or dead:  # (the delta may hold more of the term, and some may be dead)
-                name = blob[starts[i]:starts[i + 1] - 1]
+                name = vocab[i]
                 extra = delta.get(name)
                 df += (len(extra[0]) if extra else 0) - dead.get(name, 0)
             if df < min_df or df > top:
@@ -278,7 +253,9 @@ class Postings:
             k = find(slots, slot, lo, hi)
             if k == hi or slots[k] != slot:
                 continue  # (not in a consistent index)
-            out.append((name if name is not None else blob[starts[i]:starts[i + 1] - 1], tfs[k], df))
+            if name is None:  # (Vocab.__getitem__, inlined)
+                name = blob[starts[i]:starts[i + 1] - 1] if starts is not None else vocab[i]
+            out.append((name, tfs[k], df))
         return out
 
     def matched(self, slots: Sequence[int], terms: Iterable[str]) -> dict[int, list[str]]:
@@ -415,7 +392,7 @@ class Postings:
         """Term vectors in the ids of the new vocabulary ``terms`` (sorted, a
         superset of the old one), the delta's documents folded in; with
         ``remap``, dead slots dropped and the rest renumbered."""
-        offs, vt = self.vec_offsets, loaded(self.vec_terms)
+        offs, vt = self.vec_offsets, in_memory(self.vec_terms)
         if len(terms) != len(old_vocab):  # new terms shift the old ids up
             new_of_old: list[int] = []
             pending = self.delta  # (a dict: membership without a copy of its keys)
@@ -448,6 +425,12 @@ class Postings:
             new_offs.append(len(new_terms))
         self.vec_offsets, self.vec_terms = new_offs, new_terms
         self.vec_delta = {}
+
+
+def in_memory(ids: Sequence[int]) -> Sequence[int]:
+    """Term vector ids as an array or a view of one: those a snapshot left in
+    its file (``stored.Stored``) read whole, for a pass that rewrites them all."""
+    return ids if isinstance(ids, (array, memoryview)) else array("I", ids)
 
 
 def renumber(kept: Iterable[int], n: int) -> array[int]:

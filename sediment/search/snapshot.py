@@ -26,7 +26,8 @@ from array import array
 from itertools import accumulate
 from typing import Any, BinaryIO, Callable, Iterable, Protocol, Sequence
 
-from .postings import Postings, Stored, Vocab
+from .postings import Postings, Vocab
+from .stored import Stored
 
 
 class Index(Protocol):
@@ -37,13 +38,14 @@ class Index(Protocol):
     words: Postings
     bigrams: Postings
 
+# 13: a vocabulary of terms of one length without starts (``Vocab.width``);
 # 12: the view's text columns by length (``pack_texts``); 11: fixed-layout
 # sections, the owner's documents as columns (10 held them, and the
 # vocabularies, in its JSON header); 10: the view's documents hold
 # each file's settled stat (an older version would fail on them); 9:
 # frequencies as bytes where they fit; 8: term vectors of the word lane (ids
 # only; 7 held frequencies too); 6: superseded flag bit
-SNAPSHOT_FORMAT = 12
+SNAPSHOT_FORMAT = 13
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)
 _LANE_ARRAYS = {
@@ -67,13 +69,15 @@ def pack(idx: Index, columns: Iterable[tuple[str, bytes]], fingerprint: str) -> 
                               "fingerprint": fingerprint, "keys": len(keys)}
     for name, lane in (("words", idx.words), ("bigrams", idx.bigrams)):
         tfs = lane.base_tfs
-        header[name] = {"total_len": lane.total_len, "live": lane.live,
+        header[name] = {"total_len": lane.total_len, "live": lane.live, "width": lane.base_index.width,
                         "tfs": tfs.typecode if isinstance(tfs, array) else tfs.format}
-        blobs.append(lane.base_index.blob.encode("utf-8"))
+        text, starts = lane.base_index.packed()
+        blobs.append(text)
         # the arrays as they are, not copies (at 100k a copy of each was 150 MB
         # more at a save's peak); the lengths, which a put resizes, copied
-        blobs += [getattr(lane, a).tobytes() if a == "lengths" or isinstance(getattr(lane, a, None), Stored)
-                  else memoryview(lane.base_index.starts if a == "starts" else getattr(lane, a)).cast("B")
+        blobs += [starts if a == "starts"
+                  else getattr(lane, a).tobytes() if a == "lengths" or isinstance(getattr(lane, a), Stored)
+                  else memoryview(getattr(lane, a)).cast("B")
                   for a in _LANE_ARRAYS[name]]
     owned = list(columns)
     header["columns"] = [name for name, _ in owned]
@@ -265,10 +269,18 @@ def _restore_lane(lane: Postings, name: str, meta: dict[str, Any], vocab: str, b
     starts = got.pop("starts")
     for attr, a in got.items():
         setattr(lane, attr, a)
-    lane.base_index = Vocab(vocab, starts)
-    if (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
+    width = meta.get("width")
+    if not isinstance(width, int) or width < 0:
+        raise ValueError("snapshot lane is inconsistent")
+    if width:
+        if len(starts) or len(vocab) % width or len(lane.base_offsets) != len(vocab) // width + 1:
+            raise ValueError("snapshot lane is inconsistent")
+        lane.base_index = Vocab(vocab, width=width)
+    elif (len(lane.base_offsets) != len(starts) or not starts or starts[0] != 0
             or starts[-1] != len(vocab) + 1 and len(starts) > 1):
         raise ValueError("snapshot lane is inconsistent")
+    else:
+        lane.base_index = Vocab(vocab, starts)
     # (a term id past the vocabulary is skipped where vectors are read:
     # a pass over every id here cost ~1 s of a 100k warm open)
     if lane.vectors and (len(lane.vec_offsets) != keys + 1 or lane.vec_offsets[-1] != len(lane.vec_terms)):

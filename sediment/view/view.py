@@ -90,7 +90,7 @@ class View:
         self._entries: dict[str, Held] = {}  # (see entries)
         self.changes = 0  # of entries: what a reader keeps of them all is good while this is the same
         self.by_path: dict[str, str] = {}
-        self.by_name = Named()  # name → ids (more than one only by hand)
+        self.by_name = Named(self._entries)  # name → ids (more than one only by hand); on first use
         self._names: O.Names | None = None  # what [[links]] may name (see names)
         self.rules = Rules(own=(policy.map_file, policy.sources_folder))  # what the vault's settings leave out
         self.problems: dict[str, Problem] = {}
