@@ -8,14 +8,18 @@ error; the file is let go with the repository."""
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import time
+from array import array
 from pathlib import Path
 
 import pytest
 
 from sediment import Repository
 from sediment.disk import vault
+from sediment.search.index import DocTerms, Index
+from sediment.search.postings import Vocab
 from sediment.search.stored import Stored
 
 needs_pread = pytest.mark.skipif(not hasattr(os, "pread"), reason="the vectors stay in memory without os.pread")
@@ -111,3 +115,57 @@ def test_stat_notes_passes_over_what_the_walk_would_have(tmp_path):
     assert list(got) == ["a.md"]
     st = got["a.md"]
     assert st is not None and st.st_size == 1
+
+
+def test_a_vocabulary_of_one_term_length_keeps_no_starts_and_finds_as_any_other():
+    bigrams = sorted({"码头", "潮汐", "起重", "重机", "检修", "东侧"})
+    fixed = Vocab.from_sorted(bigrams)
+    assert fixed.width == 2 and fixed.starts is None
+    mixed = Vocab.from_sorted(sorted(["crane", "tide", "码头", "a"]))
+    assert mixed.width == 0 and mixed.starts is not None
+    for vocab, terms in ((fixed, bigrams), (mixed, sorted(["crane", "tide", "码头", "a"]))):
+        assert len(vocab) == len(terms) and list(vocab) == terms == vocab.terms()
+        assert [vocab.find(t) for t in terms] == list(range(len(terms)))
+        assert vocab.find("潮") is None and vocab.find("zz") is None and vocab.find("") is None
+        text, starts = vocab.packed()
+        assert Vocab(text.decode("utf-8"), None if vocab.width else array("I", bytes(starts)),
+                     vocab.width).terms() == terms
+    assert Vocab.from_sorted([]).terms() == [] and len(Vocab.from_sorted([])) == 0
+
+
+def test_a_snapshot_whose_vocabulary_width_is_wrong_costs_a_cold_open(tmp_path):
+    idx = Index()
+    idx.put("a", DocTerms({"crane": 1}, {"码头": 1, "潮汐": 2}))
+    idx.put("b", DocTerms({"tide": 1}, {"码头": 1}))
+    data = b"".join(idx.snapshot())
+    assert Index.restore(data)[0].bigrams.base_index.width == 2
+    bad = data.replace(b'"width":2', b'"width":3')
+    bad = bad[:len(b"SEDIDX\n")] + hashlib.sha256(bad[len(b"SEDIDX\n") + 32:]).digest() + bad[len(b"SEDIDX\n") + 32:]
+    with pytest.raises(ValueError, match="inconsistent"):
+        Index.restore(bad)
+
+
+def test_names_built_on_first_use_read_as_names_kept_from_the_open(tmp_path):
+    """``by_name`` is built when first read: the same names as one built at
+    the open and kept current through writes, moves, purges and hand edits."""
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        a = repo.add("crane log", kind="fact", title="Crane log")
+        b = repo.add("tide table", kind="fact", title="Tide table")
+        c = repo.add("ferry timetable", kind="fact", title="Ferry")
+    with Repository(root) as early:
+        assert dict(early.view.by_name)  # (built at once: kept current from here)
+        early.add("crane log again", kind="fact", title="Crane log")
+        early.move(a.id, "bedrock")
+        early.purge(b.id, confirm=True)
+        (root / "Harbour.md").write_text("a note of a person's about the harbour\n", encoding="utf-8")
+        (root / "Logs").mkdir()
+        (root / "Logs" / "Harbour.md").write_text("another, named alike\n", encoding="utf-8")
+        early.archive(c.id, reason="old")
+        early.refresh()  # (the hand edit, seen)
+        kept = dict(early.view.by_name)
+        with Repository(root) as late:  # built on first read, from the notes
+            assert dict(late.view.by_name) == kept
+        assert {n: set(ids) for n, ids in kept.items()} == {
+            n: {e.id for e in early.view.entries.values() if e.name == n} for n in kept}
+        assert len(kept["Harbour"]) == 2 and len(kept) == len(early.view.entries) - 1  # (two named alike)
