@@ -17,7 +17,6 @@ person (their editor, a sync client, git). Temp files are named as in
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import stat
@@ -47,6 +46,8 @@ _UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP}
 
 
 def _load_renameat2() -> Any:
+    import ctypes  # (here: a process that never exchanges files never loads ctypes)
+
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -58,7 +59,7 @@ def _load_renameat2() -> Any:
     return fn
 
 
-_renameat2 = _load_renameat2()
+_renameat2: Any = False  # (False: not loaded yet)
 
 
 def exchange(a: Path, b: Path) -> bool:
@@ -66,10 +67,15 @@ def exchange(a: Path, b: Path) -> bool:
     RENAME_EXCHANGE): each name then holds exactly the file the other held.
     False where the OS or the file system cannot; FileNotFoundError if either
     name is gone."""
+    global _renameat2
+    if _renameat2 is False:
+        _renameat2 = _load_renameat2()
     if _renameat2 is None:
         return False
     if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
+    import ctypes
+
     err = ctypes.get_errno()
     if err in _UNSUPPORTED:
         return False

@@ -24,7 +24,6 @@ import secrets
 import stat
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, TypeVar
 
@@ -113,6 +112,8 @@ def in_threads(fn: Callable[[T], R], items: list[T], threads: int = 8) -> list[R
     once all are done."""
     if len(items) <= 1:  # (nothing to run beside it)
         return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor  # (here: 1 MB a reader's process never loads)
+
     with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
         futures = [pool.submit(fn, x) for x in items]
     return [f.result() for f in futures]  # (all done: leaving the block waited for them)

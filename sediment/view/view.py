@@ -56,7 +56,7 @@ from . import bodies as B
 from . import load as L
 from . import moving
 from .columns import Doc, encode
-from .compact import Named, Pool
+from .compact import Named, Paths, Pool
 from .held import Held
 from .problems import damaged, keep_first, text_key
 from .renames import Renames
@@ -89,7 +89,7 @@ class View:
         self.ready = False  # loaded: from now on writers sync before writing
         self._entries: dict[str, Held] = {}  # (see entries)
         self.changes = 0  # of entries: what a reader keeps of them all is good while this is the same
-        self.by_path: dict[str, str] = {}
+        self.by_path = Paths(self._entries)  # path → id; on first use
         self.by_name = Named(self._entries)  # name → ids (more than one only by hand); on first use
         self._names: O.Names | None = None  # what [[links]] may name (see names)
         self.rules = Rules(own=(policy.map_file, policy.sources_folder))  # what the vault's settings leave out
