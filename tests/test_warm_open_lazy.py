@@ -112,6 +112,42 @@ def test_encoded_frontmatter_answers_as_the_parsed_one():
     assert e["kind"] == "fact" and e.raw is None and e.may_hold("person")  # parsed: may_hold no longer knows
 
 
+def test_frontmatter_kept_by_its_layout_of_keys_answers_as_the_parsed_one():
+    """The snapshot keeps a note's frontmatter as ``[layout, values…]``, the
+    layout's keys once a root (``Pool.shaped``)."""
+    meta = {"id": "x1", "kind": "fact", "tags": ["entities", "a/b"], "title": 'say "kind"',
+            "when": dt.date(2026, 1, 2), "n": 2.5}
+    from sediment.view.compact import compact, freeze
+    pool = Pool()
+    raw = pool.shaped(freeze(meta))
+    assert raw.startswith(b"[0,") and b'"kind":' not in raw and pool.shapes == [tuple(freeze(meta))]
+    assert pool.shaped(freeze({"a": 1})).startswith(b"[1,") and pool.shaped(freeze(meta)) == raw
+    for probe in (lambda m: m.get("entities"), lambda m: "entities" in m, lambda m: m.get("kind"),
+                  lambda m: "id" in m, lambda m: m.get("when"), lambda m: dict(m), lambda m: m == meta,
+                  lambda m: list(m), lambda m: pickle.loads(pickle.dumps(m))):
+        assert probe(Encoded(raw, pool)) == probe(compact(meta, Pool()))
+    e = Encoded(raw, pool)
+    assert "aliases" not in e and e.get("entities") is None and e.raw is not None  # known from the layout
+    assert e.may_hold("tags") and e.may_hold("fact") and not e.may_hold("person") and e.raw is not None
+    assert e["kind"] == "fact" and e.raw is None
+
+
+def test_layouts_past_the_pools_limit_are_kept_as_objects_and_read_as_a_cold_open_reads(tmp_path, monkeypatch):
+    from sediment.view import compact as C
+    monkeypatch.setattr(C, "MAX_SHAPES", 1)
+    root, _ = _settled_root(tmp_path, monkeypatch)
+    warm = Repository(root)
+    assert _parsed(warm) == 0
+    raws = [e.meta.raw or b"" for e in warm.view.entries.values()]
+    assert any(r.startswith(b"[0,") for r in raws) and any(r.startswith(b"{") for r in raws)
+    got = _as_read(warm)
+    warm.close()
+    for f in (root / "_system" / "cache").iterdir():
+        f.unlink()
+    with Repository(root) as cold:
+        assert _as_read(cold) == got
+
+
 def test_a_snapshot_whose_columns_cannot_be_read_costs_a_cold_open(tmp_path, monkeypatch):
     root, ids = _settled_root(tmp_path, monkeypatch)
     snap = root / "_system" / "cache" / "index.bin"

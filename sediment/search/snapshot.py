@@ -38,6 +38,7 @@ class Index(Protocol):
     words: Postings
     bigrams: Postings
 
+# 14: the view's frontmatter by layouts of keys (its "shapes" column);
 # 13: a vocabulary of terms of one length without starts (``Vocab.width``);
 # 12: the view's text columns by length (``pack_texts``); 11: fixed-layout
 # sections, the owner's documents as columns (10 held them, and the
@@ -45,7 +46,7 @@ class Index(Protocol):
 # each file's settled stat (an older version would fail on them); 9:
 # frequencies as bytes where they fit; 8: term vectors of the word lane (ids
 # only; 7 held frequencies too); 6: superseded flag bit
-SNAPSHOT_FORMAT = 13
+SNAPSHOT_FORMAT = 14
 _MAGIC = b"SEDIDX\n"
 # what a snapshot holds of each lane, in order ("starts": the vocabulary's)
 _LANE_ARRAYS = {

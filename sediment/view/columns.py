@@ -12,8 +12,9 @@ A note's frontmatter stays the JSON text it was saved as
 
 from __future__ import annotations
 
+import json
 from array import array
-from typing import Iterable, Mapping, NamedTuple
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from ..search.snapshot import pack_blobs, pack_texts, unpack_blobs, unpack_texts
 
@@ -31,8 +32,10 @@ class Doc(NamedTuple):
     stamp: int | None  # its settled stat (``Stamps.settled``), or None
 
 
-def encode(docs: Iterable[Doc]) -> list[tuple[str, bytes]]:
-    """The columns of ``docs`` (in slot order)."""
+def encode(docs: Iterable[Doc], shapes: Sequence[Sequence[str]]) -> list[tuple[str, bytes]]:
+    """The columns of ``docs`` (in slot order), their frontmatter written by
+    ``shapes`` (``compact.Pool.shaped``: the layouts of keys, kept once);
+    ``shapes`` is read after ``docs``, which may add to it."""
     docs = list(docs)
     paths = pack_texts([d.path for d in docs])
     versions = pack_texts([d.version for d in docs])
@@ -40,13 +43,14 @@ def encode(docs: Iterable[Doc]) -> list[tuple[str, bytes]]:
     offs = array("q", [_NO_OFF if d.off is None else d.off for d in docs]).tobytes()
     zero = bytes(_STAMP)
     stamps = b"".join(zero if d.stamp is None else d.stamp.to_bytes(_STAMP, "big") for d in docs)
-    return list(zip(_NAMES, (paths, versions, metas, offs, stamps)))
+    kept = json.dumps([list(k) for k in shapes], ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return [*zip(_NAMES, (paths, versions, metas, offs, stamps)), ("shapes", kept)]
 
 
 class Docs:
     """The notes a snapshot recorded, by slot (``decode``)."""
 
-    __slots__ = ("paths", "versions", "metas", "offs", "stamps", "slot_of")
+    __slots__ = ("paths", "versions", "metas", "offs", "stamps", "slot_of", "shapes")
 
     def __init__(self, columns: Mapping[str, bytes], n: int) -> None:
         """The columns of ``n`` notes; ``ValueError`` for any missing or inconsistent."""
@@ -63,6 +67,14 @@ class Docs:
         if len(self.metas) != n or len(self.offs) != n or len(stamps) != n * _STAMP:
             raise ValueError("snapshot columns are inconsistent")
         self.slot_of = dict(zip(self.paths, range(n)))
+        try:
+            shapes = json.loads(columns["shapes"])
+        except (KeyError, ValueError) as exc:
+            raise ValueError("snapshot has no readable shapes column") from exc
+        if not isinstance(shapes, list) or not all(
+                isinstance(k, list) and all(isinstance(x, str) for x in k) for k in shapes):
+            raise ValueError("snapshot shapes are inconsistent")
+        self.shapes = [tuple(k) for k in shapes]
 
     def __len__(self) -> int:
         return len(self.paths)

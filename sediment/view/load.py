@@ -30,7 +30,6 @@ at all (``vault.settled``: git's answer to the racily clean file).
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import logging
 import os
 import struct
@@ -337,6 +336,8 @@ def load_files(view: Opening, files: list[str], snap: Docs | None, parsed: Itera
     root = str(view.root)
     slot_of = snap.slot_of if snap is not None else {}
     key_of, entries, shelf, pool, tz = view.index.key_of, view.entries, view.shelf, view.pool, view.tz
+    if snap is not None:
+        pool.adopt(snap.shapes)  # (the layouts its notes' frontmatter is kept by: Pool.shaped)
     for rel in files:
         tick()
         slot = slot_of.get(rel)
@@ -397,7 +398,10 @@ def _restored(view: Opening, rel: str, data: bytes, *, slot: int, version: str, 
     taken or not the slot's)."""
     if E.content_version(data) != version:
         return None
-    kept_as_is = json.loads(meta)
+    try:
+        kept_as_is = view.pool.unshaped(meta)
+    except (ValueError, IndexError, TypeError):
+        return None
     fields = thaw(kept_as_is)  # (dates the snapshot kept as tagged text)
     eid = E.id_of(fields, rel)
     key = view.index.key_of[slot]
@@ -470,11 +474,12 @@ def _load(view: Opening, rel: str, st: os.stat_result | None, data: bytes | None
     view.load_file(rel, st, data, outcome, since=since)
 
 
-def snapshot_meta(e: Held, warned: bool) -> bytes:
-    """What the index snapshot keeps of a note's frontmatter, as JSON: empty
-    (parse it again on open) when JSON cannot keep it, or when reading it
-    found a problem ``check`` must see again (``warned``). Frontmatter still
-    the snapshot's own text is written back as it is."""
+def snapshot_meta(e: Held, warned: bool, pool: Pool) -> bytes:
+    """What the index snapshot keeps of a note's frontmatter, as JSON by the
+    layouts of ``pool`` (``Pool.shaped``): empty (parse it again on open)
+    when JSON cannot keep it, or when reading it found a problem ``check``
+    must see again (``warned``). Frontmatter still the snapshot's own text
+    is written back as it is."""
     if warned:
         return b""
     meta = e.meta
@@ -484,6 +489,6 @@ def snapshot_meta(e: Held, warned: bool) -> bytes:
     if data is None:
         return b""
     try:
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return pool.shaped(data)
     except (ValueError, TypeError):  # (text UTF-8 cannot hold: a lone surrogate)
         return b""

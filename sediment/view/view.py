@@ -261,8 +261,8 @@ class View:
         stats, entries = self.file_stats, self._entries
 
         def columns(keys: Sequence[str]) -> list[tuple[str, bytes]]:  # (in the index's slot order)
-            return encode(Doc(e.path, e.version, L.snapshot_meta(e, self._warned(e.path)), e.off,
-                              stats.settled(e.path)) for e in map(entries.__getitem__, keys))
+            return encode((Doc(e.path, e.version, L.snapshot_meta(e, self._warned(e.path), self.pool), e.off,
+                               stats.settled(e.path)) for e in map(entries.__getitem__, keys)), self.pool.shapes)
         try:
             data = self.index.snapshot(columns, L.fingerprint(self.tokenizer.fingerprint(), self.max_meta_size))
             self.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
