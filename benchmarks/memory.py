@@ -106,11 +106,16 @@ def main(argv=None) -> int:
             voc = sys.getsizeof(lane.base_index.blob) + len(lane.base_index.starts or ()) * 4
             print(f"index {name}: {len(lane.base_index):,} terms, {len(lane.base_slots):,} postings: "
                   f"postings {post / 2**20:.1f} MB, vocabulary {voc / 2**20:.1f} MB")
+            vec = lane.vec_terms
+            if len(vec):
+                where = "left in the snapshot file" if type(vec).__name__ == "Stored" else "in memory"
+                print(f"  its term vectors: {len(vec):,} ids, {len(vec) * 4 / 2**20:.1f} MB, {where}")
         seen: set[int] = set()
         keys = deep(idx.slot_of, seen) + deep(idx.key_of, seen)
         print(f"index slot_of + key_of: {keys / 2**20:.1f} MB")
         # each of an entry's fields, summed over the entries (what two share: counted once)
         entries = sys.getsizeof(view.entries)
+        seen.add(id(view.entries))  # (the lazily built maps hold it too: counted here once)
         fields: dict[str, int] = {}
         for e in view.entries.values():
             seen.add(id(e))
