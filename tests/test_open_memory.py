@@ -169,3 +169,28 @@ def test_names_built_on_first_use_read_as_names_kept_from_the_open(tmp_path):
         assert {n: set(ids) for n, ids in kept.items()} == {
             n: {e.id for e in early.view.entries.values() if e.name == n} for n in kept}
         assert len(kept["Harbour"]) == 2 and len(kept) == len(early.view.entries) - 1  # (two named alike)
+
+
+def test_a_note_whose_folder_became_a_file_since_the_walk_is_gone_not_a_problem(tmp_path):
+    """The open stats each recorded note after the walk, while it loads: a
+    folder replaced by a file in between leaves its notes gone, as a
+    removed folder does (the walk would have passed over them), not
+    unreadable."""
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        repo.add("the ferry timetable", kind="fact")
+    (root / "Zed").mkdir()
+    (root / "Zed" / "x.md").write_text("a person's note\n", encoding="utf-8")
+    Repository(root).close()  # (the snapshot records Zed/x.md)
+
+    def progress(stage: str, done: int, total: int) -> None:  # (called as the open loads, after its walk)
+        if stage == "open" and (root / "Zed").is_dir():
+            for f in (root / "Zed").iterdir():
+                f.unlink()
+            (root / "Zed").rmdir()
+            (root / "Zed").write_text("now a file\n", encoding="utf-8")
+
+    with Repository(root, progress=progress) as repo:
+        assert not (root / "Zed").is_dir()  # (the folder went while the open loaded)
+        assert repo.check() == [] and "Zed/x.md" not in repo.view.by_path
+    assert vault.stat_notes(root, ["Zed/x.md"]) == {}

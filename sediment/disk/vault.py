@@ -119,7 +119,7 @@ def stat_notes(root: Path, rels: Iterable[str]) -> dict[str, os.stat_result | No
     for rel in rels:
         try:
             st = os.stat(os.path.join(top, rel), follow_symlinks=False)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # (gone: its folder too, or made a file)
             continue
         except OSError:
             out[rel] = None

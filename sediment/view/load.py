@@ -349,8 +349,8 @@ def load_files(view: Opening, files: list[str], snap: Docs | None, parsed: Itera
             continue
         try:
             st = os.stat(os.path.join(root, rel), follow_symlinks=False)
-        except FileNotFoundError:
-            continue  # (gone since the walk: its slot dies below)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # (gone since the walk, its folder too or made a file: its slot dies below)
         except OSError:
             _load(view, rel, None, since=since)  # (load_file tells why)
             continue
