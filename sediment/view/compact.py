@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, TypeVar
 
 from ..model.names import Place
 
@@ -89,6 +89,7 @@ class Meta(Mapping[str, Any]):
 # layouts of keys a pool writes frontmatter by (``Pool.shaped``); past it, as objects
 MAX_SHAPES = 4096
 SHORT_TEXT = 40
+_V = TypeVar("_V")
 
 
 class Pool:
@@ -310,37 +311,49 @@ class Encoded(Mapping[str, Any]):
         return self._read().__ror__(other)
 
 
-class Paths(Mapping[str, str]):
-    """Path → the id of the note there (the view's ``by_path``). Built from
-    the notes (``entries``: id → entry) on first use, then kept current:
-    a process that only searches never holds it (4 MB at 100k notes)."""
+class _FromNotes(Mapping[str, _V]):
+    """A map the view derives from its notes (``entries``: id → entry),
+    built on first use (``_build``) and then kept current by the view: a
+    process that only searches never builds it."""
 
     __slots__ = ("_ids", "_entries")
 
     def __init__(self, entries: Mapping[str, Any]) -> None:
         self._entries = entries
-        self._ids: dict[str, str] | None = None
+        self._ids: dict[str, Any] | None = None
 
-    def _all(self) -> dict[str, str]:
+    def _build(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _all(self) -> dict[str, Any]:
         ids = self._ids
         if ids is None:
-            ids = self._ids = {e.path: eid for eid, e in self._entries.items()}
+            ids = self._ids = self._build()
         return ids
 
-    def __getitem__(self, path: str) -> str:
-        return self._all()[path]
-
-    def get(self, path: str, default: Any = None) -> Any:
-        return self._all().get(path, default)
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._all()
+    def __contains__(self, key: object) -> bool:
+        return key in self._all()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())
 
     def __len__(self) -> int:
         return len(self._all())
+
+
+class Paths(_FromNotes[str]):
+    """Path → the id of the note there (the view's ``by_path``; 4 MB at 100k notes)."""
+
+    __slots__ = ()
+
+    def _build(self) -> dict[str, Any]:
+        return {e.path: eid for eid, e in self._entries.items()}
+
+    def __getitem__(self, path: str) -> str:
+        return self._all()[path]  # type: ignore[no-any-return]
+
+    def get(self, path: str, default: Any = None) -> Any:
+        return self._all().get(path, default)
 
     def __setitem__(self, path: str, eid: str) -> None:
         """(The view) the note ``eid``, already among its notes, is at ``path``."""
@@ -352,53 +365,38 @@ class Paths(Mapping[str, str]):
         return self._all().pop(path, default)
 
 
-class Named(Mapping[str, tuple[str, ...]]):
-    """Name → the ids of the notes of that name (the view's ``by_name``).
-    Reads as a dict of tuples; holds one note's id itself, not a tuple of
-    one (more than one only where a person named notes alike by hand).
-    Built from the notes (``entries``: id → entry) on first read, then kept
-    current by ``add`` and ``discard``: a process that only searches never
-    holds the names (13 MB at 100k notes)."""
+def _with(had: str | tuple[str, ...] | None, eid: str) -> str | tuple[str, ...]:
+    return eid if had is None else (*((had,) if type(had) is str else had), eid)
 
-    __slots__ = ("_ids", "_entries")
 
-    def __init__(self, entries: Mapping[str, Any]) -> None:
-        self._entries = entries
-        self._ids: dict[str, str | tuple[str, ...]] | None = None
+class Named(_FromNotes[tuple[str, ...]]):
+    """Name → the ids of the notes of that name (the view's ``by_name``;
+    13 MB of names at 100k notes). Reads as a dict of tuples; holds one
+    note's id itself, not a tuple of one (more than one only where a person
+    named notes alike by hand)."""
 
-    def _all(self) -> dict[str, str | tuple[str, ...]]:
-        ids = self._ids
-        if ids is None:
-            ids = {}
-            for eid, e in self._entries.items():
-                had = ids.get(name := e.name)
-                ids[name] = eid if had is None else (*((had,) if type(had) is str else had), eid)
-            self._ids = ids
+    __slots__ = ()
+
+    def _build(self) -> dict[str, Any]:
+        ids: dict[str, Any] = {}
+        for eid, e in self._entries.items():
+            name = e.name
+            ids[name] = _with(ids.get(name), eid)
         return ids
 
     def __getitem__(self, name: str) -> tuple[str, ...]:
         v = self._all()[name]
-        return (v,) if type(v) is str else v  # type: ignore[return-value]
+        return (v,) if type(v) is str else v
 
     def get(self, name: str, default: Any = None) -> Any:
         v = self._all().get(name)
         return default if v is None else (v,) if type(v) is str else v
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._all()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._all())
-
     def add(self, name: str, eid: str) -> None:
         """(The view) the note ``eid``, already among its notes, is named ``name``."""
         ids = self._ids
         if ids is not None:
-            had = ids.get(name)
-            ids[name] = eid if had is None else (*((had,) if type(had) is str else had), eid)
+            ids[name] = _with(ids.get(name), eid)
 
     def discard(self, name: str, eid: str) -> None:
         """(The view) the note ``eid``, no longer among its notes, was named ``name``."""
