@@ -18,10 +18,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from stat import S_ISREG
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Callable, Iterable, Iterator
 
 from ..model import obsidian as O

@@ -196,7 +196,7 @@ def _read_snapshot(data: bytes | BinaryIO) -> tuple[dict[str, Any], list[Any]]:
     for arrays in _LANE_ARRAYS.values():  # one buffer per lane
         vocab = src.read(sizes[k])
         own = sizes[k + 1:k + 1 + len(arrays)]
-        if arrays[-1] == "vec_terms" and fileno is not None:  # (left in the file: postings.Stored)
+        if arrays[-1] == "vec_terms" and fileno is not None:  # (left in the file: stored.Stored)
             buf = src.read(sum(own[:-1]))
             stored = Stored(os.dup(fileno), fh.tell(), own[-1] // 4)
             src.skip(own[-1])

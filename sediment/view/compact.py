@@ -86,9 +86,9 @@ class Meta(Mapping[str, Any]):
 
 # text this long or shorter repeats (kinds, statuses, tags) and is shared;
 # longer text is a title or a time, one of a kind
+SHORT_TEXT = 40
 # layouts of keys a pool writes frontmatter by (``Pool.shaped``); past it, as objects
 MAX_SHAPES = 4096
-SHORT_TEXT = 40
 _V = TypeVar("_V")
 
 
@@ -251,8 +251,9 @@ class Encoded(Mapping[str, Any]):
         return got
 
     def _absent(self, key: object) -> bool:
-        """Whether the text surely has no such key: its JSON form (a key
-        JSON writes as it is) appears nowhere in it. (A value equal to the
+        """Whether the text surely has no such key: its layout's keys
+        (``Pool.shaped``) lack it, or in a JSON object its JSON form (a key
+        JSON writes as it is) appears nowhere. (There, a value equal to the
         key, or a nested key, only makes it read.)"""
         v = self._v
         if type(v) is not bytes or type(key) is not str:

@@ -36,9 +36,9 @@ import struct
 import sys
 import threading
 import time
-from stat import S_ISREG
 from collections import deque
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from ..disk.files import read_nofollow
