@@ -332,6 +332,30 @@ def test_an_open_repository_sees_what_the_pull_moved_and_changed(machines):
         assert hit.entry.id == y.id and hit.entry.text.strip() == "the plants are watered on thursdays"
 
 
+def test_a_pulled_rename_renames_the_note_in_the_names_an_open_repository_holds(machines):
+    """A move the pull brought that renamed a note's file (same text, same
+    room) is followed in place (``View.relocate``): the names the view
+    holds for [[links]] and ``by_name`` follow it, built before or after."""
+    a, b = machines
+    with open_root(a) as repo:
+        x = repo.add("the coffee machine is descaled on mondays", kind="fact", now=T0)
+    sync(a)
+    with open_root(b) as other:
+        other.sync()
+        old = other.get(x.id)
+        assert other.view.by_name[old.name] == (x.id,) and other.view.link(old.name).id == x.id  # (both built)
+        new = old.path.replace(old.name, "descaling")
+        git(a, "mv", old.path, new)  # a person renames the file by hand on the other machine
+        with open_root(a) as repo:
+            repo.sync()
+        other.sync()
+        assert other.get(x.id).path == new
+        assert other.view.by_name.get(old.name) is None and other.view.by_name["descaling"] == (x.id,)
+        assert other.view.link("descaling").id == x.id and other.view.link(old.name) is None
+    with open_root(b) as again:  # (and a view that builds them now agrees)
+        assert again.view.by_name["descaling"] == (x.id,) and again.view.link("descaling").id == x.id
+
+
 def test_clone_of_an_empty_remote_starts_the_memory_and_the_first_sync_pushes_it(tmp_path, monkeypatch, capsys):
     apply_env(git_env(tmp_path), monkeypatch.setenv)
     remote = tmp_path / "remote.git"

@@ -399,6 +399,12 @@ class Named(_FromNotes[tuple[str, ...]]):
         if ids is not None:
             ids[name] = _with(ids.get(name), eid)
 
+    def rename(self, old: str, new: str, eid: str) -> None:
+        """(The view) the note ``eid`` is named ``new`` now, not ``old``."""
+        if old != new:
+            self.discard(old, eid)
+            self.add(new, eid)
+
     def discard(self, name: str, eid: str) -> None:
         """(The view) the note ``eid``, no longer among its notes, was named ``name``."""
         ids = self._ids

@@ -105,9 +105,8 @@ class View:
         self.shelf = B.Shelf(root, snapshot_path)  # the bodies, kept on disk rather than in memory
         self.on_renamed: Callable[[list[tuple[str, str]]], None] | None = None  # (old, new id): renamed by hand
         self._renames = Renames()
-        # temp files of interrupted writes in the layer folders that the open's
-        # walk met, while the open owes their sweep (health.sweep_at_open takes
-        # them); None: not looked for (later walks, or recovery swept already)
+        # temp files of interrupted writes in the layer folders that the open's walk met, while the open
+        # owes their sweep (health.sweep_at_open takes them); None: not looked for (later walks, or swept)
         self.temps_seen: set[str] | None = None
 
     def __len__(self) -> int:
@@ -295,14 +294,13 @@ class View:
                 # (a stat vouches only for bytes read after it: not for ``data``)
                 since = time.time_ns() if data is None else None
                 st = os.stat(os.path.join(self.root, rel), follow_symlinks=False)  # (a str: pathlib costs more)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # (gone: its folder too, or made a file)
             return
         except OSError as exc:
             self.problems[rel] = Problem(rel, f"cannot read: {exc}", code="storage")
             return
         if not stat.S_ISREG(st.st_mode):
-            self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed",
-                                         code="not_a_file")
+            self.problems[rel] = Problem(rel, "not a regular file (a symlink?); not followed", code="not_a_file")
             return
         if outcome is None:
             outcome = L.read_parse(self.root, rel, self.tz, self.max_meta_size, data=data)
@@ -359,8 +357,10 @@ class View:
         self._entries[fresh.id] = fresh
         self.changes += 1
         self.by_path[fresh.path] = fresh.id
+        self.by_name.rename(old.name, fresh.name, fresh.id)  # (a pulled rename: sync._follow_moves)
         if self._names is not None:
-            self._names.path_of[fresh.id] = fresh.path
+            self._names.remove(old.id, old.name, old.aliases, None if old.reference else old.title)
+            self._names.add(fresh.id, fresh.path, fresh.name, fresh.aliases, None if fresh.reference else fresh.title)
         self.index.set_flags(fresh.id, S.flags(fresh))
         self.dirty = True
 
