@@ -8,6 +8,7 @@ error; the file is let go with the repository."""
 from __future__ import annotations
 
 import gc
+import shutil
 import hashlib
 import os
 import time
@@ -194,3 +195,21 @@ def test_a_note_whose_folder_became_a_file_since_the_walk_is_gone_not_a_problem(
         assert not (root / "Zed").is_dir()  # (the folder went while the open loaded)
         assert repo.check() == [] and "Zed/x.md" not in repo.view.by_path
     assert vault.stat_notes(root, ["Zed/x.md"]) == {}
+
+
+def test_a_duplicate_whose_folder_became_a_file_is_gone_not_a_problem(tmp_path):
+    """A copy left out as a duplicate is read again at each refresh; once its
+    folder is a file, it is gone, as a removed folder's notes are, not an
+    unreadable note no refresh clears."""
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        e = repo.add("the crane log", kind="fact")
+        (root / "Zed").mkdir()
+        (root / "Zed" / "copy.md").write_bytes((root / e.path).read_bytes())  # a person's copy: one id, twice
+        repo.refresh()
+        assert [p.code for p in repo.check() if p.path == "Zed/copy.md"] == ["duplicate_id"]
+        shutil.rmtree(root / "Zed")
+        (root / "Zed").write_text("now a file", encoding="utf-8")
+        repo.refresh()
+        assert [p for p in repo.check() if p.path.startswith("Zed")] == []
+        assert repo.get(e.id).path == e.path

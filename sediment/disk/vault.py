@@ -97,7 +97,7 @@ def walk(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None]
     for r, d in _found(root, rules, on_unreadable, on_temp):
         try:
             yield r, d.stat(follow_symlinks=False)
-        except FileNotFoundError:  # moved or removed by another process mid-scan
+        except (FileNotFoundError, NotADirectoryError):  # moved or removed mid-scan, its folder too
             continue
 
 
@@ -158,7 +158,7 @@ def _found(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | Non
                         yield r, d
                     elif on_temp is not None and d.name.endswith(".tmp") and is_temp(d.name):
                         on_temp(r)
-                except FileNotFoundError:  # moved or removed by another process mid-scan
+                except (FileNotFoundError, NotADirectoryError):  # moved or removed mid-scan, its folder too
                     continue
 
 
