@@ -116,7 +116,8 @@ class Pool:
         of keys in ``shapes``, which the snapshot keeps once (its keys were
         ~70 bytes of every note's text at 100k notes); a layout past
         ``MAX_SHAPES`` as a JSON object. ``TypeError`` or ``ValueError`` for
-        what JSON cannot hold."""
+        what JSON cannot hold. (Called by a snapshot's save, which holds the
+        view's lock: two never add layouts at once.)"""
         keys = tuple(data)
         n = self._shape_of.get(keys)
         if n is None and len(self.shapes) < MAX_SHAPES:
