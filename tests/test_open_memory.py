@@ -211,3 +211,41 @@ def test_a_duplicate_whose_folder_became_a_file_is_gone_not_a_problem(tmp_path):
         repo.refresh()
         assert [p for p in repo.check() if p.path.startswith("Zed")] == []
         assert repo.get(e.id).path == e.path
+
+
+def _open_files() -> list[str]:
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:  # (the listing's own descriptor, closed since)
+            pass
+    return out
+
+
+@needs_pread
+def test_a_save_reads_the_vectors_from_the_new_snapshot_and_lets_the_old_file_go(tmp_path):
+    """A save that folds nothing into the postings (a move within a room, a
+    restamp) writes the vectors it still reads from the old snapshot into
+    the new one: from then on they are read from the new file, and the old
+    one, replaced, is not kept on disk for the life of the process."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("reads open files by /proc")
+    root = _root(tmp_path)
+    snapshot = root / "_system" / "cache" / "index.bin"
+    with Repository(root) as repo:
+        vec = repo.view.index.words.vec_terms
+        assert isinstance(vec, Stored)
+        vectors = _vectors(repo)
+        e = next(iter(repo.view.entries.values()))
+        repo.move(e.id, "bedrock")  # (same room: the index keeps its slot, no postings change)
+        repo.view.save_snapshot()
+        assert repo.view.index.words.vec_terms is not vec  # (its file, the old one, let go with it)
+        del vec
+        gc.collect()
+        assert not [p for p in _open_files() if "index.bin" in p and "(deleted)" in p]
+        assert os.fstat(repo.view.index.words.vec_terms._fd).st_ino == snapshot.stat().st_ino
+        assert _vectors(repo) == vectors
+        found = _found(repo)
+    with Repository(root) as again:
+        assert _found(again) == found

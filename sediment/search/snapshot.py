@@ -117,6 +117,32 @@ def unpack(idx: Index, data: bytes | BinaryIO, fingerprint: str) -> dict[str, by
     return {str(k): b[0] for k, b in zip(names, lanes[2:])}
 
 
+def reattach(idx: Index, fh: BinaryIO) -> bool:
+    """After ``pack``'s chunks for ``idx`` were written to the file open as
+    ``fh``: term vectors left in an older snapshot's file (``Stored``) are
+    read from this one instead, the same bytes (``pack`` copied them), so
+    that the older file, replaced, is not kept on disk for as long as the
+    process holds it (214 MB at 100k). False when there is nothing to move,
+    or the new file does not hold them whole (the old one was cut)."""
+    vec = idx.words.vec_terms
+    fileno = _fileno(fh)
+    if not isinstance(vec, Stored) or fileno is None:
+        return False
+    start = len(_MAGIC) + 32 + 8
+    head = fh.read(start)
+    if len(head) != start or not head.startswith(_MAGIC):
+        return False
+    (n,) = struct.unpack_from("<Q", head, start - 8)
+    at = 3 + 1 + len(_LANE_ARRAYS["words"]) - 1  # (header, flags, keys, the words' vocabulary, then its arrays)
+    if not _FIXED <= n <= _MAX_SECTIONS:
+        return False
+    sizes = struct.unpack(f"<{n}Q", fh.read(8 * n))
+    if sizes[at] != 4 * len(vec):
+        return False
+    idx.words.vec_terms = Stored(os.dup(fileno), start + 8 * n + sum(sizes[:at]), len(vec))
+    return True
+
+
 # Lists of text or bytes as one section: their lengths (``I``), then their
 # contents one after the other. (Not a separator: a key is any text a
 # person's note may give as its id, a NUL included.)

@@ -235,8 +235,7 @@ class View:
             if parsed is not None:
                 parsed.close()  # stops the pool
         self.index.settle()  # the workers' postings merged, in one pass
-        matched = loaded.matched
-        versions = snap.versions if snap is not None else []
+        matched, versions = loaded.matched, (snap.versions if snap is not None else [])
         for rel, slot in recorded.items() if len(matched) != len(recorded) else ():
             key = self.index.key_of[slot]
             if slot not in matched and key is not None and key not in self._entries:
@@ -248,9 +247,8 @@ class View:
         if not self.index.exact:
             self.index.compact()
         self.shelf.done()
-        # (a cache: saved only if the lock is free now)
         if self.dirty or len(matched) != len(recorded) or loaded.restamp(len(files)):
-            self.save_snapshot(timeout=0.0)
+            self.save_snapshot(timeout=0.0)  # (a cache: saved only if the lock is free now)
         elif self.save_snapshots:  # (a snapshot without its bodies: an older version wrote it)
             self.shelf.save(self.index.key_of, self._entries, self._writer_lock, 0.0)
 
@@ -268,6 +266,8 @@ class View:
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout if timeout is None else timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
+                with open(self.snapshot_path, "rb") as fh:  # (vectors read from the old file: from this one)
+                    self.index.reattach(fh)
                 self.shelf.save(self.index.key_of, self._entries)  # (the bodies, out of memory: bodies.py)
             self.dirty = False
         except (OSError, LockTimeout, TypeError, ValueError, KeyError) as exc:
