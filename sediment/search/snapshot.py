@@ -134,9 +134,10 @@ def reattach(idx: Index, fh: BinaryIO) -> bool:
         return False
     (n,) = struct.unpack_from("<Q", head, start - 8)
     at = 3 + 1 + len(_LANE_ARRAYS["words"]) - 1  # (header, flags, keys, the words' vocabulary, then its arrays)
-    if not _FIXED <= n <= _MAX_SECTIONS:
+    raw = fh.read(8 * n) if _FIXED <= n <= _MAX_SECTIONS else b""
+    if len(raw) != 8 * n:
         return False
-    sizes = struct.unpack(f"<{n}Q", fh.read(8 * n))
+    sizes = struct.unpack(f"<{n}Q", raw)
     if sizes[at] != 4 * len(vec):
         return False
     idx.words.vec_terms = Stored(os.dup(fileno), start + 8 * n + sum(sizes[:at]), len(vec))
