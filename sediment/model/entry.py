@@ -134,7 +134,7 @@ class Entry:
         path = self.path
         ref = False
         if path:
-            ref, layer, room, _ = place(path, strings, places)
+            ref, layer, room = place(path, strings, places)
             put(self, "_layer", layer)
             put(self, "_room", room)
         put(self, "_ref", ref)

@@ -116,16 +116,16 @@ def split_path(rel: str) -> tuple[str, str, str]:
 Place = tuple[bool, str, str]
 
 
-def place(rel: str, strings: dict[str, str], places: dict[str, Place]) -> tuple[bool, str, str, str]:
-    """(a person's note, layer, room, name) of the note at ``rel``, its
-    strings shared through ``strings``; ``places`` keeps each folder's (a
-    root has few folders and many notes)."""
+def place(rel: str, strings: dict[str, str], places: dict[str, Place]) -> Place:
+    """(a person's note, layer, room) of the note at ``rel``, its strings
+    shared through ``strings``; ``places`` keeps each folder's (a root has
+    few folders and many notes)."""
     folder, _, file = rel.rpartition("/")
     got = places.get(folder) if file.endswith(".md") else None
     if got is None:
         layer, room, _ = split_path(rel)
         got = places[folder] = (not in_layer(rel), strings.setdefault(layer, layer), strings.setdefault(room, room))
-    return (*got, file[:-3])
+    return got
 
 
 def in_layer(rel: str) -> bool:
