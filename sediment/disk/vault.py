@@ -110,23 +110,26 @@ def note_paths(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError |
 
 
 def stat_notes(root: Path, rels: Iterable[str]) -> dict[str, os.stat_result | None]:
-    """The stats of the regular files among ``rels`` (a walk's notes), in
-    order; one gone since the walk, or no longer a regular file, is passed
-    over as the walk would have, and one that cannot be stat'ed is left to
-    the caller (None), to tell why."""
-    out: dict[str, os.stat_result | None] = {}
+    """``stat_note`` of each of ``rels`` (a walk's notes), in order: a stat,
+    or None for one the caller is left to tell why it cannot be stat'ed;
+    one gone or no longer a regular file is left out."""
     top = str(root)
-    for rel in rels:
-        try:
-            st = os.stat(os.path.join(top, rel), follow_symlinks=False)
-        except (FileNotFoundError, NotADirectoryError):  # (gone: its folder too, or made a file)
-            continue
-        except OSError:
-            out[rel] = None
-            continue
-        if S_ISREG(st.st_mode):
-            out[rel] = st
-    return out
+    got = ((rel, stat_note(top, rel)) for rel in rels)
+    return {rel: None if isinstance(st, OSError) else st for rel, st in got if st is not None}
+
+
+def stat_note(top: str, rel: str) -> os.stat_result | OSError | None:
+    """The stat of the note a walk found at ``rel`` under ``top``, taken
+    now; None when it is gone since (its folder too, or made a file) or is
+    no longer a regular file: passed over, as the walk would have; the
+    error when it cannot be stat'ed."""
+    try:
+        st = os.stat(os.path.join(top, rel), follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return exc
+    return st if S_ISREG(st.st_mode) else None
 
 
 def _found(root: Path, rules: Rules, on_unreadable: Callable[[str, OSError | None], None],

@@ -268,11 +268,12 @@ class Index:
             self.fold()
         return SN.pack(self, columns(self.key_of) if columns is not None else (), fingerprint)  # type: ignore[arg-type]
 
-    def reattach(self, fh: BinaryIO) -> bool:
-        """After ``snapshot``'s chunks were written to the file open as ``fh``:
-        term vectors still read from the snapshot this index was restored from
-        are read from the new one (``snapshot.reattach``)."""
-        return SN.reattach(self, fh)
+    def reattach(self, opened: Callable[[], BinaryIO]) -> bool:
+        """After ``snapshot``'s chunks were written to a file (``opened()``
+        opens it, when needed): term vectors still read from the snapshot
+        this index was restored from are read from the new one
+        (``snapshot.reattach``)."""
+        return SN.reattach(self, opened)
 
     @classmethod
     def restore(cls, data: bytes | BinaryIO, fingerprint: str = "") -> tuple["Index", dict[str, bytes]]:

@@ -117,16 +117,24 @@ def unpack(idx: Index, data: bytes | BinaryIO, fingerprint: str) -> dict[str, by
     return {str(k): b[0] for k, b in zip(names, lanes[2:])}
 
 
-def reattach(idx: Index, fh: BinaryIO) -> bool:
-    """After ``pack``'s chunks for ``idx`` were written to the file open as
-    ``fh``: term vectors left in an older snapshot's file (``Stored``) are
+def reattach(idx: Index, opened: Callable[[], BinaryIO]) -> bool:
+    """After ``pack``'s chunks for ``idx`` were written to a file
+    (``opened()`` opens it for reading: only when there is something to
+    move): term vectors left in an older snapshot's file (``Stored``) are
     read from this one instead, the same bytes (``pack`` copied them), so
     that the older file, replaced, is not kept on disk for as long as the
-    process holds it (214 MB at 100k). False when there is nothing to move,
-    or the new file does not hold them whole (the old one was cut)."""
+    process holds it (~210 MB at 100k). False when there is nothing to
+    move, or the new file does not hold them whole (the old one was cut)."""
+    if not isinstance(idx.words.vec_terms, Stored):
+        return False
+    with opened() as fh:
+        return _reattach(idx, fh)
+
+
+def _reattach(idx: Index, fh: BinaryIO) -> bool:
     vec = idx.words.vec_terms
     fileno = _fileno(fh)
-    if not isinstance(vec, Stored) or fileno is None:
+    if fileno is None:
         return False
     start = len(_MAGIC) + 32 + 8
     head = fh.read(start)
@@ -140,7 +148,7 @@ def reattach(idx: Index, fh: BinaryIO) -> bool:
     sizes = struct.unpack(f"<{n}Q", raw)
     if sizes[at] != 4 * len(vec):
         return False
-    idx.words.vec_terms = Stored(os.dup(fileno), start + 8 * n + sum(sizes[:at]), len(vec))
+    idx.words.vec_terms = Stored(os.dup(fileno), start + 8 * n + sum(sizes[:at]), len(vec))  # type: ignore[assignment]
     return True
 
 

@@ -38,11 +38,10 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from stat import S_ISREG
 from typing import TYPE_CHECKING, Callable, Generator, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from ..disk.files import read_nofollow
-from ..disk.vault import settled, stamp
+from ..disk.vault import settled, stamp, stat_note
 from ..errors import ParseError
 from ..model import entry as E
 from ..model.problem import Problem
@@ -347,15 +346,12 @@ def load_files(view: Opening, files: list[str], snap: Docs | None, parsed: Itera
                 _load(view, rel, st0, outcome=next(parsed) if parsed is not None and st0 is not None else None,
                       since=since)
             continue
-        try:
-            st = os.stat(os.path.join(root, rel), follow_symlinks=False)
-        except (FileNotFoundError, NotADirectoryError):
-            continue  # (gone since the walk, its folder too or made a file: its slot dies below)
-        except OSError:
+        st = stat_note(root, rel)
+        if st is None:
+            continue  # (gone since the walk, or not a regular file now: its slot dies below)
+        if isinstance(st, OSError):
             _load(view, rel, None, since=since)  # (load_file tells why)
             continue
-        if not S_ISREG(st.st_mode):
-            continue  # (no longer a regular file: passed over, as the walk would have)
         version, meta, off, seen = snap.versions[slot], snap.take_meta(slot), snap.off(slot), snap.stamp(slot)
         now_settled = settled(st, since)
         key = key_of[slot]

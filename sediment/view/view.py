@@ -255,7 +255,7 @@ class View:
     def save_snapshot(self, timeout: float | None = None) -> None:  # (None: the lock timeout)
         if not self.save_snapshots or self.snapshot_path is None:
             return
-        stats, entries = self.file_stats, self._entries
+        stats, entries, path = self.file_stats, self._entries, self.snapshot_path
 
         def columns(keys: Sequence[str]) -> list[tuple[str, bytes]]:  # (in the index's slot order)
             return encode((Doc(e.path, e.version, L.snapshot_meta(e, self._warned(e.path), self.pool), e.off,
@@ -266,8 +266,7 @@ class View:
             # under the writer lock, so that recovery may sweep any temp file it finds
             with self._writer_lock.hold(self._lock_timeout if timeout is None else timeout):
                 atomic_write(self.snapshot_path, data, durable=False)  # a cache: losing it costs time only
-                with open(self.snapshot_path, "rb") as fh:  # (vectors read from the old file: from this one)
-                    self.index.reattach(fh)
+                self.index.reattach(lambda: open(path, "rb"))  # (vectors read from the old file: from this one)
                 self.shelf.save(self.index.key_of, self._entries)  # (the bodies, out of memory: bodies.py)
             self.dirty = False
         except (OSError, LockTimeout, TypeError, ValueError, KeyError) as exc:
