@@ -7,8 +7,9 @@ by the module that made them.
     python benchmarks/memory.py --root DIR [--trace]       # an existing root
 
 Steps, in one process: import; a warm open (with ``--generate`` the root is
-opened once first, in another process, to write its cache); rjieba's
-dictionary load; 200 searches (the fixed query set of ``gen.queries``). RSS is
+opened once first, in another process, to write its cache); a first Chinese
+question (rjieba taught only its words: ``search/segdict.py``); 200 searches
+(the fixed query set of ``gen.queries``); rjieba's whole dictionary. RSS is
 ``VmRSS``/``VmHWM`` (Linux). Sizes of Python objects are ``sys.getsizeof``
 summed over what each structure holds (an object shared by two is counted in
 the first). ``--trace`` runs under tracemalloc (slower, and its own
@@ -95,10 +96,12 @@ def main(argv=None) -> int:
         repo = sediment.Repository(root)
         print(f"after a warm open of {len(repo):,}: {rss()}")
         T.shared().terms("测试一下")
-        print(f"after rjieba's dictionary: {rss()}")
+        print(f"after a first Chinese question (rjieba's words for it only): {rss()}")
         for q in queries[:200]:
             repo.search(q, record=False)
         print(f"after 200 searches: {rss()}")
+        T.shared()._load()  # (what a process that cuts more text than segdict's budget loads)
+        print(f"after rjieba's whole dictionary: {rss()}")
         view, idx = repo.view, repo.view.index
         for name in ("words", "bigrams"):
             lane = getattr(idx, name)

@@ -17,7 +17,7 @@ import pytest
 
 from sediment import Repository
 from sediment.search import textnorm as TN
-from sediment.search import tokenize as T
+from sediment.search import locate, tokenize as T
 from sediment.search.tokenize import Tokenizer
 
 
@@ -173,6 +173,6 @@ def test_a_snapshot_made_before_folding_is_rebuilt(tmp_path, monkeypatch):
 def test_a_hit_shows_the_words_as_written_wherever_the_index_found_them(text, terms, shown, at):
     # a search shows a hit's words as written and a snippet around the first:
     # only the words that may stand for a term are normalised and stemmed
-    # (tokenize._candidates), and none of them may be missed
-    assert T.surfaces(text, terms) == shown
-    assert T.find_term(text, {t.lstrip("#") for t in terms}) == at
+    # (locate._candidates), and none of them may be missed
+    assert locate.surfaces(text, terms) == shown
+    assert locate.find_term(text, {t.lstrip("#") for t in terms}) == at

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..search import query as S
-from ..search import tokenize as T
+from ..search import locate, tokenize as T
 from ..model.entry import Entry
 from ..model.markup import display_text
 from ..model.lexicon import CJK, GENERIC_EN, GENERIC_ZH
@@ -230,7 +230,7 @@ def _negated(clauses: list[_Clause], anchor: str) -> str | None:
     for c in clauses:
         if not c.negations:
             continue
-        at = T.find_term(c.text, {anchor})
+        at = locate.find_term(c.text, {anchor})
         for i, marker in c.negations:
             if at >= 0 and abs(i - at) <= NEAR:
                 return marker
@@ -306,7 +306,7 @@ def _jaccard(a: Iterable[_Clause], b: Iterable[_Clause]) -> float:
 
 
 def _anchor_span(c: _Clause, anchor: str) -> tuple[int, int] | None:
-    at = T.find_term(c.text, {anchor})
+    at = locate.find_term(c.text, {anchor})
     if at < 0:
         return None
     m = _WORD.match(c.text, at) if anchor.isascii() else None
@@ -343,7 +343,7 @@ def as_written(terms: Iterable[str], *entries: Entry) -> dict[str, str]:
         rest = [t for t in terms if t not in out]
         if not rest:
             break
-        out.update(T.surfaces("\n".join([e.title, display_text(e.body)]), rest))
+        out.update(locate.surfaces("\n".join([e.title, display_text(e.body)]), rest))
     return {t: out.get(t, t.lstrip("#")) for t in terms}
 
 

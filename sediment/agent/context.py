@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from ..search import query as S
-from ..search import tokenize as T
+from ..search import locate
 from ..model import obsidian as O
 from ..model import validate as V
 from ..model.entry import Entry
@@ -209,7 +209,7 @@ def _snippet(e: Entry, focus: str | None) -> str:
     if len(text) > SNIPPET:
         start = 0
         if focus:
-            pos = T.find_term(text, {t.lstrip("#") for t in focus.split()})
+            pos = locate.find_term(text, {t.lstrip("#") for t in focus.split()})
             start = max(0, pos - SNIPPET // 3) if pos > SNIPPET // 2 else 0
         text = ("…" if start else "") + text[start:start + SNIPPET] + "…"
     if title:

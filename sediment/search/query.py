@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..model import names as N
 from ..model import obsidian as O
-from . import tokenize as T
+from . import locate, tokenize as T
 from ..model.entry import Entry
 from ..errors import ParseError
 from .evidence import with_evidence
@@ -248,7 +248,7 @@ def snippet(entry: Entry, terms: Iterable[str], width: int = 80) -> str:
     """About ``width`` characters of the memory's text as a reader sees it
     (no markup: ``markup.plain``), around the first of the index ``terms``."""
     text = " ".join(plain(entry.body).split())
-    pos = T.find_term(text, {t.lstrip("#") for t in terms})
+    pos = locate.find_term(text, {t.lstrip("#") for t in terms})
     if pos < 0:
         return text[:width] + ("…" if len(text) > width else "")
     start = max(0, pos - width // 3)
@@ -268,7 +268,7 @@ def written(entry: Entry, terms: Sequence[str], query: str = "") -> dict[str, st
         rest = [t for t in terms if t not in shown]
         if not rest:
             break
-        shown.update(T.surfaces(text, rest))
+        shown.update(locate.surfaces(text, rest))
     return {t: shown.get(t, t.lstrip("#")) for t in terms}
 
 

@@ -25,10 +25,10 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
-from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
-from . import textnorm as TN
+from ..model.lexicon import CJK, CJK_RUN, EN_STOP, ZH_FUNCTION_CHARS, ZH_STOP
+from . import segdict, textnorm as TN
 from .stem import STEMS as _STEMS, stem as _stem
 from .textnorm import fold
 
@@ -48,6 +48,17 @@ HMM = True
 
 # characters of a bigram
 PAIR = 2
+
+# A short text, in a process that has not loaded rjieba's whole dictionary, is
+# cut by a Jieba taught only the text's words (``segdict``: the same cut), for
+# up to this many dictionary look-ups in all (~8 µs each: about what loading
+# the whole dictionary costs, ~75 ms); a text that would take more, or any text
+# after that, loads it. A fresh ``sediment search`` of a Chinese question then
+# does not pay for it, nor does a process that only searches a few.
+PARTIAL_LOOKUPS = 10_000
+# look-ups per character of a text, a bound for the estimate (~2.5 measured on
+# CMRC paragraphs: a character and the prefixes starting at it)
+LOOKUPS_PER_CHAR = 3
 
 
 def _rjieba_available() -> bool:
@@ -84,6 +95,7 @@ class Tokenizer:
         if self.segmenter not in ("rjieba", "jieba"):
             raise ValueError(f"segmenter must be rjieba or jieba, not {self.segmenter!r}")
         self._seg: Any = None
+        self._partial: segdict.Partial | None | bool = None  # None: not tried; False: not usable
         self._words: list[tuple[str, int | None]] = []  # add_word calls, replayed on a lazy load
         self._lock = threading.Lock()
 
@@ -96,10 +108,28 @@ class Tokenizer:
                 self._teach(self._seg, word, freq)
 
     def _segment(self, text: str) -> list[str]:
-        seg = self._seg or self._load()
+        seg = self._seg
+        if seg is None:
+            part = self._partial_for(text)
+            if part is not None:
+                return [w for w in part.cut_for_search(text, HMM) if not w.isspace()]
+            seg = self._load()
         if self.segmenter == "rjieba":
             return [w for w in seg.cut_for_search(text, HMM) if not w.isspace()]
         return [w for w in seg.cut_for_search(text, HMM=HMM) if not w.isspace()]
+
+    def _partial_for(self, text: str) -> segdict.Partial | None:
+        """The partial dictionary for this text, while it is the cheaper way
+        (rjieba's, no added words: it would not know them)."""
+        if self.segmenter != "rjieba" or self._words:
+            return None
+        with self._lock:
+            if self._partial is None:
+                self._partial = segdict.partial(_dist_version("rjieba")) or False
+            part = self._partial
+        if not isinstance(part, segdict.Partial) or part.lookups + LOOKUPS_PER_CHAR * len(text) > PARTIAL_LOOKUPS:
+            return None
+        return part
 
     def _load(self) -> Any:
         with self._lock:
@@ -108,6 +138,7 @@ class Tokenizer:
                 for word, freq in self._words:
                     self._teach(seg, word, freq)
                 self._seg = seg
+                self._partial = False  # (its map is let go with it)
         return self._seg
 
     def _teach(self, seg: Any, word: str, freq: int | None) -> None:
@@ -287,187 +318,6 @@ def shared(cache_dir: Path | None = None) -> Tokenizer:
         if _SHARED is None:
             _SHARED = Tokenizer(cache_dir, process_wide=True)
         return _SHARED
-
-
-def find_term(text: str, terms: set[str]) -> int:
-    """Where in ``text`` (as written) the first of these index terms occurs, or -1.
-    Tokenizes the text the way the index does, so stemmed and normalised terms
-    ('study' for 'studies', 'pkce' for 'ＰＫＣＥ') are found too."""
-    best = -1
-    cjk = [t for t in terms if t and is_cjk_char(t[0])]
-    # (a CJK run folds alike alone and in its text: one fold of the text says
-    # whether any run holds a term, most often none)
-    folded = fold(text) if cjk else ""
-    if any(t in folded for t in cjk):
-        for m in CJK_RUN.finditer(text):
-            run = fold(m.group(0))  # one character for one on a CJK run: positions hold
-            at = [i for t in terms if (i := run.find(t)) >= 0]
-            if at:
-                best = m.start() + min(at)
-                break
-    for m in _candidates(text, terms):  # (the first Latin word that is one, before the CJK run found)
-        if best >= 0 and m.start() > best:
-            break
-        norm = normalize(m.group(0))
-        if norm in terms or _stem(norm) in terms:
-            return m.start()
-    return best
-
-
-_LATIN_AT = re.compile(rf"[^\W_{CJK}]+")
-
-
-@functools.lru_cache(maxsize=1024)
-def _hint(stem: str) -> re.Pattern[str]:
-    """Where in a text a word may begin that stands for a Latin index term
-    whose stem (the term but its last letter) is ``stem``: the stem written
-    in any case, whole or with the separator of a name written as two words
-    inside it (max_connectio of max_connections; argo cd). Literal
-    alternatives, quick to compile (a Unicode class is not: ``_WIDE``), one
-    pattern a stem: a search's hits ask for the same few."""
-    alts = [re.escape(stem)] + [re.escape(stem[:i]) + "[-_ ]" + re.escape(stem[i:]) for i in range(1, len(stem))]
-    # (a look-ahead: every place, overlapping ones too: the 'm o' of 'vimbompim oauth')
-    return re.compile(rf"(?=(?i:{'|'.join(alts)}))")
-
-
-@functools.lru_cache(maxsize=1024)
-def _spellings(stem: str) -> tuple[str, ...]:
-    """``_hint``'s alternatives as plain strings, for a lowered text: found by
-    ``str.find``, which needs no pattern compiled (~1 ms a stem, most of a
-    search's hits' time when every query brings new words)."""
-    return (stem, *(stem[:i] + c + stem[i:] for i in range(1, len(stem)) for c in "-_ "))
-
-
-def _places(text: str, part: str) -> Iterator[int]:
-    """Every place ``part`` occurs in ``text``, overlapping ones too."""
-    i = text.find(part)
-    while i >= 0:
-        yield i
-        i = text.find(part, i + 1)
-
-
-# a character of a word that is neither ASCII nor CJK: folded before it is compared
-_WIDE = re.compile(rf"[^\x00-\x7f{CJK}]")
-
-
-def _letter(c: str) -> bool:
-    """``c`` is a character of a Latin-ish word (``_LATIN_AT``: a word
-    character of ``re``, which is ``str.isalnum``, but '_' and CJK)."""
-    return c.isalnum() and not is_cjk_char(c)
-
-
-def _candidates(text: str, terms: Iterable[str]) -> list[re.Match[str]]:
-    """The words of ``text`` (as ``_LATIN_AT`` finds them) that may stand for
-    one of the Latin index ``terms``, in order: every word that does, and few
-    that do not. A word that does, lowered, holds its term but the last
-    letter (a stem is a prefix of its word but for the 'y' of 'ies': studies
-    → study; a piece of a compound name is in its word; an ASCII word is
-    folded by lowering it), or begins one written as two words (max of
-    max_connections), or is written in more than ASCII (folded first, it
-    may: then so may the word before it, for the name the two make).
-    Normalising and stemming every word of a hit's text, to find its words
-    as written and its snippet, was most of a search's time."""
-    stems = {t[:-1] for t in terms if t and not is_cjk_char(t[0])}
-    if not stems:
-        return []
-    if "" in stems:  # (a one-letter term: any word may)
-        return list(_LATIN_AT.finditer(text))
-    starts: set[int] = set()
-    low = text.lower()
-    if len(low) == len(text):  # (one character for one: its places are the text's)
-        hints = [i for x in stems for v in _spellings(x) for i in _places(low, v)]
-    else:
-        hints = [h.start() for x in stems for h in _hint(x).finditer(text)]
-    wide = [] if text.isascii() else [h.start() for h in _WIDE.finditer(text)]
-    for at in hints + wide:
-        p = at
-        if not _letter(text[p]):
-            continue  # (punctuation written full width: no word)
-        while p and _letter(text[p - 1]):
-            p -= 1
-        starts.add(p)
-        if text[at].isascii():
-            continue
-        q = p - 2  # the word before, one character apart
-        if q >= 0 and _letter(text[q]) and not _letter(text[q + 1]):
-            while q and _letter(text[q - 1]):
-                q -= 1
-            starts.add(q)
-    return [m for p in sorted(starts) if (m := _LATIN_AT.match(text, p)) is not None]
-
-
-def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
-    """Index term → the word of ``text`` it stands for, as written there
-    ('Databases' for 'databas', '資料庫' for '资料库', 'max_connections' for
-    'maxconnection', 'Argo' for the 'argo' of 'ArgoCD'); the first occurrence
-    wins, and a term the text does not hold is left out. A term may carry the
-    index's '#' of a tag taken whole ('#移动端'): its words are looked for."""
-    want: dict[str, list[str]] = {}
-    for t in terms:
-        if t.lstrip("#"):
-            want.setdefault(t.lstrip("#"), []).append(t)
-    out: dict[str, str] = {}
-
-    def found(key: str, word: str) -> bool:
-        named = want.get(key)
-        if named is None or named[0] in out:
-            return False
-        for term in named:
-            out[term] = word
-        return True
-
-    cjk = [t for t in want if is_cjk_char(t[0])]
-    if cjk:
-        _cjk_surfaces(text, cjk, found)
-    latin = len(want) - len(cjk)
-    if not latin:
-        return out
-    # Latin words, each with the one after it (two words written as one name)
-    for m in _candidates(text, want):
-        tok, norm = m.group(0), normalize(m.group(0))
-        latin -= found(norm, tok) + found(_stem(norm), tok)
-        for part in TN.parts(fold(tok)):  # a piece of a compound name (Argo of ArgoCD)
-            latin -= found(_stem(part.lower()), part)
-        # the next word, when one character apart (a word ends where letters do)
-        nxt = _LATIN_AT.match(text, m.end() + 1)
-        if nxt is not None and TN.joins(fold(tok), text[m.end()], fold(nxt.group(0))):  # max_connections, Argo CD
-            latin -= found(_stem(normalize(tok + nxt.group(0))), text[m.start():nxt.end()])
-        if not latin:
-            break
-    return out
-
-
-def _cjk_surfaces(text: str, terms: list[str], found: Callable[[str, str], bool]) -> None:
-    """``surfaces`` of CJK terms: found in the folded text (one character for
-    one on CJK text; where folding changed the length elsewhere, run by run)."""
-    folded = fold(text)
-    if folded == text:  # (most text: written as the index spells it)
-        for t in terms:
-            if t in text:
-                found(t, t)
-        return
-    left = terms
-    if len(folded) == len(text):
-        left = []
-        for t in terms:
-            k = folded.find(t)
-            if k >= 0 and fold(text[k:k + len(t)]) == t:
-                found(t, text[k:k + len(t)])
-            elif k >= 0:  # (folding moved it: rare)
-                left.append(t)
-    if not left:
-        return
-    for m in CJK_RUN.finditer(text):
-        run, rest = fold(m.group(0)), []
-        for t in left:
-            k = run.find(t)
-            if k >= 0:
-                found(t, m.group(0)[k:k + len(t)])
-            else:
-                rest.append(t)
-        if not rest:
-            return
-        left = rest
 
 
 def normalize(text: str) -> str:

@@ -1,0 +1,164 @@
+"""A short text is cut by a Jieba taught only its own words (``segdict``), so a
+fresh process that searches once does not build rjieba's whole dictionary.
+That is only allowed because the cut is the same: these tests hold it to the
+full dictionary's, word for word."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from sediment import Repository
+from sediment.search import segdict, textnorm
+from sediment.search.tokenize import PARTIAL_LOOKUPS, Tokenizer, _dist_version
+
+PKG = Path(segdict.__file__).resolve().parent.parent
+rjieba = pytest.importorskip("rjieba")
+
+
+def _words() -> list[str]:
+    with open(segdict.DICT_PATH, encoding="utf-8") as f:
+        return [line.split(" ")[0] for line in f if not line.startswith("#")]
+
+
+def _texts(n: int, seed: int) -> list[str]:
+    """Dictionary words run together (where jieba must choose a route), with
+    stray characters (where its HMM guesses words), numbers-free CJK runs
+    joined by spaces as the tokenizer passes them."""
+    rng = random.Random(seed)
+    words = _words()
+    chars = [chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(400)]
+    out = ["我舅舅今年多大了 上个月的读书会来了多少人", "能给我介绍一下什么是么", "白岳峰是哪一个少数民族的",
+           "南京市长江大桥", "结婚的和尚未结婚的", "他说的确实在理", "工信处女干事每月经过下属科室都要亲口交代"]
+    for _ in range(n):
+        parts = []
+        for _ in range(rng.randint(2, 30)):
+            r = rng.random()
+            parts.append(rng.choice(chars) if r < 0.2 else " " if r < 0.25 else rng.choice(words))
+        out.append("".join(parts).strip() or "空")
+    return out
+
+
+def test_the_shipped_dictionary_is_the_installed_rjiebas():
+    # a new rjieba may compile another dictionary: tools/make_segdict.py takes
+    # it again, or the partial cut is never used (and this says why)
+    d = segdict.Dictionary(segdict.DICT_PATH)
+    assert d.version == _dist_version("rjieba")
+    assert d.total > 0 and d.longest >= 4
+    assert d.find("读书会") > 0 and d.find("读书") > 0
+    assert d.find("读书会来") == segdict._NO_PREFIX
+    assert d.find("读") > 0 and d.find("𠀀") == segdict._NO_PREFIX
+    words = _words()
+    assert d.find(words[0]) > 0 and d.find(words[-1]) > 0  # (the ends of the binary search)
+
+
+@pytest.mark.parametrize("hmm", [True, False])
+def test_a_partial_dictionary_cuts_as_the_full_one(hmm):
+    full = rjieba.Jieba()
+    kept = segdict.partial(_dist_version("rjieba"))  # one that keeps what it learnt, as a process's does
+    assert kept is not None
+    for i, text in enumerate(_texts(600, seed=11 + hmm)):
+        assert kept.cut_for_search(text, hmm) == full.cut_for_search(text, hmm), text
+        if i % 50 == 0:  # and a fresh one, which knows only this text's words
+            fresh = segdict.partial(_dist_version("rjieba"))
+            assert fresh is not None and fresh.cut_for_search(text, hmm) == full.cut_for_search(text, hmm), text
+
+
+def test_threads_share_one_partial_dictionary():
+    full = rjieba.Jieba()
+    part = segdict.partial(_dist_version("rjieba"))
+    assert part is not None
+    texts = _texts(200, seed=5)
+    wrong: list[str] = []
+
+    def cut(mine: list[str]) -> None:
+        wrong.extend(t for t in mine if part.cut_for_search(t, True) != full.cut_for_search(t, True))
+
+    threads = [threading.Thread(target=cut, args=(texts[k::4],)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+
+def test_a_dictionary_of_another_rjieba_is_not_used(tmp_path, monkeypatch):
+    text = segdict.DICT_PATH.read_text(encoding="utf-8")
+    other = tmp_path / "rjieba-dict.txt"
+    other.write_text(text.replace(f"# rjieba {_dist_version('rjieba')}\n", "# rjieba 0.0.1\n", 1), encoding="utf-8")
+    monkeypatch.setattr(segdict, "DICT_PATH", other)
+    assert segdict.partial(_dist_version("rjieba")) is None
+    monkeypatch.setattr(segdict, "DICT_PATH", tmp_path / "missing.txt")
+    assert segdict.partial(_dist_version("rjieba")) is None
+    tok = Tokenizer(segmenter="rjieba")  # and the tokenizer then loads the whole one
+    assert tok.terms("读书会来了多少人")[0] == Tokenizer(segmenter="rjieba").terms("读书会来了多少人")[0]
+    assert tok._seg is not None
+
+
+def test_the_tokenizer_loads_the_whole_dictionary_when_the_partial_one_would_cost_more():
+    tok, full = Tokenizer(segmenter="rjieba"), Tokenizer(segmenter="rjieba")
+    full._load()
+    short = "我舅舅今年多大了？另外，上个月的读书会来了多少人？"
+    assert tok.terms(short) == full.terms(short)
+    assert tok._seg is None  # (cut by the partial dictionary)
+    long_text = "".join(_texts(400, seed=3))
+    assert len(long_text) * 3 > PARTIAL_LOOKUPS
+    assert tok.terms(long_text) == full.terms(long_text)
+    assert tok._seg is not None
+    tok2 = Tokenizer(segmenter="rjieba")
+    tok2.add_word("读书会来")  # a word the shipped dictionary lacks: the whole one is taught it
+    assert "读书会来" in tok2.terms(short)[0] and tok2._seg is not None
+
+
+_SEARCH = """
+import json, sys
+from sediment import Repository
+from sediment.search.tokenize import shared
+if sys.argv[2] == "full":
+    shared()._load()
+with Repository(sys.argv[1]) as repo:
+    hits = [(h.entry.id, round(h.score, 9), h.lanes) for h in repo.search(sys.argv[3], limit=20)]
+print(json.dumps({"hits": hits, "package": "rjieba" in sys.modules, "module": "rjieba.rjieba" in sys.modules}))
+"""
+
+
+def test_a_fresh_process_finds_the_same_without_building_the_dictionary(tmp_path):
+    root = tmp_path / "root"
+    rng = random.Random(2)
+    texts = _texts(60, seed=9)
+    with Repository(root) as repo:
+        for i, text in enumerate(texts):
+            repo.add(text + f"。第{i}条", title=f"笔记{i}")
+        repo.add("上个月的读书会来了十二个人", title="读书会")
+    env = {**os.environ, "PYTHONPATH": str(PKG.parent)}
+    for query in ["读书会来了多少人？", "".join(rng.sample(texts[0], min(8, len(texts[0])))), texts[3][:12]]:
+        got = {}
+        for how in ("partial", "full"):
+            run = subprocess.run([sys.executable, "-c", _SEARCH, str(root), how, query], capture_output=True,
+                                 text=True, encoding="utf-8", env=env, timeout=120)
+            assert run.returncode == 0, run.stderr
+            got[how] = json.loads(run.stdout.strip().splitlines()[-1])
+        assert got["partial"]["hits"] == got["full"]["hits"] and got["partial"]["hits"], query
+        assert got["partial"]["package"] is False and got["partial"]["module"] is True
+    # a later import of rjieba (by the person's own code) takes the module already loaded
+    code = ("from sediment.search import segdict; m = segdict.extension(); import rjieba; "
+            "assert rjieba.Jieba is m.Jieba; print(rjieba.cut('南京市长江大桥'))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8",
+                         env=env, timeout=120)
+    assert run.returncode == 0 and "长江大桥" in run.stdout, run.stderr
+
+
+def test_fold_is_the_same_before_and_after_it_scans(monkeypatch):
+    text = "記憶體與數據庫的關係 ＡＢＣ" * 40
+    monkeypatch.setattr(textnorm, "_translated", [0])
+    first = textnorm.fold(text)
+    monkeypatch.setattr(textnorm, "_translated", [textnorm.SCAN_AFTER])
+    assert textnorm.fold(text) == first == text.replace("ＡＢＣ", "ABC").translate(textnorm._table())
+    assert textnorm.fold("简体中文没有繁体字") == "简体中文没有繁体字"
