@@ -281,3 +281,33 @@ def test_a_dated_note_kept_by_the_snapshot_does_not_stop_the_next_save(tmp_path)
     with Repository(root) as repo:
         assert not repo.view.dirty and repo.get("diary.md").meta["day"] == E.parse(
             (root / "diary.md").read_bytes(), "diary.md").meta["day"]
+
+
+_POOLED_OPEN = """
+import json, sys
+from sediment import Repository
+from sediment.search.tokenize import shared
+with Repository(sys.argv[1], policy={"open_processes": 2}) as repo:
+    print(json.dumps([len(repo), shared()._seg is not None, [h.entry.title for h in repo.search("部署", limit=3)]]))
+"""
+
+
+@needs_fork
+def test_a_pooled_cold_open_loads_the_whole_dictionary_before_it_forks(tmp_path):
+    """The workers share the pages of a dictionary loaded before the fork:
+    a short note alone would be cut by the words it needs (segdict), and
+    each worker would then load its own."""
+    import json
+    import os
+    import subprocess
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        for i in range(30):
+            repo.add(f"第{i}次部署用的是新的流水线", title=f"n{i}")
+    shutil.rmtree(root / "_system" / "cache")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = subprocess.run([sys.executable, "-c", _POOLED_OPEN, str(root)], capture_output=True, text=True,
+                         encoding="utf-8", env=env, timeout=120)
+    assert run.returncode == 0, run.stderr
+    count, loaded, titles = json.loads(run.stdout.strip().splitlines()[-1])
+    assert count == 30 and loaded is True and len(titles) == 3

@@ -131,6 +131,11 @@ class Tokenizer:
             return None
         return part
 
+    def load(self) -> None:
+        """Load the segmenter's whole dictionary now: for a bulk job (before
+        forking workers, which then share its pages), not a question."""
+        self._load()
+
     def _load(self) -> Any:
         with self._lock:
             if self._seg is None:

@@ -192,7 +192,8 @@ def _work(rels: Sequence[str], first: int) -> list[Outcome]:
 
 
 def pooled(root: Path, rels: Sequence[str], *, tz: _dt.tzinfo, max_meta_size: int, terms: Terms,
-           workers: int, first: int = 0) -> Generator[Outcome, None, None] | None:
+           workers: int, load: Callable[[], object], first: int = 0
+           ) -> Generator[Outcome, None, None] | None:
     """The outcomes of ``read_parse`` for ``rels`` (with their ``terms``), in
     order, computed by ``workers`` forked processes while the caller consumes
     them; None when no pool could be started (the caller reads serially). A
@@ -201,10 +202,9 @@ def pooled(root: Path, rels: Sequence[str], *, tz: _dt.tzinfo, max_meta_size: in
     global _JOB
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor  # (here: a warm open never forks)
-    # the segmenter is loaded before the fork (by indexing a note of one
-    # word), so the workers share its dictionary's pages instead of each
-    # loading their own
-    terms(E.Entry({}, "索引"))
+    # the segmenter's whole dictionary is loaded before the fork, so the
+    # workers share its pages instead of each loading their own
+    load()
     size = max(1, min(CHUNK, len(rels) // (CHUNKS_PER_WORKER * workers)))
     chunks = [(first + i, rels[i:i + size]) for i in range(0, len(rels), size)]
     job = _JOB = _Job(root, tz, max_meta_size, terms)

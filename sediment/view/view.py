@@ -228,7 +228,7 @@ class View:
         workers = L.pool_size(len(fresh), self.open_processes)
         parsed = L.pooled(self.root, [rel for rel, st in fresh.items() if st], tz=self.tz, workers=workers,
                           max_meta_size=self.max_meta_size, terms=functools.partial(S.doc_terms, self.tokenizer),
-                          first=len(self.index.key_of)) if workers else None
+                          first=len(self.index.key_of), load=self.tokenizer.load) if workers else None
         try:
             loaded = L.load_files(self, files, snap, parsed, tick, fresh=fresh, since=since)
         finally:
