@@ -1,8 +1,9 @@
 """Write ``sediment/data/rjieba-dict.txt``: the dictionary compiled into rjieba,
 one ``word frequency`` line a word, sorted, for ``search/segdict.py``.
 
-    pip install zstandard        # in any venv: only this tool needs it
     python tools/make_segdict.py [PATH/rjieba/rjieba.abi3.so]
+
+It needs the ``zstandard`` package importable (only this tool does).
 
 rjieba (PyPI, MIT) is the Python binding of jieba-rs (MIT), which compiles
 jieba's ``dict.txt`` (MIT) into its binary as a zstd frame. The binary holds
