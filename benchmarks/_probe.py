@@ -14,7 +14,7 @@ time (``process_time``), which moves less when other work shares the machine;
 ``open`` adds the CPU time of the worker processes a cold open forked.
 
 * ``open``   — ``Repository(root)`` (timed alone; the import is timed apart).
-* ``search`` — open, one warm-up search (timed apart: it pays jieba's start-up
+* ``search`` — open, one warm-up search, Chinese (timed apart: it pays the segmenter's start-up
   when the open did not need it), then every query ``--repeat`` times.
 * ``scan``   — the baseline: read every note's text (layers except archive,
   which sediment does not search by default), then for each query count, per

@@ -166,7 +166,7 @@ def report(results: list[dict]) -> None:
              gen.wc(r["bc_p50"], r["bc_p50_cpu"]) + " scan p50", gen.ratio(r["c_p99"], r["bc_p50"])],
             [n, "  the same p99 / the index's own p50", gen.wc(r["c_p99"], r["c_p99_cpu"]),
              gen.wc(r["p50"], r["p50_cpu"]) + " p50", gen.ratio(r["c_p99_cpu"], r["p50_cpu"]) + " cpu"],
-            [n, "first search (jieba start)", gen.fmt_s(r["first"]), gen.fmt_s(r["b_load"]) + " scan load", ""],
+            [n, "first search (a Chinese one)", gen.fmt_s(r["first"]), gen.fmt_s(r["b_load"]) + " scan load", ""],
             [n, "fresh process: import + warm open + first search", gen.fmt_s(r["fresh"]),
              gen.fmt_s(r["fresh_floor"]) + " import yaml", gen.ratio(r["fresh"], r["fresh_floor"])],
             [n, "peak RSS (warm open + searches)", mb(r["rss"]), mb(r["b_rss"]) + " scan",
