@@ -19,6 +19,8 @@ variant changes one thing in this process and is undone before the next:
   it, as RRF has it (``coverage.abstain`` undone);
 * ``share=P[:letters]``: with it, the bigram lane weighed by the share of the query's
   idf (word lane) that has CJK text, to the power P (``letters``: only a term with a Latin letter counts as unseen);
+* ``pieces=off``: a CJK query word no memory holds is not read as its pieces
+  that memories hold (``pieces.in_vocabulary`` undone);
 * ``split=off``: a query that asks two questions is asked whole (``clauses.split``
   undone); ``merge=interleave``: its questions' rankings interleaved, not merged by share;
 * ``parts=W``: a query word inside another of its CJK words (少数 in 少数民族) weighs W;
@@ -61,6 +63,7 @@ from sediment import Repository  # noqa: E402
 from sediment.search import clauses as CL  # noqa: E402
 from sediment.search import coverage as C  # noqa: E402
 from sediment.search import feedback as F  # noqa: E402
+from sediment.search import pieces as PC  # noqa: E402
 from sediment.search import index as I  # noqa: E402
 from sediment.search import postings as P  # noqa: E402
 from sediment.search import rank as R  # noqa: E402
@@ -368,6 +371,8 @@ def apply(variant: str) -> Callable[[], None]:
         _set(saved, F, "expansion", _local_expansion(ctx, int(arg)))
     elif name == "abstain" and arg == "off":  # (issue 31: coverage.py)
         _set(saved, C, "abstain", lambda *a, **kw: None)
+    elif name == "pieces" and arg == "off":  # (issue 31: pieces.py)
+        _set(saved, PC, "in_vocabulary", lambda words, held: words)
     elif name == "split" and arg == "off":  # (issue 31: clauses.py)
         _set(saved, CL, "split", lambda q, terms=None: [q])
     elif name == "merge" and arg == "interleave":

@@ -23,6 +23,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator, Mapping, NamedTuple, 
 from . import bulk
 from . import coverage as C
 from . import feedback as F
+from . import pieces as P
 from . import snapshot as SN
 from .maxscore import Scored, bm25
 from .postings import NO_SLOT, Postings, renumber
@@ -306,6 +307,7 @@ class Index:
         ``prune=False`` scores every posting (the same results, slower: for
         tests and benchmarks)."""
         self.settle()
+        words = P.in_vocabulary(words, self.words.df)  # (a CJK word no memory holds: its pieces, pieces.py)
         mask = self._mask(exclude)
         allow_slot = None
         if allowed is not None:
