@@ -23,8 +23,9 @@ from ..model.lexicon import ZH_FUNCTION_CHARS, ZH_STOP, is_cjk_char
 SHORTEST = 2
 
 
-def in_vocabulary(words: Mapping[str, float], held: Callable[[str], bool]) -> Mapping[str, float]:
-    """``words``, and for each CJK word ``held`` says no memory holds, its
+def in_vocabulary(words: Mapping[str, float], held: Callable[[str], int]) -> Mapping[str, float]:
+    """``words``, and for each CJK word no memory holds (``held``: how many
+    do, or whether any does), its
     pieces that some memory holds (the longest first, left to right)."""
     unknown = [w for w in words if len(w) > SHORTEST and is_cjk_char(w[0]) and not held(w)]
     if not unknown:
@@ -36,7 +37,7 @@ def in_vocabulary(words: Mapping[str, float], held: Callable[[str], bool]) -> Ma
     return out
 
 
-def _pieces(word: str, held: Callable[[str], bool]) -> list[str]:
+def _pieces(word: str, held: Callable[[str], int]) -> list[str]:
     found = []
     i = 0
     while i < len(word) - 1:
