@@ -24,9 +24,9 @@ SHORTEST = 2
 
 
 def in_vocabulary(words: Mapping[str, float], held: Callable[[str], int]) -> Mapping[str, float]:
-    """``words``, and for each CJK word no memory holds (``held``: how many
-    do, or whether any does), its
-    pieces that some memory holds (the longest first, left to right)."""
+    """``words``, and for each CJK word no memory holds, its pieces that some
+    memory holds (the longest first, left to right). ``held``: how many
+    memories hold a word (the index's df), or whether any does."""
     unknown = [w for w in words if len(w) > SHORTEST and is_cjk_char(w[0]) and not held(w)]
     if not unknown:
         return words
