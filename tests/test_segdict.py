@@ -162,3 +162,42 @@ def test_fold_is_the_same_before_and_after_it_scans(monkeypatch):
     monkeypatch.setattr(textnorm, "_translated", [textnorm.SCAN_AFTER])
     assert textnorm.fold(text) == first == text.replace("ＡＢＣ", "ABC").translate(textnorm._table())
     assert textnorm.fold("简体中文没有繁体字") == "简体中文没有繁体字"
+
+
+def test_a_text_holding_the_filler_leaves_the_total_as_it_was():
+    # the word that carries the rest of the total was swapped for another when
+    # a text held it, and the first kept its frequency: every later cut was
+    # made with the total about twice the dictionary's
+    full = rjieba.Jieba()
+    kept = segdict.partial(_dist_version("rjieba"))
+    assert kept is not None
+    texts = _texts(120, seed=21)
+    for i, text in enumerate(texts):
+        if i % 3 == 1:
+            text = f"{text}\x00\x01{texts[i - 1]}"
+        for hmm in (True, False):
+            assert kept.cut_for_search(text, hmm) == full.cut_for_search(text, hmm), (i, text)
+    every = "读书会\x00\x01来了\x00\x02多少\x00\x03人"  # (and a text holding every filler is cut too)
+    assert kept.cut_for_search(every, True) == full.cut_for_search(every, True)
+
+
+def _tiny(tmp_path: Path, freq: dict[str, int]) -> segdict.Dictionary:
+    lines = [f"# rjieba {_dist_version('rjieba')}", f"# total {sum(freq.values())}",
+             f"# longest {max(map(len, freq))}"]
+    lines += [f"{w} {freq[w]}" for w in sorted(freq, key=lambda w: w.encode())]
+    path = tmp_path / "tiny-dict.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return segdict.Dictionary(path)
+
+
+def test_a_partial_dictionary_that_has_learnt_every_word_keeps_the_total(tmp_path):
+    # 甲乙 is cut in two when 11 * total < 30 * 30 (total 81), whole with a
+    # total one more: the filler took 1 when nothing was left for it
+    freq = {"甲": 30, "乙": 30, "甲乙": 11, "丙": 10}
+    whole = segdict.extension().Jieba.empty()
+    for w, f in freq.items():
+        whole.add_word(w, f, None)
+    assert whole.cut("甲乙", False) == ["甲", "乙"]
+    part = segdict.Partial(_tiny(tmp_path, freq), segdict.extension())
+    for text in ("甲乙", "丙", "甲乙丙", "甲乙"):
+        assert part.cut_for_search(text, False) == whole.cut_for_search(text, False), text
