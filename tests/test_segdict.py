@@ -232,3 +232,14 @@ def test_any_text_is_cut_as_the_full_dictionary_cuts_it(text, hmm):
     # filler was kept for all texts)
     kept, full = _kept_and_full()
     assert kept.cut_for_search(text, hmm) == full.cut_for_search(text, hmm)
+
+
+def test_fold_scans_a_text_longer_than_is_left_to_translate(monkeypatch):
+    # translated a character at a time, a first text of a million characters
+    # cost ~55 ms more than its scan: only the first SCAN_AFTER characters are
+    monkeypatch.setattr(textnorm, "_translated", [0])
+    textnorm._traditional.cache_clear()
+    text = "简体中文没有繁体字" * (textnorm.SCAN_AFTER // 9 + 1)
+    assert textnorm.fold(text) == text
+    assert textnorm._traditional.cache_info().misses == 1  # (the scan's class was compiled for it)
+    assert textnorm.fold("記憶體") == "记忆体" and textnorm.fold("简体") == "简体"
