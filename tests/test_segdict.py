@@ -243,3 +243,46 @@ def test_fold_scans_a_text_longer_than_is_left_to_translate(monkeypatch):
     assert textnorm.fold(text) == text
     assert textnorm._traditional.cache_info().misses == 1  # (the scan's class was compiled for it)
     assert textnorm.fold("記憶體") == "记忆体" and textnorm.fold("简体") == "简体"
+
+
+def test_threads_share_a_tokenizer_while_it_switches_to_the_whole_dictionary(monkeypatch):
+    # the budget runs out while other threads cut by the partial dictionary:
+    # every cut is still the whole dictionary's, none raises, none waits forever
+    texts = _texts(300, seed=17)
+    full = Tokenizer(segmenter="rjieba")
+    full._load()
+    want = {t: full.terms(t) for t in texts}
+    made: list[segdict.Partial | None] = []
+    real = segdict.partial
+
+    def kept(version: str) -> segdict.Partial | None:  # (the real one, kept to be looked at)
+        made.append(real(version))
+        return made[-1]
+
+    monkeypatch.setattr(segdict, "partial", kept)
+    tok = Tokenizer(segmenter="rjieba")
+    start = threading.Barrier(6)
+    wrong: list[str] = []
+    raised: list[BaseException] = []
+
+    def cut(k: int) -> None:
+        try:
+            start.wait()
+            wrong.extend(t for t in random.Random(k).sample(texts, 120) if tok.terms(t) != want[t])
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            raised.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # (threads switch often)
+    try:
+        threads = [threading.Thread(target=cut, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not any(t.is_alive() for t in threads) and raised == [] and wrong == []
+    part = made[0] if len(made) == 1 else None
+    assert part is not None and part.lookups > PARTIAL_LOOKUPS // 2  # (the partial one cut until it switched)
+    assert tok._seg is not None and tok._partial is False
