@@ -5,6 +5,7 @@ full dictionary's, word for word."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -12,8 +13,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sediment import Repository
 from sediment.search import segdict, textnorm
@@ -162,3 +165,124 @@ def test_fold_is_the_same_before_and_after_it_scans(monkeypatch):
     monkeypatch.setattr(textnorm, "_translated", [textnorm.SCAN_AFTER])
     assert textnorm.fold(text) == first == text.replace("ＡＢＣ", "ABC").translate(textnorm._table())
     assert textnorm.fold("简体中文没有繁体字") == "简体中文没有繁体字"
+
+
+def test_a_text_holding_the_filler_leaves_the_total_as_it_was():
+    # the word that carries the rest of the total was swapped for another when
+    # a text held it, and the first kept its frequency: every later cut was
+    # made with the total about twice the dictionary's
+    full = rjieba.Jieba()
+    kept = segdict.partial(_dist_version("rjieba"))
+    assert kept is not None
+    texts = _texts(120, seed=21)
+    for i, text in enumerate(texts):
+        if i % 3 == 1:
+            text = f"{text}\x00\x01{texts[i - 1]}"
+        for hmm in (True, False):
+            assert kept.cut_for_search(text, hmm) == full.cut_for_search(text, hmm), (i, text)
+    every = "读书会\x00\x01来了\x00\x02多少\x00\x03人"  # (and a text holding every filler is cut too)
+    assert kept.cut_for_search(every, True) == full.cut_for_search(every, True)
+
+
+def _tiny(tmp_path: Path, freq: dict[str, int]) -> segdict.Dictionary:
+    lines = [f"# rjieba {_dist_version('rjieba')}", f"# total {sum(freq.values())}",
+             f"# longest {max(map(len, freq))}"]
+    lines += [f"{w} {freq[w]}" for w in sorted(freq, key=lambda w: w.encode())]
+    path = tmp_path / "tiny-dict.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return segdict.Dictionary(path)
+
+
+def test_a_partial_dictionary_that_has_learnt_every_word_keeps_the_total(tmp_path):
+    # 甲乙 is cut in two when 11 * total < 30 * 30 (total 81), whole with a
+    # total one more: the filler took 1 when nothing was left for it
+    freq = {"甲": 30, "乙": 30, "甲乙": 11, "丙": 10}
+    whole = segdict.extension().Jieba.empty()
+    for w, f in freq.items():
+        whole.add_word(w, f, None)
+    assert whole.cut("甲乙", False) == ["甲", "乙"]
+    part = segdict.Partial(_tiny(tmp_path, freq), segdict.extension())
+    for text in ("甲乙", "丙", "甲乙丙", "甲乙"):
+        assert part.cut_for_search(text, False) == whole.cut_for_search(text, False), text
+
+
+
+@functools.cache
+def _kept_and_full() -> tuple[segdict.Partial, Any]:
+    part = segdict.partial(_dist_version("rjieba"))
+    assert part is not None
+    return part, rjieba.Jieba()
+
+
+_PIECES = st.one_of(
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+    st.characters(min_codepoint=0x20000, max_codepoint=0x2FA1F),
+    st.characters(exclude_categories=("Cs",)), st.sampled_from(list("aZ09+#&._%- \n\r\t\u3000，")),
+    st.sampled_from(["\x00\x01", "\x00\x02", "\x00\x03", "\r\n", "C++", "AT&T", "4S店", "4s店", "一一", "龢", "1号店"]),
+    st.sampled_from(["我舅舅", "今年", "多大", "读书会", "结婚", "和尚", "尚未", "的确", "确实", "实在", "在理",
+                     "长江大桥"]))
+
+
+@settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(_PIECES, max_size=40).map("".join), st.booleans())
+def test_any_text_is_cut_as_the_full_dictionary_cuts_it(text, hmm):
+    # any string, not only the tokenizer's CJK runs: control and
+    # supplementary-plane characters, the filler itself, by a Partial that has
+    # learnt every text before it (one run in three failed before one
+    # filler was kept for all texts)
+    kept, full = _kept_and_full()
+    assert kept.cut_for_search(text, hmm) == full.cut_for_search(text, hmm)
+
+
+def test_fold_scans_a_text_longer_than_is_left_to_translate(monkeypatch):
+    # translated a character at a time, a first text of a million characters
+    # cost ~55 ms more than its scan: only the first SCAN_AFTER characters are
+    monkeypatch.setattr(textnorm, "_translated", [0])
+    textnorm._traditional.cache_clear()
+    text = "简体中文没有繁体字" * (textnorm.SCAN_AFTER // 9 + 1)
+    assert textnorm.fold(text) == text
+    assert textnorm._traditional.cache_info().misses == 1  # (the scan's class was compiled for it)
+    assert textnorm.fold("記憶體") == "记忆体" and textnorm.fold("简体") == "简体"
+
+
+def test_threads_share_a_tokenizer_while_it_switches_to_the_whole_dictionary(monkeypatch):
+    # the budget runs out while other threads cut by the partial dictionary:
+    # every cut is still the whole dictionary's, none raises, none waits forever
+    texts = _texts(300, seed=17)
+    full = Tokenizer(segmenter="rjieba")
+    full._load()
+    want = {t: full.terms(t) for t in texts}
+    made: list[segdict.Partial | None] = []
+    real = segdict.partial
+
+    def kept(version: str) -> segdict.Partial | None:  # (the real one, kept to be looked at)
+        made.append(real(version))
+        return made[-1]
+
+    monkeypatch.setattr(segdict, "partial", kept)
+    tok = Tokenizer(segmenter="rjieba")
+    start = threading.Barrier(6)
+    wrong: list[str] = []
+    raised: list[BaseException] = []
+
+    def cut(k: int) -> None:
+        try:
+            start.wait()
+            wrong.extend(t for t in random.Random(k).sample(texts, 120) if tok.terms(t) != want[t])
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            raised.append(e)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # (threads switch often)
+    try:
+        threads = [threading.Thread(target=cut, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not any(t.is_alive() for t in threads) and raised == [] and wrong == []
+    part = made[0] if len(made) == 1 else None
+    assert part is not None and part.lookups > PARTIAL_LOOKUPS // 2  # (the partial one cut until it switched)
+    assert tok._seg is not None and tok._partial is False

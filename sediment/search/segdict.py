@@ -7,8 +7,8 @@ together. But jieba's segmentation of a text reads only the dictionary words
 that occur in the text (its DAG, the HMM's check of an unknown run, search
 mode's 2- and 3-character pieces), each with its frequency, and the
 dictionary's total frequency. So an empty ``Jieba`` taught just those words,
-plus one word that occurs nowhere in the text carrying the rest of the total,
-cuts the text exactly as the full one does: the same words, the same route.
+plus one word that jieba never reads carrying the rest of the total, cuts the
+text exactly as the full one does: the same words, the same route.
 
 The words come from ``data/rjieba-dict.txt``, the dictionary compiled into
 rjieba (``tools/make_segdict.py`` extracts it from the installed wheel), read
@@ -31,9 +31,12 @@ from typing import Any
 
 DICT_PATH = Path(__file__).resolve().parent.parent / "data" / "rjieba-dict.txt"
 
-# the word that holds the rest of the total: taught only when it is not in the
-# text (the next one then)
-_FILLERS = ("\x00\x01", "\x00\x02", "\x00\x03")
+# the word that holds the rest of the total. jieba reads its dictionary only
+# inside the runs it cuts by it (CJK, ASCII letters and digits, "+#&._%-"), so
+# a word of control characters is never read, in any text: one word for all
+# texts (one swapped for another when a text held it kept its frequency, and
+# the total was then the dictionary's and that more)
+FILLER = "\x00\x01"
 
 # a look-up's answers
 _NO_PREFIX = -1  # no dictionary word starts with this
@@ -140,9 +143,9 @@ class Partial:
                         self._taught += got
                 if got == _NO_PREFIX:
                     break
-        filler = next(f for f in _FILLERS if f not in text)
-        # (add_word on a word it has replaces its frequency in the total)
-        self._jieba.add_word(filler, max(self._dict.total - self._taught, 1), None)
+        # (add_word on a word it has replaces its frequency in the total; 0
+        # when every word has been taught: the filler is never read)
+        self._jieba.add_word(FILLER, self._dict.total - self._taught, None)
 
     def cut_for_search(self, text: str, hmm: bool) -> list[str]:
         with self._lock:  # (one text's words and filler, then its cut)
