@@ -88,26 +88,38 @@ class Dictionary:
         return _PREFIX if found.startswith(key) else _NO_PREFIX
 
 
+_EXTENSION: list[Any] = []  # rjieba's compiled module, once loaded here
+_EXTENSION_LOCK = threading.Lock()
+
+
 def extension() -> Any:
     """rjieba's compiled module, without its package's ``__init__`` (which
-    builds the full dictionary at import). Registered under its own name, so a
-    later ``import rjieba`` takes this one instead of initialising it twice."""
-    name = "rjieba.rjieba"
-    if name in sys.modules:
-        return sys.modules[name]
+    builds the full dictionary at import): the package's own when it has
+    been imported, else loaded here once. Not put in ``sys.modules``: a later
+    ``import rjieba`` makes its own, and sets it on the package as Python
+    does (loading the extension twice is allowed, and gives one ``Jieba``
+    type)."""
+    if "rjieba.rjieba" in sys.modules:
+        return sys.modules["rjieba.rjieba"]
+    with _EXTENSION_LOCK:
+        if not _EXTENSION:
+            _EXTENSION.append(_load_extension())
+    return _EXTENSION[0]
+
+
+def _load_extension() -> Any:
     spec = importlib.util.find_spec("rjieba")
     where = list(spec.submodule_search_locations or []) if spec is not None else []
     for folder in where:
         for suffix in importlib.machinery.EXTENSION_SUFFIXES:
             path = os.path.join(folder, "rjieba" + suffix)
             if os.path.isfile(path):
-                loader = importlib.machinery.ExtensionFileLoader(name, path)
-                ext_spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+                loader = importlib.machinery.ExtensionFileLoader("rjieba.rjieba", path)
+                ext_spec = importlib.util.spec_from_file_location("rjieba.rjieba", path, loader=loader)
                 if ext_spec is None:
                     continue
                 module = importlib.util.module_from_spec(ext_spec)
                 loader.exec_module(module)
-                sys.modules[name] = module
                 return module
     raise ImportError("rjieba's compiled module was not found")
 
