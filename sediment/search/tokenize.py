@@ -41,11 +41,11 @@ _FUNCTION_RUN = re.compile("[" + "".join(sorted(ZH_FUNCTION_CHARS)) + "]+")  # (
 # Named in the fingerprint: how a pair with a function character is kept.
 BIGRAM_RULE = ("a pair with one function character counts once per jieba cut of it; glue and stop words never; "
                "a run of CJK and a number written together gives its pairs with a digit")
-# a number written against CJK text ("1994年", "17号线", "3楼", "版本v2"): the pairs
-# with a digit of that run go in the bigram lane as well, so that the lane is
-# not blind to the number a Chinese question asks about (the word lane alone saw 1994, and the
-# bigram lane's votes for 加盟 outweighed it). Letters are left to the word
-# lane (coverage.py: the bigram lane abstains for a Latin word)
+# a number written against CJK text ("1994年", "17号线", "3楼", "版本v2"): the
+# pairs with a digit of that run go in the bigram lane as well, so that the
+# lane is not blind to the number a Chinese question asks about (the word lane
+# alone saw 1994, and the bigram lane's votes for 加盟 outweighed it). Letters
+# are left to the word lane (coverage.py: the bigram lane abstains for them)
 _DIGIT = re.compile(r"\d")
 
 
