@@ -136,3 +136,30 @@ def test_a_single_question_ranks_as_before(root):
         q = "上个月的读书会来了多少人？"
         asked = repo.search(q, limit=10, record=False)
         assert asked[0].entry.body.strip() == BOOK_CLUB[0]
+
+
+def test_the_same_files_rank_the_same_however_the_index_was_built(tmp_path):
+    """A lane's cut through documents tied at one score (the rare-term lane
+    gives every memory holding only the speaker's name the same) keeps none
+    of them, rather than those of the highest slots: slots follow the order
+    of adds in the process that wrote the notes and the walk's order after a
+    cold open, so the same files ranked otherwise on another machine."""
+    import random
+    import shutil
+
+    from sediment.search.index import lane_depth
+    rnd = random.Random(4)
+    words = ["garden", "music", "dinner", "trip", "school", "painting", "weekend", "coffee", "movie", "book",
+             "friend", "family", "morning", "dog", "park", "game", "beach", "class", "city", "art"]
+    root = tmp_path / "root"
+    questions = ["What did Caroline research?", "What books does Caroline read?", "Where did Caroline go?"]
+    n = 3 * lane_depth(10)
+    with Repository(root) as repo:
+        for i in range(n):  # (the name in every one, another word now and then)
+            extra = " research" if i % 37 == 0 else " book" if i % 41 == 0 else ""
+            repo.add(f"Caroline: {' '.join(rnd.sample(words, 6))}{extra}",
+                     now=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=i))
+        built = {q: [h.entry.id for h in repo.search(q, limit=10, record=False)] for q in questions}
+    shutil.rmtree(root / "_system" / "cache")
+    with Repository(root) as repo:  # (a cold open: slots in the walk's order)
+        assert {q: [h.entry.id for h in repo.search(q, limit=10, record=False)] for q in questions} == built

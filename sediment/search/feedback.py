@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ..model.lexicon import is_cjk_char
-from .maxscore import Norms, Scored, nth, probe_or_walk, walk
+from .maxscore import Norms, Scored, nth, probe_or_walk, walk, whole_ties
 from .postings import Postings, bm25_idf
 from .rank import Mask, Ranking
 
@@ -221,7 +221,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # (what is below the floor cannot be in the top: the sort is of the rest)
     out = [x for x in out if x[0] >= ff and is_ok(x[1])] if allowed is not None or ff > 0 else out
     out.sort(reverse=True)
-    return out[:depth]
+    return whole_ties(out, depth)
 
 
 def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float],

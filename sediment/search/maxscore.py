@@ -91,21 +91,32 @@ def nth(values: Sequence[float] | Mapping[int, float], depth: int) -> float:
 
 
 def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
-    """``sorted([(score, slot) ...], reverse=True)[:depth]`` without making
+    """The best ``depth`` (score, slot) pairs, best first, without making
     and sorting a pair for every document: the ``depth``-th best score is
-    found first, and only what reaches it is sorted (ties: highest slot first)."""
+    found first, and only what reaches it is sorted. Documents tied at a
+    score the cut would split are all left out (``whole_ties``)."""
     if depth <= 0:
         return []
     if len(scores) < 2 * depth or len(scores) < _SORT_BELOW:
-        return sorted([(sc, s) for s, sc in scores.items()], reverse=True)[:depth]
+        return whole_ties(sorted([(sc, s) for s, sc in scores.items()], reverse=True), depth)
     cut = nth(scores, depth)
     reach = [s for s, sc in scores.items() if sc >= cut]
     if len(reach) <= 4 * depth:
-        return sorted([(scores[s], s) for s in reach], reverse=True)[:depth]
-    # many tied at the cut (the rare-term lane of a common word): the highest slots of those
-    above = sorted([(sc, s) for s in reach if (sc := scores[s]) > cut], reverse=True)
-    tied = heapq.nlargest(depth - len(above), [s for s in reach if scores[s] == cut])
-    return above + [(cut, s) for s in tied]
+        return whole_ties(sorted([(scores[s], s) for s in reach], reverse=True), depth)
+    # many tied at the cut (the rare-term lane of a common word): none of those
+    return sorted([(sc, s) for s in reach if (sc := scores[s]) > cut], reverse=True)
+
+
+def whole_ties(ranked: list[tuple[float, int]], depth: int) -> list[tuple[float, int]]:
+    """The first ``depth`` of ``ranked``, less the documents tied at a score
+    that continues past the cut. Which of them fit would be decided by their
+    slots, the order they were indexed in (adds, or a cold open's walk), so
+    the same files would rank otherwise on another machine; all of them are
+    as weak as the lane's evidence gets, and the lane gives them no vote."""
+    if len(ranked) <= depth or ranked[depth][0] != ranked[depth - 1][0]:
+        return ranked[:depth]
+    tied = ranked[depth - 1][0]
+    return [x for x in ranked[:depth] if x[0] != tied]
 
 
 def bm25(lane: Postings, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
@@ -478,20 +489,23 @@ class _Subsets:
         return docs
 
     def take(self, c: float, ordered: Iterable[int], docs: set[int] | None, left: int) -> bool:
-        """Append the documents of ``docs`` (None: all) in ``ordered`` (highest
-        slot first) that the search may return, up to ``depth`` in all; True
-        when that many are found. ``left``: how many of ``docs`` there are."""
+        """Append the documents of ``docs`` (None: all) in ``ordered``
+        that the search may return, up to ``depth`` in all; True when the
+        list is full. ``left``: how many of ``docs`` there are. A group that
+        does not fit whole is left out whole (``whole_ties``)."""
         out, mask, allowed, depth = self.out, self.mask, self.allowed, self.depth
+        start = len(out)
         for s in ordered:
             if docs is None or s in docs:
                 if mask[s] and (allowed is None or allowed(s)):
-                    out.append((c, s))
-                    if len(out) == depth:
+                    if len(out) == depth:  # (one more of the group: it does not fit)
+                        del out[start:]
                         return True
+                    out.append((c, s))
                 left -= 1
                 if not left:
                     break
-        return False
+        return len(out) == depth
 
 
 def descending(runs: list[Run]) -> Iterator[int]:
