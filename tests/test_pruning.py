@@ -204,15 +204,16 @@ def test_feedback_lane_reusing_the_word_scores_is_the_expanded_query_scored_whol
     assert pruned_words  # the case where word scores must be found again was met
 
 
-def test_top_lists_are_the_sorted_pairs_less_the_ties_the_cut_splits():
+def test_top_lists_are_the_sorted_pairs_with_the_ties_the_cut_splits_settled():
     """A lane's top list is taken without sorting every (score, slot) pair
-    (``maxscore.top_of``): it must be exactly the sorted pairs' head, less
-    the documents tied at a score the cut would split (which of them fit
-    would depend on the order they were indexed in), also when thousands tie
+    (``toplist.top_of``): it must be exactly the sorted pairs' head, where
+    the documents tied at a score the cut would split are settled by the
+    order given, or left out without one (never by slot, the order they
+    were indexed in), also when thousands tie
     at the cut (the rare-term lane of a one-word query: every document
     scores that word's idf), and the depth-th best must be the sorted
     values' one, in both the sort and the heap regime."""
-    from sediment.search.maxscore import nth, top_of
+    from sediment.search.toplist import nth, top_of
     rnd = random.Random(11)
     for n, values in ((50, 5), (3_000, 7), (20_000, 3), (20_000, 10_000), (5_000, 1)):
         for depth in (1, 10, 100):
@@ -222,5 +223,7 @@ def test_top_lists_are_the_sorted_pairs_less_the_ties_the_cut_splits():
             if len(want) > depth and want[depth][0] == head[-1][0]:
                 head = [x for x in head if x[0] != head[-1][0]]
             assert top_of(scores, depth) == head, (n, values, depth)
+            # settled by an order instead (here the slot's own: the sorted head itself)
+            assert top_of(scores, depth, lambda s: f"{s:09d}") == want[:depth], (n, values, depth)
             assert nth(scores, depth) == (want[depth - 1][0] if len(want) >= depth else -1.0)
             assert nth(list(scores.values()), depth) == nth(scores, depth)

@@ -163,3 +163,14 @@ def test_the_same_files_rank_the_same_however_the_index_was_built(tmp_path):
     shutil.rmtree(root / "_system" / "cache")
     with Repository(root) as repo:  # (a cold open: slots in the walk's order)
         assert {q: [h.entry.id for h in repo.search(q, limit=10, record=False)] for q in questions} == built
+
+
+def test_a_word_in_hundreds_of_notes_alike_still_finds_them(tmp_path):
+    """Notes of one shape (a log: "deploy log entry 0042 ok") score alike on
+    their shared word; a lane cut through them settles the tie by key, and
+    does not leave the lane, and the search, empty."""
+    with Repository(tmp_path / "root") as repo:
+        ids = [repo.add(f"deploy log entry {i:04d} ok", title=f"log {i:04d}").id for i in range(300)]
+        hits = repo.search("deploy", limit=10, record=False)
+        assert len(hits) == 10 and {h.entry.id for h in hits} <= set(ids)
+        assert len(repo.search("deploy log", limit=50, record=False)) == 50

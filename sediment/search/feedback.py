@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from ..model.lexicon import is_cjk_char
-from .maxscore import Norms, Scored, nth, probe_or_walk, walk, whole_ties
+from .maxscore import Norms, Scored, probe_or_walk, walk
+from .toplist import Order, nth, whole_ties
 from .postings import Postings, bm25_idf
 from .rank import Mask, Ranking
 
@@ -155,7 +156,8 @@ def answered(words: Postings, bigrams: Postings, query: Mapping[str, float], pai
 
 
 def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Mask, *,
-          allowed: Callable[[int], bool] | None, depth: int, prune: bool = True) -> list[tuple[float, int]]:
+          allowed: Callable[[int], bool] | None, depth: int, prune: bool = True,
+          order: Order | None = None) -> list[tuple[float, int]]:
     """The feedback lane's top ``depth``: BM25 of the expanded query (the
     query's words and ``expanded``), reusing the word lane's scores
     (``words``, filled by its ``Postings.score``) so that only the expansion
@@ -221,7 +223,7 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     # (what is below the floor cannot be in the top: the sort is of the rest)
     out = [x for x in out if x[0] >= ff and is_ok(x[1])] if allowed is not None or ff > 0 else out
     out.sort(reverse=True)
-    return whole_ties(out, depth)
+    return whole_ties(out, depth, order)
 
 
 def _word_scores(lane: Postings, words: Scored, docs: Mapping[int, float],

@@ -314,13 +314,18 @@ class Index:
             key_of = self.key_of
             allow_slot = lambda s: allowed(key_of[s])  # type: ignore[arg-type]  # noqa: E731
         depth = lane_depth(limit)
+        key_of = self.key_of
+
+        def order(s: int) -> str:  # (ties at a lane's cut: by key, never by slot; maxscore.whole_ties)
+            return key_of[s] or ""
         rankings: list[tuple[str, Ranking]] = []
         scored = Scored()  # the word lane's scores, which the feedback lane adds to
         if words:
-            top, top_rare = bm25(self.words, words, mask, allow_slot, depth, rare=True, prune=prune, state=scored)
+            top, top_rare = bm25(self.words, words, mask, allow_slot, depth, rare=True, prune=prune, state=scored,
+                                 order=order)
             rankings += [("words", top), ("rare", top_rare)]
         if bigrams:
-            top, _ = bm25(self.bigrams, bigrams, mask, allow_slot, depth, prune=prune)
+            top, _ = bm25(self.bigrams, bigrams, mask, allow_slot, depth, prune=prune, order=order)
             rankings.append(("bigrams", top))
         direct = {s for _, top in rankings for _, s in top}  # the query's own lexical matches
         lexical = dict(rankings)  # (handed to the lanes: the blend weighs these scores, dense.py)
@@ -344,9 +349,10 @@ class Index:
             expanded = F.expansion(self.words, [(s, fused[s]) for s in seeds], words, feedback, bool(bigrams))
             if expanded:
                 if feedback.with_query:
-                    top = F.score(self.words, scored, expanded, mask, allowed=allow_slot, depth=depth, prune=prune)
+                    top = F.score(self.words, scored, expanded, mask, allowed=allow_slot, depth=depth, prune=prune,
+                                  order=order)
                 else:
-                    top, _ = bm25(self.words, expanded, mask, allow_slot, depth, prune=prune)
+                    top, _ = bm25(self.words, expanded, mask, allow_slot, depth, prune=prune, order=order)
                 if F.answered(self.words, self.bigrams, words, bigrams, seeds, fb=feedback):
                     top = [x for x in top if x[1] in direct]  # (it may reorder the query's matches, never add)
                 rankings.append(("feedback", top))

@@ -29,6 +29,7 @@ import heapq
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .postings import Impact, Postings, Run
+from .toplist import Order, nth, top_of
 
 if TYPE_CHECKING:
     from array import array
@@ -42,8 +43,6 @@ _PROBE_COST = 6
 # the rare-term ranking is found by subsets of the query's terms up to this
 # many terms (2^n - 1 subsets), else summed in the walk
 _SUBSETS_UP_TO = 8
-# below this many scores a C sort finds the depth-th best faster than a heap
-_SORT_BELOW = 1000
 # BM25's constants as the loops take them: (k1 (1 - b), k1 b / average length, k1 + 1, δ)
 Norms = tuple[float, float, float, float]
 # a query term as a lane weighs it: (query weight × idf, idf, term, its runs)
@@ -70,72 +69,24 @@ class Scored:
         self.terms: list[tuple[float, list[Run]]] = []
 
 
-def nth(values: Sequence[float] | Mapping[int, float], depth: int) -> float:
-    """The ``depth``-th largest of ``values`` (a dict: of its values); -1
-    when there are fewer. (A heap of the best ``depth`` values, as
-    ``heapq.nlargest`` keeps, without the pair it makes for every value.)"""
-    vals = values.values() if isinstance(values, Mapping) else values
-    if len(vals) < depth or depth <= 0:
-        return -1.0
-    if len(vals) < _SORT_BELOW:
-        return sorted(vals, reverse=True)[depth - 1]
-    it = iter(vals)
-    best = [v for _, v in zip(range(depth), it)]
-    heapq.heapify(best)
-    low = best[0]
-    for v in it:
-        if v > low:
-            heapq.heapreplace(best, v)
-            low = best[0]
-    return low
-
-
-def top_of(scores: Mapping[int, float], depth: int) -> list[tuple[float, int]]:
-    """The best ``depth`` (score, slot) pairs, best first, without making
-    and sorting a pair for every document: the ``depth``-th best score is
-    found first, and only what reaches it is sorted. Documents tied at a
-    score the cut would split are all left out (``whole_ties``)."""
-    if depth <= 0:
-        return []
-    if len(scores) < 2 * depth or len(scores) < _SORT_BELOW:
-        return whole_ties(sorted([(sc, s) for s, sc in scores.items()], reverse=True), depth)
-    cut = nth(scores, depth)
-    reach = [s for s, sc in scores.items() if sc >= cut]
-    if len(reach) <= 4 * depth:
-        return whole_ties(sorted([(scores[s], s) for s in reach], reverse=True), depth)
-    # many tied at the cut (the rare-term lane of a common word): none of those
-    return sorted([(sc, s) for s in reach if (sc := scores[s]) > cut], reverse=True)
-
-
-def whole_ties(ranked: list[tuple[float, int]], depth: int) -> list[tuple[float, int]]:
-    """The first ``depth`` of ``ranked``, less the documents tied at a score
-    that continues past the cut. Which of them fit would be decided by their
-    slots, the order they were indexed in (adds, or a cold open's walk), so
-    the same files would rank otherwise on another machine; all of them are
-    as weak as the lane's evidence gets, and the lane gives them no vote."""
-    if len(ranked) <= depth or ranked[depth][0] != ranked[depth - 1][0]:
-        return ranked[:depth]
-    tied = ranked[depth - 1][0]
-    return [x for x in ranked[:depth] if x[0] != tied]
-
-
 def bm25(lane: Postings, qterms: Mapping[str, float], mask: Mask, allowed: Callable[[int], bool] | None,
-         depth: int, *, rare: bool = False, prune: bool = True, state: Scored | None = None
-         ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+         depth: int, *, rare: bool = False, prune: bool = True, state: Scored | None = None,
+         order: Order | None = None) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
     """BM25 over the ``lane``'s slots whose ``mask`` byte is set: the top
     ``depth`` (score, slot) (``Postings.matched`` tells which terms a slot
     has). With ``rare``, in the same pass, the rare-term ranking too: the sum
     of the IDFs of the query terms a document has, blind to how often and how
     long (it rewards covering more, and rarer, words of the query). ``prune``
     changes the cost, never the result. ``state`` (if given) is filled with
-    what a further query over the same terms can reuse (``Scored``)."""
+    what a further query over the same terms can reuse (``Scored``).
+    ``order`` settles ties at the BM25 list's cut (``whole_ties``)."""
     return score(lane.weigh(qterms), lane.norms(), lane, mask, allowed=allowed, depth=depth,
-                 rare=rare, prune=prune, state=state)
+                 rare=rare, prune=prune, state=state, order=order)
 
 
 def score(terms: list[Weighed], norms: Norms, lane: Postings, mask: Mask, *, allowed: Callable[[int], bool] | None,
-          depth: int, rare: bool = False, prune: bool = True, state: Scored | None = None
-          ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+          depth: int, rare: bool = False, prune: bool = True, state: Scored | None = None,
+          order: Order | None = None) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
     """The top ``depth`` (score, slot) of the documents whose ``mask`` byte
     is set, for ``terms`` (weight × idf, idf, term, runs), with BM25's
     ``norms`` (k1 (1 - b), k1 b / avg length, k1 + 1, δ); the ``lane``'s
@@ -149,7 +100,8 @@ def score(terms: list[Weighed], norms: Norms, lane: Postings, mask: Mask, *, all
     if rare and prune and len(terms) <= _SUBSETS_UP_TO:
         # the rare-term ranking apart, from which terms each document has:
         # the BM25 ranking alone then decides how much is walked
-        top, _ = score(terms, norms, lane, mask, allowed=allowed, depth=depth, prune=prune, state=state)
+        top, _ = score(terms, norms, lane, mask, allowed=allowed, depth=depth, prune=prune, state=state,
+                       order=order)
         return top, rare_top([(idf, runs) for _, idf, _, runs in terms], tf_of, mask, allowed, depth)
     rest_w, rest_idf, rest_n = _bounds(terms, norms)
     floors = _Floors(allowed, depth)
@@ -194,7 +146,7 @@ def score(terms: list[Weighed], norms: Norms, lane: Postings, mask: Mask, *, all
         probe_or_walk(acc, w, runs, rest_n[j] - rest_n[j + 1], norms=norms, lengths=lengths, tf_of=tf_of,
                       cover=cover if rare else None, idf=idf)
     mine = floors.mine(acc)
-    top = top_of(mine, depth)
+    top = top_of(mine, depth, order)
     top_rare = top_of(cover if allowed is None else {s: cover[s] for s in mine}, depth) if rare else []
     if state is not None:
         state.exact, state.dropped, state.top = acc, dropped, top
