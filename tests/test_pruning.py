@@ -227,3 +227,33 @@ def test_top_lists_are_the_sorted_pairs_with_the_ties_the_cut_splits_settled():
             assert top_of(scores, depth, lambda s: f"{s:09d}") == want[:depth], (n, values, depth)
             assert nth(scores, depth) == (want[depth - 1][0] if len(want) >= depth else -1.0)
             assert nth(list(scores.values()), depth) == nth(scores, depth)
+
+
+def test_feedback_lane_below_a_tie_the_word_lanes_cut_split_is_the_expanded_query_scored_whole():
+    """When the word lane left out a tie its cut would split (its top is
+    shorter than ``depth``), the documents of that tie still score their word
+    score in the expanded query: the feedback lane must leave them out as a
+    tie too, and nothing below them comes in (a document with only an
+    expansion term, scoring less, took their places)."""
+    from sediment.search import feedback as F
+    from sediment.search.maxscore import Scored
+    for top_docs in (0, 3):
+        idx = Index()
+        for i in range(70):  # (alike: one tie at the word lane's cut)
+            idx.put(f"a{i:03}", DocTerms({"alpha": 1, f"w{i}": 1}, {}))
+        for i in range(top_docs):  # (above the tie)
+            idx.put(f"b{i:03}", DocTerms({"alpha": 2, f"v{i}": 1}, {}))
+        for i in range(3):  # (an expansion term only: below the tie)
+            idx.put(f"g{i:03}", DocTerms({"gamma": 1, f"u{i}": 5}, {}))
+        for i in range(500):  # (alpha not common: its tie scores above gamma's documents)
+            idx.put(f"z{i:03}", DocTerms({"zeta": 1}, {}))
+        mask = bytes(1 if f & 0x80 else 0 for f in idx.flags)
+        for depth, key in itertools.product((10, 50), (None, idx.key_of.__getitem__)):
+            # (with the keys, the word lanes break the tie by them: the same again)
+            whole, _ = bm25(idx.words, {"alpha": 1.0, "gamma": 0.1}, mask, None, depth, prune=False, order=key)
+            for prune in (True, False):
+                st = Scored()
+                bm25(idx.words, {"alpha": 1.0}, mask, None, depth, rare=True, prune=prune, state=st, order=key)
+                got = F.score(idx.words, st, {"gamma": 0.1}, mask, allowed=None, depth=depth, prune=prune, order=key)
+                # (the order within a tie is no rank: rank fusion gives a tie one)
+                assert sorted(got, reverse=True) == sorted(whole, reverse=True), (top_docs, depth, prune, key)

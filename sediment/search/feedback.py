@@ -197,11 +197,14 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
     exp: dict[int, float] = {}
     for w, _, _, runs in terms:
         walk(exp, w, runs, norms=norms, lengths=lengths, mask=mask)
-    ff = wtop[-1][0] if prune and len(wtop) >= depth else -1.0
+    # the word lane left out a tie at its cut (no ``order``: ``whole_ties``):
+    # more than ``depth`` documents score ``cut`` or more here too
+    split = len(wtop) < depth and words.cut >= 0
+    ff = words.cut if prune else -1.0
     # The top: documents with an expansion score, and the word lane's top for
     # the rest. A document with neither scores its word score, which is no
     # more than the word lane's depth-th best: the top has depth documents at
-    # least as good (ties go by slot in both lists alike).
+    # least as good.
     get = exact.get
     # (below the floor a document with a word score cannot be in the top: no pair made for it)
     out = [(f, s) for s, sc in exp.items() if (ws := get(s)) is not None and (f := ws + sc) >= ff]
@@ -222,6 +225,8 @@ def score(lane: Postings, words: Scored, expanded: Mapping[str, float], mask: Ma
         out += rest_docs
     # (what is below the floor cannot be in the top: the sort is of the rest)
     out = [x for x in out if x[0] >= ff and is_ok(x[1])] if allowed is not None or ff > 0 else out
+    if split:  # (the tie's documents are not in ``out``: a tie split again, left out, and none below it)
+        out = [x for x in out if x[0] > words.cut]
     out.sort(reverse=True)
     return whole_ties(out, depth, order)
 

@@ -57,12 +57,15 @@ class Scored:
     bound ``outside`` (0: they have none of the terms). Every bound is below
     the lane's ``depth``-th best score. ``terms``: (query weight × idf, runs)
     in the order scores were summed, so that a score found again by probing
-    is the same float; ``top``, the lane's top list."""
+    is the same float; ``top``, the lane's top list, and ``cut``, its
+    ``depth``-th best score (-1: fewer documents), which ``top`` stops above
+    when a tie the cut would split was left out (``toplist.whole_ties``)."""
 
-    __slots__ = ("exact", "dropped", "outside", "terms", "top")
+    __slots__ = ("exact", "dropped", "outside", "terms", "top", "cut")
 
     def __init__(self) -> None:
         self.top: list[tuple[float, int]] = []  # the lane's own top list
+        self.cut = -1.0
         self.exact: dict[int, float] = {}
         self.dropped: dict[int, float] = {}
         self.outside = 0.0
@@ -150,6 +153,7 @@ def score(terms: list[Weighed], norms: Norms, lane: Postings, mask: Mask, *, all
     top_rare = top_of(cover if allowed is None else {s: cover[s] for s in mine}, depth) if rare else []
     if state is not None:
         state.exact, state.dropped, state.top = acc, dropped, top
+        state.cut = top[-1][0] if len(top) >= depth else nth(mine, depth)
         state.outside = outside if outside >= 0 else rest_w[i] if i < len(terms) else 0.0
         state.terms = [(w, runs) for w, _, _, runs in terms]
     return top, top_rare
