@@ -174,3 +174,44 @@ def test_a_word_in_hundreds_of_notes_alike_still_finds_them(tmp_path):
         hits = repo.search("deploy", limit=10, record=False)
         assert len(hits) == 10 and {h.entry.id for h in hits} <= set(ids)
         assert len(repo.search("deploy log", limit=50, record=False)) == 50
+
+
+def test_a_document_the_bigram_lane_saw_is_not_given_its_share_when_the_lane_left_it_out_as_a_tie():
+    """``coverage.abstain`` gives the bigram lane's share only to documents
+    that lane could not see (no query bigram). A bigram list shorter than the
+    lane's depth is no longer every document with a query bigram: the lane
+    leaves out the documents tied at a score its cut would split
+    (``maxscore.whole_ties``). A document holding the query's bigram, left
+    out as one of such a tie, was seen and is given nothing."""
+    from sediment.search.index import DocTerms, Index, lane_depth
+    from sediment.search.rank import RRF_K
+    idx = Index()
+    for i in range(lane_depth(10) + 10):  # (all alike in the bigram lane: one tie past the cut)
+        idx.put(f"n{i:03}", DocTerms({"介绍": 1, f"w{i}": 1}, {"介绍": 1, f"x{i}": 1}))
+    idx.put("a-bcpl", DocTerms({"bcpl": 1, "介绍": 1}, {"介绍": 1, "y": 1}))  # (the least key of the tie: left out)
+    hits = idx.search({"bcpl": 1.0, "介绍": 1.0}, {"介绍": 1.0}, limit=10)
+    assert hits[0].key == "a-bcpl" and "bigrams" not in hits[0].lanes
+    assert hits[0].score == sum(1 / (RRF_K + r) for r in hits[0].lanes.values())
+
+
+def test_a_word_in_every_note_finds_them_when_the_notes_tie(tmp_path):
+    """A word every note holds, in notes alike in length: the word lane
+    scores them all the same, and the rare-term lane too. A lane that left
+    out a tie its cut would split returned nothing (nor did the search, for
+    the one word); the word lane breaks such a tie by the memory's key
+    instead, which does not depend on the order the notes were indexed in."""
+    import shutil
+
+    from sediment.search.index import lane_depth
+    words = ["garden", "music", "dinner", "trip", "school", "painting", "weekend", "coffee", "movie", "book"]
+    root = tmp_path / "root"
+    with Repository(root) as repo:
+        for i in range(2 * lane_depth(10)):
+            repo.add(f"Caroline {words[i % 10]} {words[i // 10 % 10]}x",
+                     now=T0 + dt.timedelta(minutes=i))
+        built = {lim: [h.entry.id for h in repo.search("Caroline", limit=lim, record=False)] for lim in (10, 50)}
+    assert [len(v) for v in built.values()] == [10, 50]
+    shutil.rmtree(root / "_system" / "cache")
+    with Repository(root) as repo:  # (a cold open: slots in the walk's order)
+        assert {lim: [h.entry.id for h in repo.search("Caroline", limit=lim, record=False)]
+                for lim in (10, 50)} == built
