@@ -215,3 +215,24 @@ def test_a_word_in_every_note_finds_them_when_the_notes_tie(tmp_path):
     with Repository(root) as repo:  # (a cold open: slots in the walk's order)
         assert {lim: [h.entry.id for h in repo.search("Caroline", limit=lim, record=False)]
                 for lim in (10, 50)} == built
+
+
+def test_the_semantic_blend_ranks_the_same_however_the_index_was_built():
+    """The semantic lane's blend (``dense.BlendLane``) takes the first
+    ``lexical_depth`` of the word lane's list and its own first ``depth``:
+    a cut through a run of equal scores took the highest slots there (the
+    order the documents were indexed in), so the same documents, indexed in
+    another order, ranked otherwise."""
+    from sediment.search.index import DocTerms, Index
+    from sediment.semantic.dense import BlendLane
+    docs = [(f"k{i:03}", {"alpha": tf, "filler": 4 - tf}) for tf, n in ((3, 40), (2, 30), (1, 30)) for i in
+            range(n * tf, n * tf + n)]
+    lane = BlendLane(candidates=[], similarity=lambda s: 0.0, other_script=lambda s: False, mean=0.1, top=0.9,
+                     alpha=0.5, lexical_depth=50)
+    got = []
+    for order in (docs, docs[::-1]):
+        idx = Index()
+        for key, words in order:
+            idx.put(key, DocTerms(words, {}))
+        got.append([h.key for h in idx.search({"alpha": 1.0}, {}, limit=50, lanes=[lane])])
+    assert got[0] == got[1]

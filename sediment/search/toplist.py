@@ -53,8 +53,8 @@ def top_of(scores: Mapping[int, float], depth: int, order: Order | None = None) 
     above = sorted([(sc, s) for s in reach if (sc := scores[s]) > cut], reverse=True)
     if order is None:
         return above
-    return above + [(cut, s) for s in heapq.nlargest(depth - len(above), (s for s in reach if scores[s] == cut),
-                                                      key=order)]
+    return in_order(above, order) + [(cut, s) for s in heapq.nlargest(
+        depth - len(above), (s for s in reach if scores[s] == cut), key=order)]
 
 
 def whole_ties(ranked: list[tuple[float, int]], depth: int, order: Order | None = None
@@ -69,10 +69,18 @@ def whole_ties(ranked: list[tuple[float, int]], depth: int, order: Order | None 
     gives no vote rather than sort; a BM25 lane's are few, except in a root
     of notes alike, where leaving them out would leave the lane empty.)"""
     if len(ranked) <= depth or ranked[depth][0] != ranked[depth - 1][0]:
-        return ranked[:depth]
+        return ranked[:depth] if order is None else in_order(ranked[:depth], order)
     tied = ranked[depth - 1][0]
     above = [x for x in ranked[:depth] if x[0] != tied]
     if order is None:
         return above
     run = (s for sc, s in ranked if sc == tied)
-    return above + [(tied, s) for s in heapq.nlargest(depth - len(above), run, key=order)]
+    return in_order(above, order) + [(tied, s) for s in heapq.nlargest(depth - len(above), run, key=order)]
+
+
+def in_order(top: list[tuple[float, int]], order: Order) -> list[tuple[float, int]]:
+    """``top`` (best first) with each run of equal scores in ``order``,
+    highest first, as a cut settles them: so that any first n of the list
+    is the list a search n deep makes (the semantic blend takes a prefix,
+    ``dense.BlendLane``), not the first by slot."""
+    return sorted(top, key=lambda x: (x[0], order(x[1])), reverse=True)

@@ -59,6 +59,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..model.lexicon import is_cjk_char
 from ..search.rank import Mask, Ranking
+from ..search.toplist import whole_ties
 
 
 # The weight of a lane that may only fill the tail: a dense-only hit scores
@@ -278,5 +279,6 @@ class BlendLane(_Found):  # (vouches for its candidates only, not the lexical hi
         # (the rare-term lane's sums of IDFs are no score to blend: BM25 only; a
         # ranking's first n are the index's top n, ties cut as a search n deep would)
         own = [lexical[lane][:self.lexical_depth] for lane in ("words", "bigrams") if lane in lexical]
-        return blend(own, dense, self.similarity, self.other_script, mean=self.mean, top=self.top,
-                     alpha=self.alpha)[:depth]
+        # (a tie its own cut would split is left out: the blend's ties are otherwise ordered by slot)
+        return whole_ties(blend(own, dense, self.similarity, self.other_script, mean=self.mean, top=self.top,
+                                alpha=self.alpha), depth)
