@@ -140,10 +140,11 @@ def test_a_single_question_ranks_as_before(root):
 
 def test_the_same_files_rank_the_same_however_the_index_was_built(tmp_path):
     """A lane's cut through documents tied at one score (the rare-term lane
-    gives every memory holding only the speaker's name the same) keeps none
-    of them, rather than those of the highest slots: slots follow the order
-    of adds in the process that wrote the notes and the walk's order after a
-    cold open, so the same files ranked otherwise on another machine."""
+    gives every memory holding only the speaker's name the same) is settled
+    by the memory's key, or in the rare-term lane keeps none of them, rather
+    than those of the highest slots: slots follow the order of adds in the
+    process that wrote the notes and the walk's order after a cold open, so
+    the same files ranked otherwise on another machine."""
     import random
     import shutil
 
@@ -178,11 +179,9 @@ def test_a_word_in_hundreds_of_notes_alike_still_finds_them(tmp_path):
 
 def test_a_document_the_bigram_lane_saw_is_not_given_its_share_when_the_lane_left_it_out_as_a_tie():
     """``coverage.abstain`` gives the bigram lane's share only to documents
-    that lane could not see (no query bigram). A bigram list shorter than the
-    lane's depth is no longer every document with a query bigram: the lane
-    leaves out the documents tied at a score its cut would split
-    (``maxscore.whole_ties``). A document holding the query's bigram, left
-    out as one of such a tie, was seen and is given nothing."""
+    that lane could not see (no query bigram). A document holding the
+    query's bigram that the lane's cut left out, as the least key of a tie
+    the cut split (``toplist.whole_ties``), was seen, and is given nothing."""
     from sediment.search.index import DocTerms, Index, lane_depth
     from sediment.search.rank import RRF_K
     idx = Index()
