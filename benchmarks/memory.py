@@ -100,7 +100,7 @@ def main(argv=None) -> int:
         for q in queries[:200]:
             repo.search(q, record=False)
         print(f"after 200 searches: {rss()}")
-        T.shared()._load()  # (what a process that cuts more text than segdict's budget loads)
+        T.shared().load()  # (what a process that cuts more text than segdict's budget loads)
         print(f"after rjieba's whole dictionary: {rss()}")
         view, idx = repo.view, repo.view.index
         for name in ("words", "bigrams"):

@@ -107,7 +107,7 @@ def test_a_dictionary_of_another_rjieba_is_not_used(tmp_path, monkeypatch):
 
 def test_the_tokenizer_loads_the_whole_dictionary_when_the_partial_one_would_cost_more():
     tok, full = Tokenizer(segmenter="rjieba"), Tokenizer(segmenter="rjieba")
-    full._load()
+    full.load()
     short = "我舅舅今年多大了？另外，上个月的读书会来了多少人？"
     assert tok.terms(short) == full.terms(short)
     assert tok._seg is None  # (cut by the partial dictionary)
@@ -125,7 +125,7 @@ import json, sys
 from sediment import Repository
 from sediment.search.tokenize import shared
 if sys.argv[2] == "full":
-    shared()._load()
+    shared().load()
 with Repository(sys.argv[1]) as repo:
     hits = [(h.entry.id, round(h.score, 9), h.lanes) for h in repo.search(sys.argv[3], limit=20)]
 print(json.dumps({"hits": hits, "package": "rjieba" in sys.modules, "whole": shared()._seg is not None}))
@@ -253,7 +253,7 @@ def test_threads_share_a_tokenizer_while_it_switches_to_the_whole_dictionary(mon
     # every cut is still the whole dictionary's, none raises, none waits forever
     texts = _texts(300, seed=17)
     full = Tokenizer(segmenter="rjieba")
-    full._load()
+    full.load()
     want = {t: full.terms(t) for t in texts}
     made: list[segdict.Partial | None] = []
     real = segdict.partial

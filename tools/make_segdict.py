@@ -18,29 +18,16 @@ compare its cuts with the full dictionary's.
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
-import importlib.util
 import sys
 from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from sediment.search.segdict import DICT_PATH  # noqa: E402
+from sediment.search.segdict import DICT_PATH, extension_path  # noqa: E402
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SOURCE = ("jieba-rs's dictionary (MIT, github.com/messense/jieba-rs), as compiled into rjieba (MIT, PyPI); "
           "its words and frequencies are jieba's dict.txt (MIT, github.com/fxsjy/jieba)")
-
-
-def _installed_module() -> Path:
-    spec = importlib.util.find_spec("rjieba")
-    assert spec is not None and spec.submodule_search_locations, "rjieba is not installed"
-    for folder in spec.submodule_search_locations:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = Path(folder) / ("rjieba" + suffix)
-            if path.is_file():
-                return path
-    raise SystemExit("rjieba's compiled module was not found")
 
 
 def _dictionary(binary: bytes) -> str:
@@ -59,7 +46,10 @@ def _dictionary(binary: bytes) -> str:
 
 
 def main(argv: list[str]) -> int:
-    module = Path(argv[0]) if argv else _installed_module()
+    where = argv[0] if argv else extension_path()
+    if where is None:
+        raise SystemExit("rjieba's compiled module was not found")
+    module = Path(where)
     binary = module.read_bytes()
     freq: dict[str, int] = {}
     for line in _dictionary(binary).splitlines():

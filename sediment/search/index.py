@@ -309,12 +309,11 @@ class Index:
         self.settle()
         words = P.in_vocabulary(words, self.words.df)  # (a CJK word no memory holds: its pieces, pieces.py)
         mask = self._mask(exclude)
+        key_of = self.key_of
         allow_slot = None
         if allowed is not None:
-            key_of = self.key_of
             allow_slot = lambda s: allowed(key_of[s])  # type: ignore[arg-type]  # noqa: E731
         depth = lane_depth(limit)
-        key_of = self.key_of
 
         def order(s: int) -> str:  # (ties at a lane's cut: by key, never by slot; maxscore.whole_ties)
             return key_of[s] or ""

@@ -107,20 +107,27 @@ def extension() -> Any:
     return _EXTENSION[0]
 
 
-def _load_extension() -> Any:
+def extension_path() -> str | None:
+    """Where rjieba's compiled module is (beside its package's ``__init__``),
+    or None without one."""
     spec = importlib.util.find_spec("rjieba")
-    where = list(spec.submodule_search_locations or []) if spec is not None else []
-    for folder in where:
+    for folder in list(spec.submodule_search_locations or []) if spec is not None else []:
         for suffix in importlib.machinery.EXTENSION_SUFFIXES:
             path = os.path.join(folder, "rjieba" + suffix)
             if os.path.isfile(path):
-                loader = importlib.machinery.ExtensionFileLoader("rjieba.rjieba", path)
-                ext_spec = importlib.util.spec_from_file_location("rjieba.rjieba", path, loader=loader)
-                if ext_spec is None:
-                    continue
-                module = importlib.util.module_from_spec(ext_spec)
-                loader.exec_module(module)
-                return module
+                return path
+    return None
+
+
+def _load_extension() -> Any:
+    path = extension_path()
+    if path is not None:
+        loader = importlib.machinery.ExtensionFileLoader("rjieba.rjieba", path)
+        spec = importlib.util.spec_from_file_location("rjieba.rjieba", path, loader=loader)
+        if spec is not None:
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+            return module
     raise ImportError("rjieba's compiled module was not found")
 
 
