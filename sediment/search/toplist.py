@@ -82,5 +82,9 @@ def in_order(top: list[tuple[float, int]], order: Order) -> list[tuple[float, in
     """``top`` (best first) with each run of equal scores in ``order``,
     highest first, as a cut settles them: so that any first n of the list
     is the list a search n deep makes (the semantic blend takes a prefix,
-    ``dense.BlendLane``), not the first by slot."""
+    ``dense.BlendLane``), not the first by slot. (Most lists have no equal
+    scores: then it is ``top`` itself, without a key asked per document on
+    every search.)"""
+    if all(a[0] != b[0] for a, b in zip(top, top[1:])):
+        return top
     return sorted(top, key=lambda x: (x[0], order(x[1])), reverse=True)
