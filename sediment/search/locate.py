@@ -41,7 +41,11 @@ def find_term(text: str, terms: set[str]) -> int:
     return best
 
 
-_LATIN_AT = re.compile(rf"[^\W_{CJK}]+")
+@functools.cache
+def _latin_at() -> re.Pattern[str]:
+    # (compiled on first use, as _wide: their CJK classes cost ~2 ms of every
+    # fresh process, and only one that shows a hit's words needs them)
+    return re.compile(rf"[^\W_{CJK}]+")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -50,7 +54,7 @@ def _hint(stem: str) -> re.Pattern[str]:
     whose stem (the term but its last letter) is ``stem``: the stem written
     in any case, whole or with the separator of a name written as two words
     inside it (max_connectio of max_connections; argo cd). Literal
-    alternatives, quick to compile (a Unicode class is not: ``_WIDE``), one
+    alternatives, quick to compile (a Unicode class is not: ``_wide``), one
     pattern a stem: a search's hits ask for the same few."""
     alts = [re.escape(stem)] + [re.escape(stem[:i]) + "[-_ ]" + re.escape(stem[i:]) for i in range(1, len(stem))]
     # (a look-ahead: every place, overlapping ones too: the 'm o' of 'vimbompim oauth')
@@ -74,17 +78,19 @@ def _places(text: str, part: str) -> Iterator[int]:
 
 
 # a character of a word that is neither ASCII nor CJK: folded before it is compared
-_WIDE = re.compile(rf"[^\x00-\x7f{CJK}]")
+@functools.cache
+def _wide() -> re.Pattern[str]:
+    return re.compile(rf"[^\x00-\x7f{CJK}]")
 
 
 def _letter(c: str) -> bool:
-    """``c`` is a character of a Latin-ish word (``_LATIN_AT``: a word
+    """``c`` is a character of a Latin-ish word (``_latin_at``: a word
     character of ``re``, which is ``str.isalnum``, but '_' and CJK)."""
     return c.isalnum() and not is_cjk_char(c)
 
 
 def _candidates(text: str, terms: Iterable[str]) -> list[re.Match[str]]:
-    """The words of ``text`` (as ``_LATIN_AT`` finds them) that may stand for
+    """The words of ``text`` (as ``_latin_at`` finds them) that may stand for
     one of the Latin index ``terms``, in order: every word that does, and few
     that do not. A word that does, lowered, holds its term but the last
     letter (a stem is a prefix of its word but for the 'y' of 'ies': studies
@@ -98,14 +104,14 @@ def _candidates(text: str, terms: Iterable[str]) -> list[re.Match[str]]:
     if not stems:
         return []
     if "" in stems:  # (a one-letter term: any word may)
-        return list(_LATIN_AT.finditer(text))
+        return list(_latin_at().finditer(text))
     starts: set[int] = set()
     low = text.lower()
     if len(low) == len(text):  # (one character for one: its places are the text's)
         hints = [i for x in stems for v in _spellings(x) for i in _places(low, v)]
     else:
         hints = [h.start() for x in stems for h in _hint(x).finditer(text)]
-    wide = [] if text.isascii() else [h.start() for h in _WIDE.finditer(text)]
+    wide = [] if text.isascii() else [h.start() for h in _wide().finditer(text)]
     for at in hints + wide:
         p = at
         if not _letter(text[p]):
@@ -120,7 +126,7 @@ def _candidates(text: str, terms: Iterable[str]) -> list[re.Match[str]]:
             while q and _letter(text[q - 1]):
                 q -= 1
             starts.add(q)
-    return [m for p in sorted(starts) if (m := _LATIN_AT.match(text, p)) is not None]
+    return [m for p in sorted(starts) if (m := _latin_at().match(text, p)) is not None]
 
 
 def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
@@ -156,7 +162,7 @@ def surfaces(text: str, terms: Iterable[str]) -> dict[str, str]:
         for part in TN.parts(fold(tok)):  # a piece of a compound name (Argo of ArgoCD)
             latin -= found(_stem(part.lower()), part)
         # the next word, when one character apart (a word ends where letters do)
-        nxt = _LATIN_AT.match(text, m.end() + 1)
+        nxt = _latin_at().match(text, m.end() + 1)
         if nxt is not None and TN.joins(fold(tok), text[m.end()], fold(nxt.group(0))):  # max_connections, Argo CD
             latin -= found(_stem(normalize(tok + nxt.group(0))), text[m.start():nxt.end()])
         if not latin:
