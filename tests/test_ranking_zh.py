@@ -50,3 +50,28 @@ def test_which_pairs_a_number_against_chinese_gives():
     assert "35" not in tok.terms("今年 35 岁")[1]  # (written apart: the word lane's)
     assert tok.terms("version 1994 of the deploy")[1] == []  # no CJK text: no bigrams, as before
     assert tok.terms("我用的是iPhone15的新款")[1] == ["新款", "我用", "e1", "15"]  # (iphone: the word lane's)
+
+
+def test_a_compound_in_the_question_counts_once_against_a_rare_name_beside_it(tmp_path):
+    # jieba's search mode cuts 少数民族 as 少数, 民族 and 少数民族: a memory with the
+    # compound matched three of the question's words, and three such memories
+    # ranked above the one with the name asked about (query.longest_only)
+    with Repository(tmp_path / "root") as repo:
+        name = repo.add("白岳峰出生在湘西，是土家族人。")
+        for text in ("少数民族的传统节日很多，各有特色。", "我们在博物馆看了少数民族的服饰展。",
+                     "这个少数民族村寨以刺绣闻名。", "民族文化节下周开幕。", "班上有几个少数同学住校。"):
+            repo.add(text)
+        hits = repo.search("白岳峰是哪一个少数民族的？", record=False)
+        assert hits[0].entry.id == name.id
+        # a part alone still matches, in the bigram lane
+        part = [h for h in hits if h.entry.body.startswith("民族文化节")]
+        assert part and set(part[0].lanes) == {"bigrams"}
+        # and a question of the part finds it in the word lane as before
+        assert "words" in repo.search("民族", record=False)[0].lanes
+
+
+def test_a_question_word_inside_another_is_left_to_the_longer():
+    from sediment.search.query import longest_only
+    assert longest_only(["白岳峰", "少数", "民族", "少数民族", "哪", "一个"]) == ["白岳峰", "少数民族", "哪", "一个"]
+    words = ["python", "py", "读书会"]  # (Latin words are not CJK compounds)
+    assert longest_only(words) is words

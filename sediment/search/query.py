@@ -29,7 +29,7 @@ from ..model.policy import Clock, Policy
 from . import clauses as CL
 from .rank import Lane, LaneSource, vouched
 from .textnorm import fold
-from ..model.lexicon import CJK_RUN
+from ..model.lexicon import CJK_RUN, is_cjk_char
 from ..model.fields import unwrap_link
 from ..model.markup import display_text, plain
 
@@ -207,8 +207,22 @@ def _weights(terms: list[str]) -> dict[str, float]:
 def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[str, float]]:
     """(word weights, bigram weights) of a query."""
     words, bigrams = tok.terms(query)
+    words = longest_only(words)
     words += [whole(r) for r in CJK_RUN.findall(fold(query)) if WHOLE_RUN[0] < len(r) <= WHOLE_RUN[1]]
     return _weights(words), _weights(bigrams)
+
+
+def longest_only(words: list[str]) -> list[str]:
+    """A query's CJK words but those inside another of them. jieba's search
+    mode gives 少数民族 with its parts 少数 and 民族, so a memory holding the
+    compound matched it three times, and a question's compound outweighed a
+    rare name beside it ("白岳峰是哪一个少数民族的？"); a memory holding only a
+    part still matches in the bigram lane. (On a memory's side the parts stay:
+    they are what a question with the part alone matches.) A compound no
+    memory holds is read as its held pieces again (``pieces``)."""
+    cjk = {w for w in words if is_cjk_char(w[0])}
+    inside = {w for w in cjk if any(w != u and w in u for u in cjk)}
+    return [w for w in words if w not in inside] if inside else words
 
 
 Predicate = Callable[[Entry], bool]
