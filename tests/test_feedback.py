@@ -349,6 +349,43 @@ def test_a_chinese_question_its_note_answers_brings_no_company(zebrafish):
     assert [h.entry.id for h in hits] == [m["zebrafish"]] and "feedback" in hits[0].lanes
 
 
+def test_a_short_note_sharing_one_common_word_of_a_question_the_root_does_not_answer_is_no_hit(tmp_path):
+    # issue 31: "What is the chemical symbol of gold in the periodic table?"
+    # asked of a conversation returned every turn that says "table": one
+    # common word, under a tenth of the question (evidence.TENTH). A note of
+    # one passage sharing so little is no answer; a long memory (a session's
+    # transcript) may answer in one of its lines and stays; a question the
+    # root does answer keeps its one-word matches too
+    with Repository(tmp_path / "root") as repo:
+        tables = [repo.add(t).id for t in ("Melanie: we bought a new kitchen table on Sunday.",
+                                           "Caroline: the table at the cafe was booked for six.",
+                                           "Melanie: the kids set the table before dinner.",
+                                           "Caroline: I left my keys on the table again.")]
+        for text in ("Melanie: I went camping with the family by the lake.",
+                     "Caroline: the support group met on Tuesday evening.",
+                     "Melanie: we read a book about adoption together.",
+                     "Caroline: my mentor called about the counselling course.",
+                     "Melanie: the pottery class starts next month.",
+                     "Caroline: I painted a sunrise over the harbour.",
+                     "Melanie: the dog chewed my running shoes.",
+                     "Caroline: the parade was loud and full of colour."):
+            repo.add(text)
+        lines = [f"Line {i}: we talked about {w} and the {v} for a while."
+                 for i, (w, v) in enumerate(zip(("hiking swimming painting pottery reading cooking baking music dancing "
+                                                 "gardening cycling running climbing sailing fishing knitting chess "
+                                                 "photography travel theatre").split(),
+                                                ("weekend plans old photos new recipes school trip summer camp "
+                                                 "birthday cake wedding dress market stall garden shed bike ride "
+                                                 "train ticket museum visit beach house city park river walk "
+                                                 "concert hall").split()))]
+        session = repo.add("\n".join(lines * 2 + ["Someone had spilled paint on the table."]), title="A long session")
+        off = [h.entry.id for h in repo.search("What is the chemical symbol of gold in the periodic table?",
+                                                 record=False)]
+        assert off == [session.id]
+        on = {h.entry.id for h in repo.search("the kitchen table bought on Sunday", record=False)}
+        assert set(tables) <= on
+
+
 def test_a_question_the_root_does_not_answer_brings_nothing_through_expansion(tmp_path):
     # issue 31: "How many moons does Jupiter have?" asked of a conversation
     # matched one turn on "many", and the expansion of that turn's words filled

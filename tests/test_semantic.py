@@ -630,14 +630,17 @@ class Topics:
 
 
 def test_a_common_word_the_lane_finds_unlike_the_question_is_no_answer(tmp_path):
-    # The question shares one common word ("many") with 21 notes and nothing
-    # else with the root: no note answers it. Twenty of them are thank-you
+    # The question shares one common word ("many") with 11 notes and nothing
+    # else with the root: no note answers it. Ten of them are thank-you
     # notes the question is no nearer to than to any memory; with the lane
     # on, they go (evidence.with_evidence, two weak signals, one against),
-    # and the note the lane finds near the question stays.
+    # and the note the lane finds near the question stays. ("many" in 11 of
+    # 61 notes is a seventh of the question: at under a tenth, a short note
+    # would go without the lane's word, evidence.TENTH.)
     repo = _root(tmp_path, Topics())
     for i in range(60):
-        repo.add(f"memo{i}: " + ("many thanks for the help" if i < 20 else f"the meeting moved to room {i}"))
+        repo.add(f"memo{i}: " + ("many thanks for the help" if i < 10 else "thanks for the help" if i < 20
+                                 else f"the meeting moved to room {i}"))
     giant = repo.add("many satellites circle the gas giant")
     repo.embed()
     assert [h.entry.id for h in repo.search("How many moons does Jupiter have?", record=False)] == [giant.id]

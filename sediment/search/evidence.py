@@ -23,10 +23,16 @@ Measured on LoCoMo's ten conversations with the 120 frozen off-topic
 questions (benchmarks/bench_offtopic.py --conv all; benchmarks/README.md,
 "Ranking choices"): the off-topic questions' average hits 3.55 → 2.07, the
 on-topic ones' turn R@10 0.6467 → 0.6464 and session R@10 0.9242 → 0.9238
-(simulated on the same runs' lists). Also dropping the direct hits that
-cover less than a tenth of the query (one common word of it) reached 1.95
-hits but cost session R@10 0.012, which is where a match of one word of
-many is most of what finds a session: not taken.
+(simulated on the same runs' lists).
+
+A direct hit covering under ``TENTH`` of such a question (one common word
+of it: "table" of "What is the chemical symbol of gold in the periodic
+table?") goes too when its memory is one passage (``PASSAGE`` index terms):
+a short note sharing so little is about something else. A longer memory
+stays, as its one line may be the answer: dropping every such hit cost
+LoCoMo's session level R@10 0.012, where a match of one word of many is
+most of what finds a session. Off-topic hits 2.07 → 1.95 (English 4.13 →
+3.89), turn R@10 0.6461 → 0.6459, sessions the same.
 
 With the semantic lane on, one word of many has a second witness: whether
 the question stands out among the memory's own similarities to the corpus
@@ -54,11 +60,14 @@ class Counts(Protocol):
 
     def __len__(self) -> int: ...
     def df(self, term: str, lane: str = "words") -> int: ...
+    def length(self, key: str, lane: str = "words") -> int: ...
 
 
 class Found(Protocol):
     """A hit as the index returns it (``index.Hit``)."""
 
+    @property
+    def key(self) -> str: ...
     @property
     def terms(self) -> tuple[str, ...]: ...
     @property
@@ -69,6 +78,11 @@ H = TypeVar("H", bound=Found)
 
 ANSWERED = 0.5  # a direct hit covering this share of the query: the root answers it
 SLIVER = 0.2  # a direct hit covering less: a common word of the query, which a further lane may overrule
+TENTH = 0.1  # a direct hit covering less, in a memory of one passage: no evidence by itself
+# a memory of at most this many index terms is one passage (about the 1,200
+# characters of English the semantic lane reads of a memory, EMBED_CHARS:
+# LoCoMo's turns have 9-48, its sessions 197-700)
+PASSAGE = 150
 
 
 def covering(index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float]
@@ -98,12 +112,17 @@ def covering(index: Counts, words: Mapping[str, float], bigrams: Mapping[str, fl
 
 
 def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float],
-                  unlike: Callable[[Sequence[H]], Sequence[bool]] | None = None) -> list[H]:
+                  unlike: Callable[[Sequence[H]], Sequence[bool]] | None = None,
+                  found: Callable[[H], bool] | None = None) -> list[H]:
     """``hits`` (in order), only the direct ones when no direct hit covers
     ``ANSWERED`` of the query. A query with CJK text keeps every hit: jieba
     cuts a Chinese question into many words its answers need not share
     (新手机, 后来, 毛病: the phone's battery is the second hop), and Chinese
     questions about nothing found nothing to begin with.
+
+    In such a question a direct hit covering less than ``TENTH`` of it goes
+    as well when its memory is one passage (``PASSAGE``), unless a further
+    lane ``found`` it by meaning.
 
     ``unlike`` (a further lane's evidence against a hit: the semantic
     lane's, ``rank.Lane.unlike``): in a question the root does not answer,
@@ -118,8 +137,15 @@ def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], 
     covers = [cover(h.terms) if h.direct else 0.0 for h in hits]
     if any(c >= ANSWERED for c in covers):
         return list(hits)
-    kept = [h for h in hits if h.direct]
-    weak = [h for h, c in zip(hits, covers) if h.direct and c < SLIVER]
+    # a memory of one passage sharing under a tenth of the question (one
+    # common word of it) is no answer; a longer one may hold the answer in a
+    # passage of its own (a session's one line). What a further lane found
+    # by meaning is the lane's to judge.
+    direct = [(h, c) for h, c in zip(hits, covers)
+              if h.direct and (c >= TENTH or index.length(h.key) > PASSAGE or not h.terms
+                               or found is not None and found(h))]
+    kept = [h for h, _ in direct]
+    weak = [h for h, c in direct if c < SLIVER]
     if unlike is None or not weak:
         return kept
     gone = {id(h) for h, no in zip(weak, unlike(weak)) if no}

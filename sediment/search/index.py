@@ -396,6 +396,11 @@ class Index:
         """How many live documents have ``term``."""
         return self._lane(lane).df(term)
 
+    def length(self, key: str, lane: str = "words") -> int:
+        """How many terms the document ``key`` has in the lane (weighted: a
+        title's count more), as BM25 reads its length."""
+        return self._lane(lane).lengths[self.slot_of[key]]
+
     def postings(self, term: str, lane: str = "words") -> list[tuple[str, int]]:
         """(key, weighted term frequency) of every live document with ``term``."""
         out = []
