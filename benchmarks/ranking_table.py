@@ -24,6 +24,9 @@ variant changes one thing in this process and is undone before the next:
 * ``split=off``: a query that asks two questions is asked whole (``clauses.split``
   undone); ``merge=interleave``: its questions' rankings interleaved, not merged by share;
 * ``parts=W``: a query word inside another of its CJK words (少数 in 少数民族) weighs W;
+* ``near=N:W[:next|prev]``: the memories added just before and after each of the
+  fused list's first N get a vote of W / (K + its place) (a measurement: LoCoMo's
+  answer is often the turn after the one the question matches);
 * ``rarest=N``: a further lane, the memories holding the query's rarest word (in at most N);
 * ``ties=average``: equal lane scores share their average rank, not the best;
 * ``passage=LINES``: a further lane over the fused top 50, a memory's best
@@ -283,6 +286,42 @@ def _by_share(orig: Callable, power: float, letters: bool = False) -> Callable:
     return abstain
 
 
+def _near(n: int, w: float, steps: tuple[int, ...]) -> list[tuple[Any, str, Any]]:
+    """``near=``: the memories added just before or after (by key: sediment's
+    ids are ULIDs, in the order of their add times) each of the first ``n``
+    of the fused list get a vote of ``w`` / (K + that hit's place), after the
+    feedback lane: the final list's scores. The patches for ``apply``."""
+    now: dict[str, Any] = {}
+    search, rrf, best = I.Index.search, I.rrf, I.best
+
+    def searching(self: Any, *a: Any, **kw: Any) -> Any:
+        now["index"] = self
+        return search(self, *a, **kw)
+
+    def fusing(*a: Any, **kw: Any) -> Any:
+        out = now["fused"] = rrf(*a, **kw)
+        return out
+
+    def last(fused: Any, key_of: Any, tiebreak: Any, limit: int) -> Any:
+        if limit > 5:  # (not the feedback lane's seeds)
+            idx, ranks = now["index"], now["fused"][1]
+            if getattr(idx, "_near", (None,))[0] != len(idx):
+                keys = sorted(k for k in idx.key_of if k is not None)
+                idx._near = (len(idx), keys, {k: i for i, k in enumerate(keys)})
+            _, keys, pos = idx._near
+            votes: dict[int, float] = {}
+            for place, s in enumerate(sorted(fused, key=lambda s: -fused[s])[:n], 1):
+                for d in steps:
+                    if 0 <= (i := pos[idx.key_of[s]] + d) < len(keys):
+                        t = idx.slot_of[keys[i]]
+                        votes[t] = max(votes.get(t, 0.0), w / (R.RRF_K + place))
+            for t, v in votes.items():
+                fused[t] = fused.get(t, 0.0) + v
+                ranks.setdefault(t, {})["near"] = 1
+        return best(fused, key_of, tiebreak, limit)
+    return [(I.Index, "search", searching), (I, "rrf", fusing), (I, "best", last)]
+
+
 def _rarest(orig: Callable, cap: int) -> Callable:
     def abstain(fused: Any, ranks: Any, lexical: Any, *, words_lane: Any, words: Any, **kw: Any) -> None:
         orig(fused, ranks, lexical, words_lane=words_lane, words=words, **kw)
@@ -379,6 +418,11 @@ def apply(variant: str) -> Callable[[], None]:
         _set(saved, CL, "by_share", _interleaved)
     elif name == "rarest":  # a lane of the memories holding the query's rarest word (in at most N)
         _set(saved, C, "abstain", _rarest(C.abstain, int(arg)))
+    elif name == "near":  # near=N:W[:next|prev]: the memories added just before/after the first N vote
+        n, w, *side = arg.split(":")
+        for obj, attr, value in _near(int(n), float(w), {"next": (1,), "prev": (-1,)}.get(side[0] if side else "",
+                                                                                        (-1, 1))):
+            _set(saved, obj, attr, value)
     elif name == "parts":  # a query word inside another of its words (少数 in 少数民族) weighs W
         _set(saved, S, "query_terms", _parts(S.query_terms, float(arg)))
     elif name == "share":  # the bigram lane weighed by the share of the query's idf it represents (^P)
