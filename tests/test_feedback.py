@@ -370,14 +370,13 @@ def test_a_short_note_sharing_one_common_word_of_a_question_the_root_does_not_an
                      "Melanie: the dog chewed my running shoes.",
                      "Caroline: the parade was loud and full of colour."):
             repo.add(text)
+        hobbies = ("hiking swimming painting pottery reading cooking baking music dancing gardening cycling "
+                   "running climbing sailing fishing knitting chess photography travel theatre").split()
+        things = ("weekend plans old photos new recipes school trip summer camp birthday cake wedding dress "
+                  "market stall garden shed bike ride train ticket museum visit beach house city park river walk "
+                  "concert hall").split()
         lines = [f"Line {i}: we talked about {w} and the {v} for a while."
-                 for i, (w, v) in enumerate(zip(("hiking swimming painting pottery reading cooking baking music dancing "
-                                                 "gardening cycling running climbing sailing fishing knitting chess "
-                                                 "photography travel theatre").split(),
-                                                ("weekend plans old photos new recipes school trip summer camp "
-                                                 "birthday cake wedding dress market stall garden shed bike ride "
-                                                 "train ticket museum visit beach house city park river walk "
-                                                 "concert hall").split()))]
+                 for i, (w, v) in enumerate(zip(hobbies, things))]
         session = repo.add("\n".join(lines * 2 + ["Someone had spilled paint on the table."]), title="A long session")
         off = [h.entry.id for h in repo.search("What is the chemical symbol of gold in the periodic table?",
                                                  record=False)]

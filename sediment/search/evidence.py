@@ -112,7 +112,7 @@ def covering(index: Counts, words: Mapping[str, float], bigrams: Mapping[str, fl
 
 
 def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], bigrams: Mapping[str, float],
-                  unlike: Callable[[Sequence[H]], Sequence[bool]] | None = None,
+                  unlike: Callable[[Sequence[H]], Sequence[bool]] | None = None, *,
                   found: Callable[[H], bool] | None = None) -> list[H]:
     """``hits`` (in order), only the direct ones when no direct hit covers
     ``ANSWERED`` of the query. A query with CJK text keeps every hit: jieba

@@ -344,7 +344,7 @@ def run(index: Index, entries: Mapping[str, Entry], asked: Asked, *, limit: int,
         slots = [index.slot_of[h.key] for h in weak]
         return [any(no) for no in zip(*(lane.unlike(slots) for lane in lanes))]
     hits = with_evidence(hits, index, asked.words, asked.bigrams, unlike if lanes else None,
-                         (lambda h: by_meaning(h.lanes, lanes, index.slot_of[h.key])) if lanes else None)
+                         found=(lambda h: by_meaning(h.lanes, lanes, index.slot_of[h.key])) if lanes else None)
     out = []
     for h in hits:
         hit = SearchHit(entries[h.key], h.score, h.lanes, None, h.direct, h.terms,
