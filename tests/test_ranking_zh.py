@@ -73,5 +73,7 @@ def test_a_compound_in_the_question_counts_once_against_a_rare_name_beside_it(tm
 def test_a_question_word_inside_another_is_left_to_the_longer():
     from sediment.search.query import longest_only
     assert longest_only(["白岳峰", "少数", "民族", "少数民族", "哪", "一个"]) == ["白岳峰", "少数民族", "哪", "一个"]
+    # a part also written on its own keeps that occurrence
+    assert longest_only(["少数", "民族", "少数民族", "和", "民族"]) == ["少数民族", "和", "民族"]
     words = ["python", "py", "读书会"]  # (Latin words are not CJK compounds)
     assert longest_only(words) is words

@@ -219,10 +219,21 @@ def longest_only(words: list[str]) -> list[str]:
     rare name beside it ("白岳峰是哪一个少数民族的？"); a memory holding only a
     part still matches in the bigram lane. (On a memory's side the parts stay:
     they are what a question with the part alone matches.) A compound no
-    memory holds is read as its held pieces again (``pieces``)."""
+    memory holds is read as its held pieces again (``pieces``). A part also
+    written on its own (少数民族和民族) keeps that occurrence: each compound
+    takes one occurrence of each of its parts."""
     cjk = {w for w in words if is_cjk_char(w[0])}
-    inside = {w for w in cjk if any(w != u and w in u for u in cjk)}
-    return [w for w in words if w not in inside] if inside else words
+    parts = {u: [w for w in cjk if w != u and w in u] for u in cjk}
+    if not any(parts.values()):
+        return words
+    owed = Counter(w for u in words if u in parts for w in parts[u])
+    out = []
+    for w in words:
+        if owed[w] > 0:
+            owed[w] -= 1
+        else:
+            out.append(w)
+    return out
 
 
 Predicate = Callable[[Entry], bool]
