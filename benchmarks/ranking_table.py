@@ -4,7 +4,7 @@ choices" table (LoCoMo turn and session level, CMRC 2018 dev, zhmem).
 
     python benchmarks/ranking_table.py --data PATH base b=0.75 weight=rare:1.5
     python benchmarks/ranking_table.py --data PATH --roots DIR ...   # keep the roots, reuse them next time
-    python benchmarks/ranking_table.py --data PATH --misses          # why LoCoMo sessions are missed
+    python benchmarks/ranking_table.py --data PATH --misses          # why LoCoMo turns and sessions are missed
 
 The roots are made as the benchmark scripts make theirs (same texts, titles
 and add times; ``record=False``), so the ``base`` row is their figures. A
@@ -189,6 +189,40 @@ def misses(meta: dict[str, Any], roots: Path) -> set[tuple[str, str, int]]:
     print(gen.table(rows, ["category", "the missed session shares with the question", "pairs"]))
     print(f"{sum(got.values())} (question, relevant session) pairs outside the top 10")
     return out
+
+
+COMMON_TURNS = 10  # a word in more turns than this is a common one (of a conversation's 369-689)
+
+
+def turn_misses(meta: dict[str, Any], roots: Path) -> None:
+    """LoCoMo turn level: each question's evidence turns by what they share
+    with it (its words, the speakers' names left out: common ones are in more
+    than ``COMMON_TURNS`` turns) and by where they rank (1-10, 11-20, 21-50,
+    not in the first 50)."""
+    import re
+    tok = T.Tokenizer()
+    places: dict[str, Counter[str]] = {}
+    for conv in meta["locomo"]:
+        with Repository(roots / f"{conv['name']}-turns") as repo:
+            ids = conv["turns"]
+            text = {dia: repo.get(eid).body for eid, dia in ids.items()}
+            terms = {dia: set(tok.terms(t)[0]) for dia, t in text.items()}
+            df = Counter(w for ts in terms.values() for w in ts)
+            names = {w for t in text.values() for m in re.findall(r"\] (\w+):", t) for w in tok.terms(m)[0]}
+            for _, q, ev, _ in conv["qas"]:
+                order = ranked(repo, ids, q)
+                asked = set(tok.terms(q)[0]) - names
+                for dia in ev:
+                    shared = asked & terms[dia]
+                    common = sum(df[w] > COMMON_TURNS for w in shared)
+                    kind = ("no word" if not shared else "a word in at most 10 turns" if common < len(shared)
+                            else "one common word" if common == 1 else "two or more common words")
+                    r = order.index(dia) + 1 if dia in order else DEPTH + 1
+                    place = "1-10" if r <= 10 else "11-20" if r <= 20 else "21-50" if r <= DEPTH else "below"
+                    places.setdefault(kind, Counter())[place] += 1
+    cols = ["1-10", "11-20", "21-50", "below"]
+    rows = [[kind, str(sum(c.values()))] + [str(c[p]) for p in cols] for kind, c in sorted(places.items())]
+    print(gen.table(rows, ["an evidence turn shares with the question", "turns"] + cols))
 
 
 # ------------------------------------------------------------------ variants
@@ -452,7 +486,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=gen.default_data_dir(), help="the bench-data folder")
     ap.add_argument("--roots", type=Path, help="build the roots here once and reuse them (default: a temp folder)")
-    ap.add_argument("--misses", action="store_true", help="LoCoMo session misses by what they share with the question")
+    ap.add_argument("--misses", action="store_true",
+                    help="LoCoMo turn and session misses by what they share with the question")
     ap.add_argument("--wordnet", type=Path, help="WordNet 3.0's database folder, for hyponyms= variants")
     ap.add_argument("--ceiling", action="store_true",
                     help="for each hyponyms= variant: LoCoMo session R@10 if every missed session with an expansion "
@@ -476,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"misses: {v}")
                 undo = apply(v)
                 try:
+                    turn_misses(meta, roots)
                     now = misses(meta, roots)
                 finally:
                     undo()
