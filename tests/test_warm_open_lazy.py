@@ -128,7 +128,8 @@ def test_frontmatter_kept_by_its_layout_of_keys_answers_as_the_parsed_one():
         assert probe(Encoded(raw, pool)) == probe(compact(meta, Pool()))
     e = Encoded(raw, pool)
     assert "aliases" not in e and e.get("entities") is None and e.raw is not None  # known from the layout
-    assert e.may_hold("tags") and e.may_hold("fact") and not e.may_hold("person") and e.raw is not None
+    assert e.may_hold("fact") and e.may_hold("a/b") and not e.may_hold("person") and e.raw is not None
+    assert not e.may_hold("tags")  # (a key: asked with `in`)
     assert e["kind"] == "fact" and e.raw is None
 
 

@@ -93,13 +93,15 @@ def entity_filter(everyone: Known, name: str) -> Predicate:
 # The known people and the cast of each view, kept while its entries are
 # unchanged (the view counts their changes): a search does not walk every
 # memory to learn that (~1 ms at 100k, a sixth of a search), nor does a
-# search with entity= walk them twice.
+# search with entity= walk them twice. The cast is found when first asked:
+# a search asks it only where someone is known (reading every memory's
+# ``entities`` was half of a first search's 230 ms at 100k).
 @dataclass
 class _Kept:
     changes: int
     listed: Any
     known: Known
-    everyone: Known
+    everyone: Known | None
     naming: dict[str, frozenset[str]]  # name asked → ids of the memories naming that person
 
 
@@ -121,16 +123,23 @@ class Viewed(Protocol):
 def _kept(policy: Policy, view: Viewed) -> _Kept:
     kept = _PEOPLE.get(view)
     if kept is None or kept.listed != policy.people or kept.changes != view.changes:
-        values = list(view.entries.values())
-        people = known(policy, values)
-        kept = _PEOPLE[view] = _Kept(view.changes, policy.people, people, cast(people, values), {})
+        kept = _PEOPLE[view] = _Kept(view.changes, policy.people, known(policy, view.entries.values()), None, {})
     return kept
+
+
+def _cast(kept: _Kept, view: Viewed) -> Known:
+    """The kept cast of a view (its entries unchanged since ``_kept``), found
+    the first time. (Two threads may both find it: the same list.)"""
+    everyone = kept.everyone
+    if everyone is None:
+        everyone = kept.everyone = cast(kept.known, view.entries.values())
+    return everyone
 
 
 def of_view(policy: Policy, view: Viewed) -> tuple[Known, Known]:
     """(the known people, the cast) of a view held by the caller."""
     kept = _kept(policy, view)
-    return kept.known, kept.everyone
+    return kept.known, _cast(kept, view)
 
 
 def naming(policy: Policy, view: Viewed, name: str) -> frozenset[str]:
@@ -139,7 +148,7 @@ def naming(policy: Policy, view: Viewed, name: str) -> frozenset[str]:
     kept = _kept(policy, view)
     ids = kept.naming.get(name)
     if ids is None:
-        pred = entity_filter(kept.everyone, name)
+        pred = entity_filter(_cast(kept, view), name)
         ids = frozenset(i for i, e in view.entries.items() if pred(e))
         if len(kept.naming) >= NAMES_KEPT:
             kept.naming.pop(next(iter(kept.naming)))
@@ -151,7 +160,10 @@ def named_known(policy: Policy, view: Viewed, text: str) -> list[str]:
     """The known people ``text`` names, by the names they are filed under, in
     its order: read against everyone the memories name, so that 张三丰
     (known or not) is not 张三."""
-    people, everyone = of_view(policy, view)
+    kept = _kept(policy, view)
+    if not kept.known.people:  # (no one known: no one to find, and no cast to read)
+        return []
+    people, everyone = kept.known, _cast(kept, view)
     return list(dict.fromkeys(who for _, _, who in everyone.find(text) if people.resolve(who) == who))
 
 

@@ -265,13 +265,13 @@ class Encoded(Mapping[str, Any]):
         return _verbatim(key) and b'"' + key.encode("utf-8") + b'"' not in v
 
     def may_hold(self, text: str) -> bool:
-        """False when no key or value of the frontmatter can be ``text``, or
-        a text holding it (its JSON form appears nowhere), without parsing it."""
+        """False when no value of the frontmatter can be ``text``, or a text
+        holding it (its JSON form appears nowhere), without parsing it. Keys
+        are not asked (a layout's text does not spell them; ``in`` answers
+        for a key): a first search asks this of every note at 100k, and
+        reading each one's layout for keys was most of that walk."""
         v = self._v
-        if type(v) is not bytes or not _verbatim(text) or text.encode("utf-8") in v:
-            return True
-        keys = self._pool.shape(v)
-        return keys is not None and any(text in k for k in keys)
+        return type(v) is not bytes or not _verbatim(text) or text.encode("utf-8") in v
 
     def __getitem__(self, key: str) -> Any:
         if self._absent(key):

@@ -126,8 +126,12 @@ class Held(Entry):
             object.__setattr__(self, "_clock", clock)
 
     def may_hold(self, text: str) -> bool:
+        """False when no value of the frontmatter can be ``text``, known
+        without parsing it (``compact.Encoded.may_hold``); True otherwise.
+        (``type``, not ``isinstance``: a Mapping's ABC check, once a note,
+        was a fifth of the walk.)"""
         m = self.meta
-        return not isinstance(m, Encoded) or m.may_hold(text)
+        return type(m) is not Encoded or m.may_hold(text)
 
     def file_time(self, which: str) -> float | None:
         clock = self._clock
