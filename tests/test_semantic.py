@@ -648,6 +648,22 @@ def test_a_common_word_the_lane_finds_unlike_the_question_is_no_answer(tmp_path)
     assert len(repo.search("How many moons does Jupiter have?", record=False)) == 10
 
 
+def test_a_short_note_sharing_a_sliver_of_the_question_stays_when_the_lane_found_it(tmp_path):
+    # "many" in 21 of 61 notes is under a tenth of the question, and every note
+    # is one passage: lexically, none is an answer (evidence.TENTH). The note
+    # the lane finds near the question by meaning stays; the same root
+    # without the lane returns nothing
+    repo = _root(tmp_path, Topics())
+    for i in range(60):
+        repo.add(f"memo{i}: " + ("many thanks for the help" if i < 20 else f"the meeting moved to room {i}"))
+    giant = repo.add("many satellites circle the gas giant")
+    repo.embed()
+    assert [h.entry.id for h in repo.search("How many moons does Jupiter have?", record=False)] == [giant.id]
+    repo.close()
+    with Repository(tmp_path / "root") as lexical:
+        assert lexical.search("How many moons does Jupiter have?", record=False) == []
+
+
 def test_a_rows_standing_is_its_similarity_in_its_own_spread(tmp_path):
     # hubs.Spread by sums against the same figure taken the long way: each
     # row's centred cosines to every other row (scan with the row as query)

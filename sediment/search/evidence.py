@@ -120,9 +120,9 @@ def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], 
     (新手机, 后来, 毛病: the phone's battery is the second hop), and Chinese
     questions about nothing found nothing to begin with.
 
-    In such a question a direct hit covering less than ``TENTH`` of it goes
-    as well when its memory is one passage (``PASSAGE``), unless a further
-    lane ``found`` it by meaning.
+    In a question no direct hit answers, a direct hit covering less than
+    ``TENTH`` of it goes as well when its memory is one passage
+    (``PASSAGE``), unless a further lane ``found`` it by meaning.
 
     ``unlike`` (a further lane's evidence against a hit: the semantic
     lane's, ``rank.Lane.unlike``): in a question the root does not answer,
@@ -142,8 +142,7 @@ def with_evidence(hits: Sequence[H], index: Counts, words: Mapping[str, float], 
     # passage of its own (a session's one line). What a further lane found
     # by meaning is the lane's to judge.
     direct = [(h, c) for h, c in zip(hits, covers)
-              if h.direct and (c >= TENTH or index.length(h.key) > PASSAGE or not h.terms
-                               or found is not None and found(h))]
+              if h.direct and (c >= TENTH or index.length(h.key) > PASSAGE or found is not None and found(h))]
     kept = [h for h, _ in direct]
     weak = [h for h, c in direct if c < SLIVER]
     if unlike is None or not weak:

@@ -213,20 +213,33 @@ def query_terms(tok: T.Tokenizer, query: str) -> tuple[dict[str, float], dict[st
 
 
 def longest_only(words: list[str]) -> list[str]:
-    """A query's CJK words but those inside another of them. jieba's search
-    mode gives 少数民族 with its parts 少数 and 民族, so a memory holding the
+    """A query's words without the parts jieba's search mode added of its
+    CJK compounds. For a word of more than two characters it adds the
+    dictionary words of two characters inside it, and of three inside one of
+    more than three (少数民族 → 少数, 民族, 少数民族), so a memory holding the
     compound matched it three times, and a question's compound outweighed a
     rare name beside it ("白岳峰是哪一个少数民族的？"); a memory holding only a
     part still matches in the bigram lane. (On a memory's side the parts stay:
     they are what a question with the part alone matches.) A compound no
-    memory holds is read as its held pieces again (``pieces``). A part also
-    written on its own (少数民族和民族) keeps that occurrence: each compound
-    takes one occurrence of each of its parts."""
-    cjk = {w for w in words if is_cjk_char(w[0])}
-    parts = {u: [w for w in cjk if w != u and w in u] for u in cjk}
-    if not any(parts.values()):
+    memory holds is read as its held pieces again (``pieces``). Each
+    compound takes one occurrence of each of its parts; a part written on its
+    own too keeps that occurrence (少数民族和民族), as does anything jieba
+    never adds as a part (one character: 张三 三). Linear in the words: a
+    long pasted text is a long query."""
+    cjk = {w for w in words if len(w) > 2 and is_cjk_char(w[0])}
+    if not cjk:
         return words
-    owed = Counter(w for u in words if u in parts for w in parts[u])
+    present = {w for w in words if len(w) in (2, 3) and is_cjk_char(w[0])}
+
+    def parts(u: str) -> list[str]:
+        return [u[i:i + k] for k in (2, 3) if len(u) > k for i in range(len(u) - k + 1) if u[i:i + k] in present]
+    made = {u: parts(u) for u in cjk}
+    inside = {p for ps in made.values() for p in ps}
+    # (a part is added for the word the precise cut gave, not for a part of it:
+    # 共和国 inside 中华人民共和国 owes no 共和 of its own)
+    owed = Counter(p for u in words if u in made and u not in inside for p in made[u])
+    if not owed:
+        return words
     out = []
     for w in words:
         if owed[w] > 0:
