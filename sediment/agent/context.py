@@ -188,7 +188,7 @@ def _reminders(store: Store, view: View, query: str, events: Mapping[str, Mappin
 
 def _people_named(store: Store, view: View, query: str) -> list[Entry]:
     """The person notes of the known people ``query`` names (by any of their names), in its order."""
-    people, _ = P.of_view(store.policy, view)
+    people = P.known_of(store.policy, view)
     out: dict[str, Entry] = {}
     for _, _, who in people.find(query):
         for nid in people.people[who].notes:

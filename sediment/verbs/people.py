@@ -136,6 +136,11 @@ def _cast(kept: _Kept, view: Viewed) -> Known:
     return everyone
 
 
+def known_of(policy: Policy, view: Viewed) -> Known:
+    """The known people of a view held by the caller (``of_view`` without the cast)."""
+    return _kept(policy, view).known
+
+
 def of_view(policy: Policy, view: Viewed) -> tuple[Known, Known]:
     """(the known people, the cast) of a view held by the caller."""
     kept = _kept(policy, view)
