@@ -215,7 +215,8 @@ def turn_misses(meta: dict[str, Any], roots: Path) -> None:
                 for dia in ev:
                     shared = asked & terms[dia]
                     common = sum(df[w] > COMMON_TURNS for w in shared)
-                    kind = ("no word" if not shared else "a word in at most 10 turns" if common < len(shared)
+                    kind = ("no word" if not shared
+                            else f"a word in at most {COMMON_TURNS} turns" if common < len(shared)
                             else "one common word" if common == 1 else "two or more common words")
                     r = order.index(dia) + 1 if dia in order else DEPTH + 1
                     place = "1-10" if r <= 10 else "11-20" if r <= 20 else "21-50" if r <= DEPTH else "below"
