@@ -49,6 +49,7 @@ import argparse
 import dataclasses
 import heapq
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -199,7 +200,6 @@ def turn_misses(meta: dict[str, Any], roots: Path) -> None:
     with it (its words, the speakers' names left out: common ones are in more
     than ``COMMON_TURNS`` turns) and by where they rank (1-10, 11-20, 21-50,
     not in the first 50)."""
-    import re
     tok = T.Tokenizer()
     places: dict[str, Counter[str]] = {}
     for conv in meta["locomo"]:

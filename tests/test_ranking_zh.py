@@ -72,7 +72,7 @@ def test_a_compound_in_the_question_counts_once_against_a_rare_name_beside_it(tm
         assert village and "words" in village[0].lanes
 
 
-def test_a_question_word_inside_another_is_left_to_the_longer():
+def test_only_the_parts_search_mode_adds_of_a_compound_are_left_out():
     from sediment.search.query import longest_only
     assert longest_only(["白岳峰", "少数", "民族", "少数民族", "哪", "一个"]) == ["白岳峰", "少数民族", "哪", "一个"]
     # a part also written on its own keeps that occurrence; so does what jieba never adds as a
